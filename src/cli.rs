@@ -1,0 +1,379 @@
+//! The command line: `cua <tool> '<json>'`, `cua call`, `cua list-tools`, `cua describe`,
+//! `cua sandbox …` and `cua demo`. Tools are looked up in the registry; nothing here knows
+//! a tool by name.
+//!
+//! Exit codes: 0 success, 1 the tool (or command) reported an error, 2 bad usage or input.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use base64::Engine;
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+use crate::sandbox::{self, Sandbox, SandboxOptions};
+use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cua",
+    version,
+    about = "Computer-use driver: drive real desktop apps, record, replay and regression-test GUI automation",
+    after_help = "Run a tool: cua <tool> '<json-args>' [--json] [--screenshot-out-file PATH]\nList tools: cua list-tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Call a tool: cua call <tool> '<json-args>' [--json] [--screenshot-out-file PATH]
+    Call {
+        tool: String,
+        /// Arguments as a JSON object (default {}).
+        args: Option<String>,
+        #[command(flatten)]
+        output: OutputFlags,
+    },
+    /// List every tool with its one-line description.
+    ListTools,
+    /// Print a tool's JSON Schema and description.
+    Describe { tool: String },
+    /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+    /// Start a headless desktop, drive a real app, observe it, and leave the artifacts in a folder.
+    Demo {
+        /// Where to write the artifacts (default: ./artifacts/demo-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Print generated documentation (docs/tools.md) to stdout.
+    #[command(hide = true)]
+    Docs,
+    #[command(external_subcommand)]
+    Tool(Vec<String>),
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct OutputFlags {
+    /// Print the whole structured result as JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+    /// Write the tool's image (screenshot, zoom) to this file.
+    #[arg(long, value_name = "PATH")]
+    screenshot_out_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum SandboxCommand {
+    /// Start a desktop and print its environment as shell exports: eval "$(cua sandbox start)"
+    Start {
+        /// Screen size, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        size: (u32, u32),
+    },
+    /// Run a command inside a desktop (a running sandbox, or a new one for the command's lifetime).
+    Exec {
+        /// Use the sandbox on this display number.
+        #[arg(long)]
+        display: Option<u32>,
+        /// Screen size when a new sandbox is started.
+        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        size: (u32, u32),
+        #[arg(trailing_var_arg = true, required = true, num_args = 1..)]
+        command: Vec<String>,
+    },
+    /// List running sandboxes.
+    Status,
+    /// Stop a sandbox and every process it started.
+    Stop {
+        #[arg(long, conflicts_with = "all")]
+        display: Option<u32>,
+        /// Stop every sandbox.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Hold the Composite redirect for a sandbox (started by `sandbox start`).
+    #[command(hide = true)]
+    HoldComposite,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not WIDTHxHEIGHT"))?;
+    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
+    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
+    if !(200..=8192).contains(&w) || !(200..=8192).contains(&h) {
+        return Err(format!("size `{s}` out of range (200-8192 per side)"));
+    }
+    Ok((w, h))
+}
+
+/// Writes to stdout; a closed pipe (`cua … | head`) is not an error.
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+}
+
+fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    code
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Call { tool, args, output } => run_tool(&tool, args.as_deref(), &output),
+        Command::Tool(words) => {
+            let Some((tool, rest)) = words.split_first() else {
+                return fail(2, "no tool given");
+            };
+            match parse_tool_words(rest) {
+                Ok((args, output)) => run_tool(tool, args.as_deref(), &output),
+                Err(msg) => fail(2, msg),
+            }
+        }
+        Command::ListTools => {
+            let registry = ToolRegistry::new();
+            for t in registry.tools() {
+                let first = t.description().split(". ").next().unwrap_or("");
+                out(&format!(
+                    "{:<20} {}{}",
+                    t.name(),
+                    if t.read_only() { "" } else { "[acts] " },
+                    first.trim_end_matches('.')
+                ));
+            }
+            0
+        }
+        Command::Describe { tool } => {
+            let registry = ToolRegistry::new();
+            match registry.get(&tool) {
+                Ok(t) => {
+                    let doc = serde_json::json!({
+                        "name": t.name(),
+                        "description": t.description(),
+                        "read_only": t.read_only(),
+                        "input_schema": t.input_schema(),
+                    });
+                    out(&serde_json::to_string_pretty(&doc).unwrap_or_default());
+                    0
+                }
+                Err(e) => fail(e.exit_code(), e),
+            }
+        }
+        Command::Sandbox(cmd) => run_sandbox(cmd),
+        Command::Demo { out: dir } => crate::demo::run(dir),
+        Command::Docs => {
+            out(&crate::docs::tools_markdown(&ToolRegistry::new()));
+            0
+        }
+    }
+}
+
+/// Splits `cua <tool> [JSON] [--json] [--screenshot-out-file PATH]`.
+fn parse_tool_words(words: &[String]) -> Result<(Option<String>, OutputFlags), String> {
+    let mut flags = OutputFlags::default();
+    let mut args = None;
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        match w.as_str() {
+            "--json" => flags.json = true,
+            "--screenshot-out-file" => {
+                let p = it.next().ok_or("--screenshot-out-file needs a path")?;
+                flags.screenshot_out_file = Some(PathBuf::from(p));
+            }
+            s if s.starts_with("--screenshot-out-file=") => {
+                flags.screenshot_out_file =
+                    Some(PathBuf::from(&s["--screenshot-out-file=".len()..]));
+            }
+            s if s.starts_with("--") => return Err(format!("unknown flag `{s}`")),
+            s if args.is_none() => args = Some(s.to_string()),
+            s => {
+                return Err(format!(
+                    "unexpected argument `{s}` (pass tool arguments as one JSON object)"
+                ));
+            }
+        }
+    }
+    Ok((args, flags))
+}
+
+fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i32 {
+    let registry = ToolRegistry::new();
+    let tool = match registry.get(name) {
+        Ok(t) => t,
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    let args: Value = match args.map(serde_json::from_str).transpose() {
+        Ok(v) => v.unwrap_or(Value::Object(Default::default())),
+        Err(e) => {
+            return fail(
+                2,
+                format!(
+                    "arguments are not valid JSON: {e} (pass one JSON object, e.g. '{{\"pid\": 123}}')"
+                ),
+            );
+        }
+    };
+    // Nothing runs (no desktop is touched) until the arguments are valid.
+    if let Err(e) = tool.validate(&args) {
+        return fail(e.exit_code(), e);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+    };
+    let ctx = ToolContext::new();
+    let result = runtime.block_on(tool.call(&ctx, args));
+    match result {
+        Ok(output) => print_output(&output, flags),
+        Err(e) => fail(e.exit_code(), e),
+    }
+}
+
+fn print_output(output: &ToolOutput, flags: &OutputFlags) -> i32 {
+    let mut structured = output.structured.clone();
+    let mut note = None;
+    if let Some(image) = &output.image {
+        match &flags.screenshot_out_file {
+            Some(path) => {
+                if let Err(e) = std::fs::write(path, &image.data) {
+                    return fail(1, format!("cannot write `{}`: {e}", path.display()));
+                }
+                structured["screenshot_file_path"] = Value::String(path.display().to_string());
+                note = Some(format!("image written to {}", path.display()));
+            }
+            None if flags.json => {
+                structured["image"] = serde_json::json!({
+                    "mime": image.mime,
+                    "base64": base64::engine::general_purpose::STANDARD.encode(&image.data),
+                });
+            }
+            None => {
+                note = Some("image not shown: pass --screenshot-out-file PATH to save it".into())
+            }
+        }
+    }
+    if flags.json {
+        out(&serde_json::to_string_pretty(&structured).unwrap_or_default());
+    } else {
+        out(output.summary.trim_end());
+        if let Some(n) = note {
+            out(&format!("({n})"));
+        }
+    }
+    0
+}
+
+fn run_sandbox(cmd: SandboxCommand) -> i32 {
+    match cmd {
+        SandboxCommand::Start { size } => {
+            match Sandbox::start_detached(SandboxOptions {
+                width: size.0,
+                height: size.1,
+            }) {
+                Ok(sb) => {
+                    for (k, v) in sb.env() {
+                        out(&format!("export {k}={}", shell_quote(&v)));
+                    }
+                    eprintln!(
+                        "cua sandbox on display {} ({}x{}); stop it with: cua sandbox stop --display {}",
+                        sb.display_name(),
+                        size.0,
+                        size.1,
+                        sb.display()
+                    );
+                    0
+                }
+                Err(e) => fail(1, e),
+            }
+        }
+        SandboxCommand::Exec {
+            display,
+            size,
+            command,
+        } => {
+            let existing = if display.is_some() || !sandbox::list_running().is_empty() {
+                match Sandbox::find(display) {
+                    Ok((state, dir)) => Some(Sandbox::attach(state, dir)),
+                    Err(e) => return fail(1, e),
+                }
+            } else {
+                None
+            };
+            let sb = match existing {
+                Some(sb) => sb,
+                None => match Sandbox::start(SandboxOptions {
+                    width: size.0,
+                    height: size.1,
+                }) {
+                    Ok(sb) => sb,
+                    Err(e) => return fail(1, e),
+                },
+            };
+            let mut child = sb.command(&command[0]);
+            child.args(&command[1..]);
+            match child.status() {
+                Ok(status) => status.code().unwrap_or(1),
+                Err(e) => fail(1, format!("cannot run `{}`: {e}", command[0])),
+            }
+        }
+        SandboxCommand::Status => {
+            let running = sandbox::list_running();
+            if running.is_empty() {
+                out("no cua sandbox is running");
+            }
+            for (state, dir) in running {
+                out(&format!(
+                    "display :{}  {}x{}  {} processes  started {}  state {}",
+                    state.display,
+                    state.width,
+                    state.height,
+                    state.processes.len(),
+                    state.created,
+                    dir.display()
+                ));
+            }
+            0
+        }
+        SandboxCommand::Stop { display, all } => {
+            let targets = if all {
+                sandbox::list_running()
+            } else {
+                match Sandbox::find(display) {
+                    Ok(found) => vec![found],
+                    Err(e) => return fail(1, e),
+                }
+            };
+            for (state, dir) in &targets {
+                sandbox::stop_sandbox(state, dir);
+                out(&format!("stopped sandbox on display :{}", state.display));
+            }
+            0
+        }
+        SandboxCommand::HoldComposite => {
+            let display = std::env::var("DISPLAY").unwrap_or_default();
+            sandbox::hold_composite_redirect(&display);
+            0
+        }
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

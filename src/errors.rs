@@ -1,0 +1,61 @@
+//! Error types shared by every module, and how they map to exit codes.
+//!
+//! Tools fail with [`ToolError`]; the CLI maps it to an exit code (0 ok, 1 the tool
+//! reported an error, 2 bad input). Messages are lowercase and carry their context.
+
+use std::fmt;
+
+/// Why a tool call did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolError {
+    /// The arguments were rejected before anything ran; the message names the field.
+    InvalidArguments(String),
+    /// No tool by that name.
+    UnknownTool(String),
+    /// The tool ran and reported a failure (window gone, app not accessible, ...).
+    Failed(String),
+    /// There is no desktop to talk to.
+    NoDesktop(String),
+}
+
+impl ToolError {
+    pub fn failed(msg: impl Into<String>) -> Self {
+        ToolError::Failed(msg.into())
+    }
+
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        ToolError::InvalidArguments(msg.into())
+    }
+
+    /// Exit code for the CLI: 2 for input the caller must fix, 1 for a failed run.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_) => 2,
+            ToolError::Failed(_) | ToolError::NoDesktop(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::InvalidArguments(m) => write!(f, "invalid arguments: {m}"),
+            ToolError::UnknownTool(name) => {
+                write!(f, "unknown tool `{name}` (run `cua list-tools`)")
+            }
+            ToolError::Failed(m) => f.write_str(m),
+            ToolError::NoDesktop(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<crate::platform::PlatformError> for ToolError {
+    fn from(e: crate::platform::PlatformError) -> Self {
+        match e {
+            crate::platform::PlatformError::NoDesktop(m) => ToolError::NoDesktop(m),
+            other => ToolError::Failed(other.to_string()),
+        }
+    }
+}

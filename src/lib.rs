@@ -1,0 +1,19 @@
+//! `cua`: a computer-use driver for AI agents whose core is record, replay and regression
+//! testing of GUI automation.
+//!
+//! Data flows one way: [`platform`] (X11 + AT-SPI) → [`tools`] (the tool surface) →
+//! recording → replay → diff → report. [`sandbox`] provides the headless desktop everything
+//! is tested against; [`cli`] is a thin shell over the tool registry.
+
+pub mod cli;
+pub mod demo;
+pub mod docs;
+pub mod errors;
+pub mod platform;
+pub mod sandbox;
+pub mod tools;
+
+/// Runs the command line and returns the process exit code.
+pub fn run() -> i32 {
+    cli::main()
+}

@@ -1,0 +1,391 @@
+//! Installed applications (XDG desktop entries), running processes, and launching.
+//!
+//! Launching resolves a name, desktop id or path to a command line, adds the flags some
+//! toolkits need to expose an accessibility tree (Chromium), and starts the process in its
+//! own process group so the sandbox can end it by pid.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::platform::{InstalledApp, LaunchRequest, PlatformError, PlatformResult};
+
+/// One parsed `.desktop` file.
+#[derive(Debug, Clone)]
+pub struct DesktopEntry {
+    pub id: String,
+    pub name: String,
+    pub exec: String,
+    pub startup_wm_class: Option<String>,
+    /// NoDisplay=true: launchable, but not listed as an installed app.
+    pub hidden: bool,
+}
+
+impl DesktopEntry {
+    /// The program the entry runs (basename, without arguments).
+    pub fn program(&self) -> String {
+        exec_words(&self.exec)
+            .first()
+            .map(|w| basename(w))
+            .unwrap_or_default()
+    }
+}
+
+fn basename(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn application_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let home_data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")));
+    dirs.extend(home_data);
+    let data_dirs = std::env::var("XDG_DATA_DIRS")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    dirs.extend(data_dirs.split(':').map(PathBuf::from));
+    dirs.into_iter().map(|d| d.join("applications")).collect()
+}
+
+/// Every visible desktop entry, first definition of an id wins (XDG precedence).
+pub fn desktop_entries() -> Vec<DesktopEntry> {
+    let mut seen: HashMap<String, DesktopEntry> = HashMap::new();
+    let mut order = Vec::new();
+    for dir in application_dirs() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for path in files {
+            if path.extension().and_then(|e| e.to_str()) != Some("desktop") {
+                continue;
+            }
+            let id = path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            if seen.contains_key(&id) {
+                continue;
+            }
+            if let Some(entry) = parse_desktop_file(&path, &id) {
+                order.push(id.clone());
+                seen.insert(id, entry);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|id| seen.remove(&id))
+        .collect()
+}
+
+fn parse_desktop_file(path: &Path, id: &str) -> Option<DesktopEntry> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut in_main = false;
+    let mut fields: HashMap<&str, &str> = HashMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_main = line == "[Desktop Entry]";
+            continue;
+        }
+        if !in_main {
+            continue;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            fields.entry(k.trim()).or_insert(v.trim());
+        }
+    }
+    if fields.get("Type") != Some(&"Application") || fields.get("Hidden") == Some(&"true") {
+        return None;
+    }
+    Some(DesktopEntry {
+        id: id.to_string(),
+        name: fields.get("Name")?.to_string(),
+        exec: fields.get("Exec")?.to_string(),
+        startup_wm_class: fields.get("StartupWMClass").map(|s| s.to_string()),
+        hidden: fields.get("NoDisplay") == Some(&"true"),
+    })
+}
+
+/// Splits an Exec line into words, honouring double quotes, dropping field codes.
+fn exec_words(exec: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = exec.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' if quoted => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            c if c.is_whitespace() && !quoted => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+        .into_iter()
+        .filter(|w| !(w.len() == 2 && w.starts_with('%')))
+        .collect()
+}
+
+pub fn installed_apps() -> Vec<InstalledApp> {
+    desktop_entries()
+        .into_iter()
+        .filter(|e| !e.hidden)
+        .map(|e| InstalledApp {
+            name: e.name,
+            desktop_id: e.id,
+            exec: e.exec,
+        })
+        .collect()
+}
+
+/// The executable basename of a running process (`/proc/PID/exe`, else `comm`).
+pub fn process_executable(pid: u32) -> Option<String> {
+    if let Ok(target) = std::fs::read_link(format!("/proc/{pid}/exe")) {
+        return Some(basename(&target.to_string_lossy()));
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The first argv word's basename: for script launchers (`chromium` is a shell script)
+/// this is what the user typed, not the interpreter.
+pub fn process_command_name(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let first = cmdline.split(|b| *b == 0).next()?;
+    Some(basename(&String::from_utf8_lossy(first)))
+}
+
+/// A human name for a process: its desktop entry's Name when one runs this program.
+pub fn display_name(pid: u32, wm_class: &str, entries: &[DesktopEntry]) -> String {
+    let exe = process_executable(pid).unwrap_or_default();
+    let cmd = process_command_name(pid).unwrap_or_default();
+    // Best match first: the window class the entry declares, then an entry that runs the
+    // program bare, then one that runs it with arguments (`mousepad --preferences`).
+    let rank = |e: &DesktopEntry| -> Option<u8> {
+        if !wm_class.is_empty()
+            && e.startup_wm_class
+                .as_deref()
+                .is_some_and(|c| c.eq_ignore_ascii_case(wm_class))
+        {
+            return Some(0);
+        }
+        let prog = e.program();
+        if prog.is_empty() || (prog != exe && prog != cmd) {
+            return None;
+        }
+        Some(if exec_words(&e.exec).len() == 1 {
+            1 + e.hidden as u8
+        } else {
+            3 + e.hidden as u8
+        })
+    };
+    entries
+        .iter()
+        .filter_map(|e| rank(e).map(|r| (r, e)))
+        .min_by_key(|(r, _)| *r)
+        .map(|(_, e)| e.name.clone())
+        .unwrap_or_else(|| {
+            if wm_class.is_empty() {
+                exe
+            } else {
+                wm_class.to_string()
+            }
+        })
+}
+
+/// A resolved command line ready to spawn.
+#[derive(Debug, Clone)]
+pub struct LaunchPlan {
+    pub name: String,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+pub fn plan_launch(req: &LaunchRequest) -> PlatformResult<LaunchPlan> {
+    let (name, words) = if let Some(path) = &req.path {
+        let p = expand_home(path);
+        if !p.exists() {
+            return Err(PlatformError::Launch(format!(
+                "path `{}` does not exist",
+                p.display()
+            )));
+        }
+        (
+            basename(&p.to_string_lossy()),
+            vec![p.to_string_lossy().into_owned()],
+        )
+    } else {
+        let entries = desktop_entries();
+        let entry = if let Some(id) = &req.desktop_id {
+            let id = id.trim_end_matches(".desktop");
+            entries.iter().find(|e| e.id == id).ok_or_else(|| {
+                PlatformError::Launch(format!("no desktop entry `{id}` (run list_apps)"))
+            })?
+        } else if let Some(name) = &req.name {
+            let lower = name.to_lowercase();
+            let found = entries
+                .iter()
+                .find(|e| e.name.to_lowercase() == lower)
+                .or_else(|| entries.iter().find(|e| e.id.to_lowercase() == lower))
+                .or_else(|| entries.iter().find(|e| e.program().to_lowercase() == lower))
+                .or_else(|| {
+                    entries
+                        .iter()
+                        .find(|e| e.id.to_lowercase().ends_with(&format!(".{lower}")))
+                });
+            match found {
+                Some(e) => e,
+                // A program on PATH with no desktop entry still launches by name.
+                None if !name.contains('/') && find_on_path(name).is_some() => {
+                    return plan_from_words(name.clone(), vec![name.clone()], req);
+                }
+                None => {
+                    return Err(PlatformError::Launch(format!(
+                        "no installed app named `{name}` (run list_apps for names, or pass path)"
+                    )));
+                }
+            }
+        } else {
+            return Err(PlatformError::Launch(
+                "give one of name, desktop_id or path".into(),
+            ));
+        };
+        (entry.name.clone(), exec_words(&entry.exec))
+    };
+    plan_from_words(name, words, req)
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+fn plan_from_words(
+    name: String,
+    mut words: Vec<String>,
+    req: &LaunchRequest,
+) -> PlatformResult<LaunchPlan> {
+    if words.is_empty() {
+        return Err(PlatformError::Launch(format!(
+            "`{name}` has an empty command line"
+        )));
+    }
+    let program = words.remove(0);
+    let mut args = words;
+    if is_chromium_family(&program) {
+        args.extend(chromium_flags(&req.additional_arguments));
+    }
+    args.extend(req.additional_arguments.iter().cloned());
+    args.extend(req.urls.iter().cloned());
+    if is_chromium_family(&program) && req.urls.is_empty() {
+        // Without a URL some Chromium builds start with no window at all.
+        args.push("about:blank".into());
+    }
+    Ok(LaunchPlan {
+        name,
+        program,
+        args,
+    })
+}
+
+pub fn is_chromium_family(program: &str) -> bool {
+    let b = basename(program);
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "chrome",
+        "brave-browser",
+        "microsoft-edge",
+    ]
+    .iter()
+    .any(|n| b == *n || b.starts_with(&format!("{n}-")))
+}
+
+/// Flags a Chromium-family browser needs to be driven: an accessibility tree, no first-run
+/// UI, no network chatter, and its own profile unless the caller chose one.
+fn chromium_flags(user_args: &[String]) -> Vec<String> {
+    let mut flags = vec![
+        "--force-renderer-accessibility".to_string(),
+        "--no-first-run".into(),
+        "--no-default-browser-check".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--disable-gpu".into(),
+        "--password-store=basic".into(),
+    ];
+    if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
+        flags.push("--no-sandbox".into());
+    }
+    if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
+        let dir = std::env::temp_dir().join(format!(
+            "cua-chromium-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        flags.push(format!("--user-data-dir={}", dir.display()));
+    }
+    flags
+}
+
+pub fn expand_home(path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    PathBuf::from(path)
+}
+
+/// Starts the plan in a new process group with the accessibility bridge enabled.
+pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> PlatformResult<u32> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(&plan.program);
+    cmd.args(&plan.args)
+        .envs(desktop.child_env())
+        .env_remove("NO_AT_BRIDGE")
+        .env("GTK_A11Y", "atspi")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let child = cmd
+        .spawn()
+        .map_err(|e| PlatformError::Launch(format!("cannot start `{}`: {e}", plan.program)))?;
+    let pid = child.id();
+    // Reap it in the background so it never lingers as a zombie of ours.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    if let Some(dir) = &desktop.sandbox_dir {
+        crate::sandbox::register_pid(dir, pid);
+    }
+    Ok(pid)
+}

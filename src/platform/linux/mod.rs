@@ -1,0 +1,247 @@
+//! The Linux backend: X11 (x11rb) for windows, capture and pointer; AT-SPI (atspi/zbus)
+//! for the accessibility tree. [`LinuxPlatform`] joins them behind [`Platform`].
+
+pub mod apps;
+pub mod atspi;
+pub mod x11;
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::OnceCell;
+
+use crate::platform::{
+    AxTree, Capture, DesktopEnv, InstalledApp, LaunchRequest, LaunchedApp, PermissionCheck,
+    Platform, PlatformError, PlatformResult, RunningApp, WindowInfo, WindowList,
+};
+
+/// How long launch waits for the first window of a new process.
+const FIRST_WINDOW_WAIT: Duration = Duration::from_secs(15);
+
+pub struct LinuxPlatform {
+    desktop: DesktopEnv,
+    x11: x11::X11,
+    atspi: OnceCell<atspi::Atspi>,
+}
+
+impl LinuxPlatform {
+    pub fn connect(desktop: &DesktopEnv) -> PlatformResult<LinuxPlatform> {
+        Ok(LinuxPlatform {
+            desktop: desktop.clone(),
+            x11: x11::X11::connect(desktop.display.as_deref())?,
+            atspi: OnceCell::new(),
+        })
+    }
+
+    async fn atspi(&self) -> PlatformResult<&atspi::Atspi> {
+        self.atspi
+            .get_or_try_init(|| atspi::Atspi::connect(self.desktop.dbus_address.as_deref()))
+            .await
+    }
+
+    fn windows_now(&self) -> PlatformResult<Vec<WindowInfo>> {
+        let entries = apps::desktop_entries();
+        let current = self.x11.current_desktop();
+        Ok(self
+            .x11
+            .client_windows()?
+            .into_iter()
+            .map(|w| WindowInfo {
+                window_id: w.id as u64,
+                pid: w.pid,
+                app_name: w
+                    .pid
+                    .map(|p| apps::display_name(p, &w.wm_class, &entries))
+                    .unwrap_or_else(|| w.wm_class.clone()),
+                title: w.title,
+                bounds: w.bounds,
+                z_index: w.z_index,
+                is_on_screen: w.is_on_screen,
+                space_id: w.desktop.or(current),
+            })
+            .collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl Platform for LinuxPlatform {
+    fn name(&self) -> &'static str {
+        "linux-x11-atspi"
+    }
+
+    async fn check_permissions(&self) -> Vec<PermissionCheck> {
+        let mut checks = vec![PermissionCheck {
+            name: "x11_display".into(),
+            ok: true,
+            detail: format!(
+                "X display {} reachable",
+                std::env::var("DISPLAY").unwrap_or_default()
+            ),
+            fix: None,
+        }];
+        checks.extend(self.x11.extension_checks());
+        match self.atspi().await {
+            Ok(a) => {
+                let apps = a.applications().await;
+                checks.push(PermissionCheck {
+                    name: "atspi_bus".into(),
+                    ok: apps.is_ok(),
+                    detail: match &apps {
+                        Ok(list) => format!("accessibility bus reachable, {} apps registered", list.len()),
+                        Err(e) => e.to_string(),
+                    },
+                    fix: apps.is_err().then(|| {
+                        "start the registry: /usr/libexec/at-spi-bus-launcher --launch-immediately".into()
+                    }),
+                });
+            }
+            Err(e) => checks.push(PermissionCheck {
+                name: "atspi_bus".into(),
+                ok: false,
+                detail: e.to_string(),
+                fix: Some(
+                    "install at-spi2-core and run /usr/libexec/at-spi-bus-launcher --launch-immediately on the session bus"
+                        .into(),
+                ),
+            }),
+        }
+        let enabled = match self.atspi().await {
+            Ok(a) => a.accessibility_enabled().await,
+            Err(e) => Err(e),
+        };
+        checks.push(PermissionCheck {
+            name: "accessibility_enabled".into(),
+            ok: matches!(enabled, Ok(true)),
+            detail: match &enabled {
+                Ok(true) => "org.a11y.Status IsEnabled is true".into(),
+                Ok(false) => "org.a11y.Status IsEnabled is false: toolkits will not export trees".into(),
+                Err(e) => e.to_string(),
+            },
+            fix: (!matches!(enabled, Ok(true))).then(|| {
+                "gsettings set org.gnome.desktop.interface toolkit-accessibility true, or set org.a11y.Status IsEnabled=true (cua sandbox start does), then restart the apps".into()
+            }),
+        });
+        checks
+    }
+
+    async fn list_windows(&self) -> PlatformResult<WindowList> {
+        Ok(WindowList {
+            windows: self.windows_now()?,
+            current_space_id: self.x11.current_desktop(),
+        })
+    }
+
+    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>> {
+        Ok(apps::installed_apps())
+    }
+
+    async fn running_apps(&self) -> PlatformResult<Vec<crate::platform::RunningApp>> {
+        let mut pids: Vec<u32> = self
+            .x11
+            .client_windows()?
+            .iter()
+            .filter_map(|w| w.pid)
+            .collect();
+        if let Ok(a) = self.atspi().await {
+            if let Ok(list) = a.applications().await {
+                pids.extend(list.into_iter().map(|(_, p)| p));
+            }
+        }
+        pids.sort_unstable();
+        pids.dedup();
+        let windows = self.x11.client_windows()?;
+        let entries = apps::desktop_entries();
+        Ok(pids
+            .into_iter()
+            .filter(|p| *p != std::process::id())
+            .map(|pid| {
+                let class = windows
+                    .iter()
+                    .find(|w| w.pid == Some(pid))
+                    .map(|w| w.wm_class.clone())
+                    .unwrap_or_default();
+                RunningApp {
+                    pid,
+                    name: apps::display_name(pid, &class, &entries),
+                    executable: apps::process_executable(pid).unwrap_or_default(),
+                }
+            })
+            .collect())
+    }
+
+    async fn active_pid(&self) -> PlatformResult<Option<u32>> {
+        let Some(active) = self.x11.active_window() else {
+            return Ok(None);
+        };
+        Ok(self.x11.describe(active, 0, None).ok().and_then(|w| w.pid))
+    }
+
+    async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
+        let plan = apps::plan_launch(request)?;
+        if !request.creates_new_application_instance {
+            let program = std::path::Path::new(&plan.program)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let existing = self.running_apps().await?.into_iter().find(|a| {
+                a.executable == program
+                    || apps::process_command_name(a.pid).as_deref() == Some(&program)
+            });
+            if let Some(app) = existing {
+                return Ok(LaunchedApp {
+                    pid: app.pid,
+                    name: plan.name,
+                    executable: app.executable,
+                    newly_started: false,
+                });
+            }
+        }
+        let pid = apps::spawn(&plan, &self.desktop)?;
+        let deadline = Instant::now() + FIRST_WINDOW_WAIT;
+        loop {
+            let windows = self.x11.client_windows()?;
+            if windows.iter().any(|w| w.pid == Some(pid) && w.is_on_screen) {
+                break;
+            }
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(PlatformError::Launch(format!(
+                    "`{}` (pid {pid}) exited before showing a window",
+                    plan.program
+                )));
+            }
+            if Instant::now() >= deadline {
+                return Err(PlatformError::Launch(format!(
+                    "`{}` (pid {pid}) showed no window within {} s",
+                    plan.program,
+                    FIRST_WINDOW_WAIT.as_secs()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(LaunchedApp {
+            pid,
+            name: plan.name,
+            executable: apps::process_executable(pid).unwrap_or_default(),
+            newly_started: true,
+        })
+    }
+
+    async fn screen_size(&self) -> PlatformResult<(u32, u32)> {
+        Ok(self.x11.screen_size())
+    }
+
+    async fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
+        self.x11.cursor_position()
+    }
+
+    async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture> {
+        self.x11.capture(window_id as u32)
+    }
+
+    async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
+        let csd = self
+            .x11
+            .gtk_frame_extents(window.window_id as u32)
+            .map(|(left, _, top, _)| (left, top));
+        self.atspi().await?.window_tree(pid, window, csd).await
+    }
+}

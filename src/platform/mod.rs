@@ -1,0 +1,232 @@
+//! The platform boundary: everything `cua` needs from a desktop, behind one trait.
+//!
+//! [`Platform`] is implemented by [`linux::LinuxPlatform`] (X11 through x11rb, accessibility
+//! through AT-SPI over D-Bus). Nothing above this module knows about X11 or D-Bus: tools
+//! speak in [`WindowInfo`], [`AxTree`] and [`Capture`]. A macOS backend (AX tree,
+//! ScreenCaptureKit, CGEvent) would implement the same trait.
+//!
+//! Coordinates: window bounds are in screen points; element frames in an [`AxTree`] are
+//! already mapped to window-local pixels, the space of the window's screenshot.
+
+pub mod linux;
+
+use serde::Serialize;
+
+/// A rectangle; for element frames, in window-local screenshot pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: i32,
+    pub height: i32,
+}
+
+impl Rect {
+    pub fn center(&self) -> (i32, i32) {
+        (self.x + self.width / 2, self.y + self.height / 2)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.width <= 0 || self.height <= 0
+    }
+
+    /// True when the two rectangles share at least one pixel.
+    pub fn intersects(&self, other: &Rect) -> bool {
+        self.x < other.x + other.width
+            && other.x < self.x + self.width
+            && self.y < other.y + other.height
+            && other.y < self.y + self.height
+    }
+}
+
+/// A top-level window as the window manager sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowInfo {
+    pub window_id: u64,
+    pub pid: Option<u32>,
+    pub app_name: String,
+    pub title: String,
+    /// Client area in screen points (without window-manager decorations).
+    pub bounds: Rect,
+    /// Stacking order; higher is closer to the front.
+    pub z_index: u32,
+    pub is_on_screen: bool,
+    /// The virtual desktop the window is on (None: sticky / all desktops).
+    pub space_id: Option<u32>,
+}
+
+/// The list of windows plus the current virtual desktop.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowList {
+    pub windows: Vec<WindowInfo>,
+    pub current_space_id: Option<u32>,
+}
+
+/// An installed application (an XDG desktop entry on Linux).
+#[derive(Debug, Clone, Serialize)]
+pub struct InstalledApp {
+    pub name: String,
+    pub desktop_id: String,
+    pub exec: String,
+}
+
+/// A running process that owns at least one window or is on the accessibility bus.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunningApp {
+    pub pid: u32,
+    pub name: String,
+    pub executable: String,
+}
+
+/// What to launch and how.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchRequest {
+    pub name: Option<String>,
+    pub desktop_id: Option<String>,
+    pub path: Option<String>,
+    pub urls: Vec<String>,
+    pub additional_arguments: Vec<String>,
+    pub creates_new_application_instance: bool,
+}
+
+/// The process that came out of a launch.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchedApp {
+    pub pid: u32,
+    pub name: String,
+    pub executable: String,
+    /// False when an already running instance was reused.
+    pub newly_started: bool,
+}
+
+/// Pixels of a window, RGBA, top-left origin.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+/// One node of a window's accessibility tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct AxNode {
+    /// Role in snake_case (`push_button`, `check_box`, `slider`, ...).
+    pub role: String,
+    pub name: String,
+    /// Text content (editable text) or current numeric value (sliders, spin buttons).
+    pub value: Option<String>,
+    pub states: Vec<String>,
+    pub actions: Vec<String>,
+    /// Frame in window-local screenshot pixels, when the node has one on screen.
+    pub frame: Option<Rect>,
+    /// Something an agent can act on (press, toggle, type into, set a value of).
+    pub actionable: bool,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    /// Backend handle used to act on the node later (opaque above the platform).
+    #[serde(skip)]
+    pub handle: String,
+}
+
+/// A window's accessibility tree; node 0 is the window itself.
+#[derive(Debug, Clone, Default)]
+pub struct AxTree {
+    pub nodes: Vec<AxNode>,
+    /// Why the tree may be incomplete (bridge missing, app not registered, ...).
+    pub warning: Option<String>,
+}
+
+/// One line of `check_permissions`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PermissionCheck {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    /// How to fix it when not ok.
+    pub fix: Option<String>,
+}
+
+/// Errors from the platform layer.
+#[derive(Debug, thiserror::Error)]
+pub enum PlatformError {
+    #[error("{0}")]
+    NoDesktop(String),
+    #[error("window {0} not found (it may have closed; run list_windows)")]
+    NoSuchWindow(u64),
+    #[error("{0}")]
+    Accessibility(String),
+    #[error("{0}")]
+    Capture(String),
+    #[error("{0}")]
+    Launch(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type PlatformResult<T> = Result<T, PlatformError>;
+
+/// Everything the tools need from a desktop.
+#[async_trait::async_trait]
+pub trait Platform: Send + Sync {
+    /// Short backend name for reports (`linux-x11-atspi`).
+    fn name(&self) -> &'static str;
+    async fn check_permissions(&self) -> Vec<PermissionCheck>;
+    async fn list_windows(&self) -> PlatformResult<WindowList>;
+    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>>;
+    async fn running_apps(&self) -> PlatformResult<Vec<RunningApp>>;
+    /// The pid of the window that has the user's focus, if any.
+    async fn active_pid(&self) -> PlatformResult<Option<u32>>;
+    async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp>;
+    async fn screen_size(&self) -> PlatformResult<(u32, u32)>;
+    async fn cursor_position(&self) -> PlatformResult<(i32, i32)>;
+    /// The window's client area, correct even when other windows cover it.
+    async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture>;
+    /// The accessibility tree of `pid` scoped to `window`.
+    async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree>;
+}
+
+/// Which desktop to talk to: an X display and its D-Bus session bus.
+#[derive(Debug, Clone, Default)]
+pub struct DesktopEnv {
+    pub display: Option<String>,
+    pub dbus_address: Option<String>,
+    /// State directory of the cua sandbox this desktop belongs to, if any.
+    pub sandbox_dir: Option<std::path::PathBuf>,
+}
+
+impl DesktopEnv {
+    /// The desktop named by DISPLAY, DBUS_SESSION_BUS_ADDRESS and CUA_SANDBOX_DIR.
+    pub fn from_process_env() -> DesktopEnv {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        DesktopEnv {
+            display: var("DISPLAY"),
+            dbus_address: var("DBUS_SESSION_BUS_ADDRESS"),
+            sandbox_dir: var(crate::sandbox::SANDBOX_DIR_ENV).map(Into::into),
+        }
+    }
+
+    /// Variables a process started on this desktop needs.
+    pub fn child_env(&self) -> Vec<(&'static str, String)> {
+        let mut env = Vec::new();
+        if let Some(d) = &self.display {
+            env.push(("DISPLAY", d.clone()));
+        }
+        if let Some(a) = &self.dbus_address {
+            env.push(("DBUS_SESSION_BUS_ADDRESS", a.clone()));
+        }
+        if let Some(dir) = &self.sandbox_dir {
+            env.push((
+                crate::sandbox::SANDBOX_DIR_ENV,
+                dir.to_string_lossy().into_owned(),
+            ));
+            // Apps in a sandbox keep settings in memory: every run starts from defaults.
+            env.push(("GSETTINGS_BACKEND", "memory".into()));
+        }
+        env
+    }
+}
+
+/// The platform for this machine, connected to `desktop`.
+pub fn connect(desktop: &DesktopEnv) -> PlatformResult<std::sync::Arc<dyn Platform>> {
+    Ok(std::sync::Arc::new(linux::LinuxPlatform::connect(desktop)?))
+}

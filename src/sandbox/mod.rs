@@ -1,0 +1,630 @@
+//! The headless desktop: Xvfb, a private D-Bus session bus, the AT-SPI bus, openbox, and a
+//! Composite redirect holder, started together and ended together.
+//!
+//! [`Sandbox::start`] returns a guard that tears the desktop down on drop (panics
+//! included; its processes also die with the thread that started them). The CLI uses
+//! [`Sandbox::start_detached`], which leaves the desktop running and records it in a state
+//! directory so `cua sandbox status|exec|stop` can find it later. Every process the
+//! sandbox starts, and every app launched into it, is listed in that directory by pid.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable naming the state directory of the sandbox a process runs in.
+pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("`{program}` is not installed ({package}); run scripts/setup")]
+    Missing { program: String, package: String },
+    #[error("sandbox: {0}")]
+    Start(String),
+    #[error("sandbox: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    NotFound(String),
+}
+
+/// Screen size of a new sandbox.
+#[derive(Debug, Clone, Copy)]
+pub struct SandboxOptions {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions {
+            width: 1920,
+            height: 1080,
+        }
+    }
+}
+
+/// A process the sandbox owns, with its start time so a recycled pid is never killed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OwnedProcess {
+    pub pid: u32,
+    pub name: String,
+    pub start_time: u64,
+}
+
+/// What `state.json` holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SandboxState {
+    pub display: u32,
+    pub dbus_address: String,
+    pub width: u32,
+    pub height: u32,
+    pub processes: Vec<OwnedProcess>,
+    pub created: String,
+}
+
+/// A running headless desktop.
+pub struct Sandbox {
+    state: SandboxState,
+    dir: PathBuf,
+    /// Tear down on drop (guard mode) or leave running (detached CLI mode).
+    owned: bool,
+    composite_holder: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Where sandbox state directories live.
+pub fn state_root() -> PathBuf {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("cua").join("sandboxes")
+}
+
+fn require(program: &str, package: &str) -> Result<(), SandboxError> {
+    let found = Path::new(program).is_absolute() && Path::new(program).exists()
+        || std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+            .unwrap_or(false);
+    if found {
+        Ok(())
+    } else {
+        Err(SandboxError::Missing {
+            program: program.into(),
+            package: package.into(),
+        })
+    }
+}
+
+/// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
+pub fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 2..];
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn alive_and_same(p: &OwnedProcess) -> bool {
+    process_start_time(p.pid) == Some(p.start_time)
+}
+
+/// Records a pid in a sandbox's state directory so that `cua sandbox stop` ends it too.
+pub fn register_pid(dir: &Path, pid: u32) {
+    let Some(start_time) = process_start_time(pid) else {
+        return;
+    };
+    let line = format!("{pid} {start_time}\n");
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("pids"))
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+impl Sandbox {
+    /// Starts a desktop owned by the caller: dropped, it ends every process it started.
+    pub fn start(options: SandboxOptions) -> Result<Sandbox, SandboxError> {
+        Self::start_inner(options, true)
+    }
+
+    /// Starts a desktop that outlives this process (for `cua sandbox start`).
+    pub fn start_detached(options: SandboxOptions) -> Result<Sandbox, SandboxError> {
+        Self::start_inner(options, false)
+    }
+
+    fn start_inner(options: SandboxOptions, owned: bool) -> Result<Sandbox, SandboxError> {
+        require("Xvfb", "xvfb")?;
+        require("dbus-daemon", "dbus")?;
+        require("/usr/libexec/at-spi-bus-launcher", "at-spi2-core")?;
+        require("openbox", "openbox")?;
+        let root = state_root();
+        std::fs::create_dir_all(&root)?;
+        let staging = root.join(format!(
+            ".starting-{}-{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&staging)?;
+
+        let mut sandbox = Sandbox {
+            state: SandboxState {
+                display: 0,
+                dbus_address: String::new(),
+                width: options.width,
+                height: options.height,
+                processes: Vec::new(),
+                created: chrono::Utc::now().to_rfc3339(),
+            },
+            dir: staging.clone(),
+            // Until fully up, a failure must clean up whatever started.
+            owned: true,
+            composite_holder: None,
+        };
+        sandbox.boot(&root, owned)?;
+        sandbox.owned = owned;
+        Ok(sandbox)
+    }
+
+    fn boot(&mut self, root: &Path, owned: bool) -> Result<(), SandboxError> {
+        // Xvfb picks a free display itself and writes its number to -displayfd.
+        let (read_end, write_end) =
+            nix::unistd::pipe().map_err(|e| SandboxError::Start(e.to_string()))?;
+        nix::fcntl::fcntl(
+            &read_end,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )
+        .map_err(|e| SandboxError::Start(e.to_string()))?;
+        let mut xvfb = Command::new("Xvfb");
+        xvfb.args([
+            "-displayfd",
+            &write_end.as_raw_fd().to_string(),
+            "-screen",
+            "0",
+            &format!("{}x{}x24", self.state.width, self.state.height),
+            "-nolisten",
+            "tcp",
+            "-noreset",
+            "+extension",
+            "Composite",
+            "+extension",
+            "XTEST",
+        ]);
+        self.spawn("Xvfb", xvfb, owned)?;
+        drop(write_end);
+        let mut number = String::new();
+        let mut reader = std::fs::File::from(read_end);
+        reader.read_to_string(&mut number)?;
+        self.state.display = number.trim().parse().map_err(|_| {
+            SandboxError::Start(format!(
+                "Xvfb did not report a display (log: {})",
+                self.dir.join("Xvfb.log").display()
+            ))
+        })?;
+
+        // Move the state under its display number now that we know it.
+        let final_dir = root.join(self.state.display.to_string());
+        if final_dir.exists() {
+            std::fs::remove_dir_all(&final_dir)?;
+        }
+        std::fs::rename(&self.dir, &final_dir)?;
+        self.dir = final_dir;
+
+        let mut setxkb = self.command("setxkbmap");
+        setxkb
+            .args(["-layout", "us"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // The keymap matters for typed text; without setxkbmap Xvfb's default is already us.
+        let _ = setxkb.status();
+
+        let mut dbus = Command::new("dbus-daemon");
+        dbus.args([
+            "--session",
+            "--nofork",
+            "--print-address=1",
+            &format!("--address=unix:path={}", self.dir.join("bus").display()),
+        ])
+        .stdout(Stdio::piped());
+        let mut child = self.spawn_child("dbus-daemon", dbus, owned)?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| SandboxError::Start("dbus-daemon stdout".into()))?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        self.state.dbus_address = line.trim().to_string();
+        if self.state.dbus_address.is_empty() {
+            return Err(SandboxError::Start(
+                "dbus-daemon did not print its address".into(),
+            ));
+        }
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+
+        let mut launcher = self.command("/usr/libexec/at-spi-bus-launcher");
+        launcher.arg("--launch-immediately");
+        self.spawn("at-spi-bus-launcher", launcher, owned)?;
+        self.enable_accessibility()?;
+
+        let openbox = self.command("openbox");
+        self.spawn("openbox", openbox, owned)?;
+        self.wait_for_window_manager()?;
+
+        if owned {
+            let display = self.display_name();
+            self.composite_holder = Some(std::thread::spawn(move || {
+                let _ = hold_composite_redirect(&display);
+            }));
+        } else {
+            let exe = std::env::current_exe()?;
+            let mut holder = self.command(exe.to_string_lossy().as_ref());
+            holder.args(["sandbox", "hold-composite"]);
+            self.spawn("composite-holder", holder, owned)?;
+        }
+        // Content shows up in the redirected storage a moment after the redirect.
+        std::thread::sleep(Duration::from_millis(300));
+        self.save_state()?;
+        Ok(())
+    }
+
+    /// A command that runs inside this desktop.
+    pub fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        for (k, v) in self.env() {
+            cmd.env(k, v);
+        }
+        cmd.env_remove("NO_AT_BRIDGE");
+        cmd
+    }
+
+    /// The variables that put a process on this desktop.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env = self.desktop().child_env();
+        env.push(("GTK_A11Y", "atspi".to_string()));
+        env
+    }
+
+    /// How the platform layer addresses this desktop.
+    pub fn desktop(&self) -> crate::platform::DesktopEnv {
+        crate::platform::DesktopEnv {
+            display: Some(self.display_name()),
+            dbus_address: Some(self.state.dbus_address.clone()),
+            sandbox_dir: Some(self.dir.clone()),
+        }
+    }
+
+    pub fn display_name(&self) -> String {
+        format!(":{}", self.state.display)
+    }
+
+    pub fn display(&self) -> u32 {
+        self.state.display
+    }
+
+    pub fn dbus_address(&self) -> &str {
+        &self.state.dbus_address
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Starts an app inside the desktop and records its pid.
+    pub fn spawn_app(&mut self, program: &str, args: &[&str]) -> Result<u32, SandboxError> {
+        let mut cmd = self.command(program);
+        cmd.args(args);
+        self.spawn(program, cmd, self.owned)
+    }
+
+    fn spawn(&mut self, name: &str, cmd: Command, owned: bool) -> Result<u32, SandboxError> {
+        let child = self.spawn_child(name, cmd, owned)?;
+        let pid = child.id();
+        std::thread::spawn(move || {
+            let mut child = child;
+            let _ = child.wait();
+        });
+        Ok(pid)
+    }
+
+    fn spawn_child(
+        &mut self,
+        name: &str,
+        mut cmd: Command,
+        owned: bool,
+    ) -> Result<std::process::Child, SandboxError> {
+        let log = std::fs::File::create(self.dir.join(format!("{}.log", sanitize(name))))?;
+        cmd.stdin(Stdio::null()).stderr(log.try_clone()?);
+        if !matches!(cmd.get_program().to_str(), Some("dbus-daemon")) {
+            cmd.stdout(log);
+        }
+        cmd.process_group(0);
+        if owned {
+            // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| SandboxError::Start(format!("cannot start {name}: {e}")))?;
+        let pid = child.id();
+        self.state.processes.push(OwnedProcess {
+            pid,
+            name: name.to_string(),
+            start_time: process_start_time(pid).unwrap_or(0),
+        });
+        Ok(child)
+    }
+
+    fn enable_accessibility(&self) -> Result<(), SandboxError> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let address = self.state.dbus_address.clone();
+        loop {
+            let attempt = (|| -> zbus::Result<()> {
+                let conn =
+                    zbus::blocking::connection::Builder::address(address.as_str())?.build()?;
+                let proxy = zbus::blocking::Proxy::new(
+                    &conn,
+                    "org.a11y.Bus",
+                    "/org/a11y/bus",
+                    "org.freedesktop.DBus.Properties",
+                )?;
+                proxy.call_method(
+                    "Set",
+                    &(
+                        "org.a11y.Status",
+                        "IsEnabled",
+                        zbus::zvariant::Value::from(true),
+                    ),
+                )?;
+                // Asking for the address makes sure the accessibility bus itself is up.
+                let bus = zbus::blocking::Proxy::new(
+                    &conn,
+                    "org.a11y.Bus",
+                    "/org/a11y/bus",
+                    "org.a11y.Bus",
+                )?;
+                let _: String = bus.call("GetAddress", &())?;
+                Ok(())
+            })();
+            match attempt {
+                Ok(()) => return Ok(()),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(SandboxError::Start(format!(
+                        "accessibility bus did not come up: {e}"
+                    )));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    fn wait_for_window_manager(&self) -> Result<(), SandboxError> {
+        use x11rb::connection::Connection;
+        use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
+        let deadline = Instant::now() + START_TIMEOUT;
+        let display = self.display_name();
+        loop {
+            let ready = (|| -> Option<bool> {
+                let (conn, screen) = x11rb::connect(Some(&display)).ok()?;
+                let root = conn.setup().roots[screen].root;
+                let atom = conn
+                    .intern_atom(false, b"_NET_SUPPORTING_WM_CHECK")
+                    .ok()?
+                    .reply()
+                    .ok()?
+                    .atom;
+                let reply = conn
+                    .get_property(false, root, atom, AtomEnum::WINDOW, 0, 1)
+                    .ok()?
+                    .reply()
+                    .ok()?;
+                Some(reply.value_len > 0)
+            })();
+            if ready == Some(true) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(SandboxError::Start("openbox did not start".into()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn save_state(&self) -> Result<(), SandboxError> {
+        let tmp = self.dir.join(".state.json.tmp");
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(&self.state).map_err(std::io::Error::other)?,
+        )?;
+        std::fs::rename(tmp, self.dir.join("state.json"))?;
+        Ok(())
+    }
+
+    /// Ends every process this sandbox started or recorded, and removes its state.
+    pub fn stop(&mut self) {
+        stop_processes(&all_processes(&self.state, &self.dir));
+        let _ = std::fs::remove_dir_all(&self.dir);
+        self.owned = false;
+    }
+
+    /// Finds a running sandbox: by display number, else the one this process runs in,
+    /// else the only one.
+    pub fn find(display: Option<u32>) -> Result<(SandboxState, PathBuf), SandboxError> {
+        let running = list_running();
+        if let Some(d) = display {
+            return running
+                .into_iter()
+                .find(|(s, _)| s.display == d)
+                .ok_or_else(|| {
+                    SandboxError::NotFound(format!(
+                        "no cua sandbox on display :{d} (see `cua sandbox status`)"
+                    ))
+                });
+        }
+        if let Some(dir) = std::env::var_os(SANDBOX_DIR_ENV) {
+            if let Some(found) = running
+                .iter()
+                .find(|(_, p)| p.as_os_str() == dir.as_os_str())
+            {
+                return Ok(found.clone());
+            }
+        }
+        match running.len() {
+            0 => Err(SandboxError::NotFound(
+                "no cua sandbox is running (start one with `cua sandbox start`)".into(),
+            )),
+            1 => Ok(running.into_iter().next().unwrap()),
+            n => Err(SandboxError::NotFound(format!(
+                "{n} sandboxes are running; pick one with --display (see `cua sandbox status`)"
+            ))),
+        }
+    }
+
+    /// A handle to an already running sandbox (not owned: dropping it changes nothing).
+    pub fn attach(state: SandboxState, dir: PathBuf) -> Sandbox {
+        Sandbox {
+            state,
+            dir,
+            owned: false,
+            composite_holder: None,
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if self.owned {
+            self.stop();
+        }
+        // The holder thread exits when its display goes away.
+        let _ = self.composite_holder.take();
+    }
+}
+
+/// Holds a Composite redirect on `display` until the display goes away, so windows keep
+/// their pixels off-screen (covered windows capture right).
+pub fn hold_composite_redirect(display: &str) -> Option<()> {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::composite::{ConnectionExt as _, Redirect};
+    use x11rb::protocol::xproto::ConnectionExt as _;
+    let (conn, screen) = x11rb::connect(Some(display)).ok()?;
+    let root = conn.setup().roots[screen].root;
+    conn.composite_query_version(0, 4).ok()?.reply().ok()?;
+    conn.composite_redirect_subwindows(root, Redirect::AUTOMATIC)
+        .ok()?
+        .check()
+        .ok()?;
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        conn.get_input_focus().ok()?.reply().ok()?;
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Processes from state.json plus every pid registered later, newest first.
+fn all_processes(state: &SandboxState, dir: &Path) -> Vec<OwnedProcess> {
+    let mut list = state.processes.clone();
+    if let Ok(text) = std::fs::read_to_string(dir.join("pids")) {
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            if let (Some(Ok(pid)), Some(Ok(start_time))) =
+                (parts.next().map(str::parse), parts.next().map(str::parse))
+            {
+                list.push(OwnedProcess {
+                    pid,
+                    name: "app".into(),
+                    start_time,
+                });
+            }
+        }
+    }
+    list.reverse();
+    list
+}
+
+fn stop_processes(list: &[OwnedProcess]) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    let live: Vec<&OwnedProcess> = list.iter().filter(|p| alive_and_same(p)).collect();
+    for p in &live {
+        // Each child leads its own process group, so helpers it spawned go too.
+        let _ = killpg(Pid::from_raw(p.pid as i32), Signal::SIGTERM);
+        let _ = nix::sys::signal::kill(Pid::from_raw(p.pid as i32), Signal::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline && live.iter().any(|p| alive_and_same(p) && !is_zombie(p.pid)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for p in live.iter().filter(|p| alive_and_same(p)) {
+        let _ = killpg(Pid::from_raw(p.pid as i32), Signal::SIGKILL);
+        let _ = nix::sys::signal::kill(Pid::from_raw(p.pid as i32), Signal::SIGKILL);
+    }
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rfind(')')
+                .and_then(|i| s.get(i + 2..i + 3))
+                .map(|c| c == "Z")
+        })
+        .unwrap_or(true)
+}
+
+/// Sandboxes whose Xvfb still runs; stale state directories are removed.
+pub fn list_running() -> Vec<(SandboxState, PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(state_root()) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let Ok(text) = std::fs::read_to_string(dir.join("state.json")) else {
+            continue;
+        };
+        let Ok(state) = serde_json::from_str::<SandboxState>(&text) else {
+            continue;
+        };
+        let xvfb_alive = state
+            .processes
+            .iter()
+            .any(|p| p.name == "Xvfb" && alive_and_same(p));
+        if xvfb_alive {
+            out.push((state, dir));
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    out.sort_by_key(|(s, _)| s.display);
+    out
+}
+
+/// Stops a sandbox found by [`Sandbox::find`].
+pub fn stop_sandbox(state: &SandboxState, dir: &Path) {
+    stop_processes(&all_processes(state, dir));
+    let _ = std::fs::remove_dir_all(dir);
+}

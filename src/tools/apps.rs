@@ -1,0 +1,173 @@
+//! `list_apps` (installed and running applications) and `launch_app`.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ToolContext, ToolOutput, ToolSpec};
+use crate::errors::ToolError;
+use crate::platform::LaunchRequest;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListAppsArgs {}
+
+pub struct ListApps;
+
+#[async_trait]
+impl ToolSpec for ListApps {
+    type Args = ListAppsArgs;
+    const NAME: &'static str = "list_apps";
+    const DESCRIPTION: &'static str = "List applications: installed ones (XDG desktop entries) and running ones (processes with windows or on the accessibility bus), each with running, active (owns the focused window) and pid (0 when not running).";
+    const READ_ONLY: bool = true;
+
+    async fn run(&self, ctx: &ToolContext, _args: ListAppsArgs) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        let installed = platform.installed_apps().await?;
+        let running = platform.running_apps().await?;
+        let active = platform.active_pid().await?;
+        let mut apps = Vec::new();
+        let mut matched = vec![false; running.len()];
+        for app in &installed {
+            let program = app.exec.split_whitespace().next().unwrap_or("");
+            let program = program.rsplit('/').next().unwrap_or(program);
+            let run_idx = running.iter().position(|r| {
+                r.name == app.name
+                    || (!program.is_empty()
+                        && (r.executable == program
+                            || crate::platform::linux::apps::process_command_name(r.pid)
+                                .as_deref()
+                                == Some(program)))
+            });
+            if let Some(i) = run_idx {
+                matched[i] = true;
+            }
+            let pid = run_idx.map(|i| running[i].pid).unwrap_or(0);
+            apps.push(json!({
+                "name": app.name,
+                "desktop_id": app.desktop_id,
+                "running": pid != 0,
+                "active": pid != 0 && active == Some(pid),
+                "pid": pid,
+            }));
+        }
+        for (r, _) in running.iter().zip(&matched).filter(|(_, m)| !**m) {
+            apps.push(json!({
+                "name": r.name,
+                "desktop_id": null,
+                "running": true,
+                "active": active == Some(r.pid),
+                "pid": r.pid,
+            }));
+        }
+        let running_lines: Vec<String> = apps
+            .iter()
+            .filter(|a| a["running"] == true)
+            .map(|a| {
+                format!(
+                    "{} (pid {}){}",
+                    a["name"].as_str().unwrap_or(""),
+                    a["pid"],
+                    if a["active"] == true { " active" } else { "" }
+                )
+            })
+            .collect();
+        let summary = format!(
+            "{} apps, {} running{}{}",
+            apps.len(),
+            running_lines.len(),
+            if running_lines.is_empty() { "" } else { ": " },
+            running_lines.join(", ")
+        );
+        Ok(ToolOutput::new(summary, json!({ "apps": apps })))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchAppArgs {
+    /// App display name (desktop entry Name, e.g. "Calculator"), desktop id, or program name.
+    pub name: Option<String>,
+    /// XDG desktop entry id, e.g. "org.gnome.Calculator".
+    pub desktop_id: Option<String>,
+    /// Path of an executable to run.
+    pub path: Option<String>,
+    /// URLs or file paths handed to the app as arguments.
+    pub urls: Option<Vec<String>>,
+    /// Extra argv entries, passed as they are (no shell expansion).
+    pub additional_arguments: Option<Vec<String>>,
+    /// Start a new process even if the app already runs. Default false.
+    pub creates_new_application_instance: Option<bool>,
+}
+
+pub struct LaunchApp;
+
+#[async_trait]
+impl ToolSpec for LaunchApp {
+    type Args = LaunchAppArgs;
+    const NAME: &'static str = "launch_app";
+    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (same shape as list_windows). An app that already runs is reused unless creates_new_application_instance is true. Chromium-family browsers get the flags their accessibility tree needs (--force-renderer-accessibility, a private profile).";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, args: LaunchAppArgs) -> Result<ToolOutput, ToolError> {
+        let given = [
+            args.name.is_some(),
+            args.desktop_id.is_some(),
+            args.path.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count();
+        if given != 1 {
+            return Err(ToolError::invalid(
+                "give exactly one of `name`, `desktop_id` or `path`",
+            ));
+        }
+        let request = LaunchRequest {
+            name: args.name,
+            desktop_id: args.desktop_id,
+            path: args.path,
+            urls: args.urls.unwrap_or_default(),
+            additional_arguments: args.additional_arguments.unwrap_or_default(),
+            creates_new_application_instance: args
+                .creates_new_application_instance
+                .unwrap_or(false),
+        };
+        let platform = ctx.platform().await?;
+        let launched = platform.launch(&request).await?;
+        let windows: Vec<_> = platform
+            .list_windows()
+            .await?
+            .windows
+            .into_iter()
+            .filter(|w| w.pid == Some(launched.pid))
+            .collect();
+        let summary = format!(
+            "{} {} (pid {}), {} window{}{}",
+            if launched.newly_started {
+                "launched"
+            } else {
+                "already running:"
+            },
+            launched.name,
+            launched.pid,
+            windows.len(),
+            if windows.len() == 1 { "" } else { "s" },
+            windows
+                .first()
+                .map(|w| format!(", first: {} \"{}\"", w.window_id, w.title))
+                .unwrap_or_default()
+        );
+        Ok(ToolOutput::new(
+            summary,
+            json!({
+                "pid": launched.pid,
+                "name": launched.name,
+                "executable": launched.executable,
+                "newly_started": launched.newly_started,
+                "windows": windows,
+            }),
+        ))
+    }
+}

@@ -1,0 +1,347 @@
+//! Tools: the product's surface. Each tool is a type implementing [`ToolSpec`] with a typed
+//! argument struct; the struct's JSON Schema (schemars) is the single source of truth for
+//! validation, `cua describe`, docs/tools.md and the MCP tool list.
+//!
+//! [`ToolRegistry`] owns every tool and dispatches by name; the CLI (and later the daemon
+//! and MCP server) are thin shells over it and know no tool by name. [`ToolContext`] holds
+//! the platform connection and the per-(pid, window) element cache.
+
+mod apps;
+mod capture;
+mod permissions;
+mod screen;
+mod window_state;
+mod windows;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio::sync::OnceCell;
+
+use crate::errors::ToolError;
+use crate::platform::{AxTree, DesktopEnv, Platform};
+
+pub use window_state::render_markdown;
+
+/// An image a tool returns (screenshot, zoom).
+#[derive(Debug, Clone)]
+pub struct ImageBlock {
+    pub mime: &'static str,
+    pub data: Vec<u8>,
+}
+
+/// What a tool returns: a one-paragraph summary for people, the structured result for
+/// programs, and optionally an image.
+#[derive(Debug, Clone)]
+pub struct ToolOutput {
+    pub summary: String,
+    pub structured: Value,
+    pub image: Option<ImageBlock>,
+}
+
+impl ToolOutput {
+    pub fn new(summary: impl Into<String>, structured: Value) -> Self {
+        ToolOutput {
+            summary: summary.into(),
+            structured,
+            image: None,
+        }
+    }
+}
+
+/// The last accessibility snapshot of one (pid, window), which element indices refer to.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub snapshot_id: String,
+    pub tree: AxTree,
+    /// element_index → node index in `tree.nodes`.
+    pub elements: Vec<usize>,
+}
+
+/// Shared state for tool calls in one process (CLI invocation, daemon, MCP server).
+#[derive(Default)]
+pub struct ToolContext {
+    desktop: DesktopEnv,
+    platform: OnceCell<Arc<dyn Platform>>,
+    snapshots: Mutex<HashMap<(u32, u64), Arc<Snapshot>>>,
+    snapshot_counter: std::sync::atomic::AtomicU64,
+}
+
+impl ToolContext {
+    /// A context for the desktop named by this process's environment.
+    pub fn new() -> Self {
+        Self::for_desktop(DesktopEnv::from_process_env())
+    }
+
+    /// A context for a given desktop (a sandbox in tests and the demo).
+    pub fn for_desktop(desktop: DesktopEnv) -> Self {
+        ToolContext {
+            desktop,
+            ..Self::default()
+        }
+    }
+
+    /// A context over an already connected platform (tests, benchmarks).
+    pub fn with_platform(platform: Arc<dyn Platform>) -> Self {
+        let ctx = Self::default();
+        let _ = ctx.platform.set(platform);
+        ctx
+    }
+
+    /// The desktop, connected on first use so tools that need none never touch it.
+    pub async fn platform(&self) -> Result<Arc<dyn Platform>, ToolError> {
+        self.platform
+            .get_or_try_init(|| async {
+                crate::platform::connect(&self.desktop).map_err(ToolError::from)
+            })
+            .await
+            .cloned()
+    }
+
+    pub fn store_snapshot(
+        &self,
+        pid: u32,
+        window_id: u64,
+        tree: AxTree,
+        elements: Vec<usize>,
+    ) -> Arc<Snapshot> {
+        let n = self
+            .snapshot_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        let snap = Arc::new(Snapshot {
+            snapshot_id: format!("{pid}-{window_id}-{n}"),
+            tree,
+            elements,
+        });
+        self.snapshots
+            .lock()
+            .unwrap()
+            .insert((pid, window_id), snap.clone());
+        snap
+    }
+
+    pub fn snapshot(&self, pid: u32, window_id: u64) -> Option<Arc<Snapshot>> {
+        self.snapshots
+            .lock()
+            .unwrap()
+            .get(&(pid, window_id))
+            .cloned()
+    }
+}
+
+/// A tool defined by its typed arguments; [`Tool`] is derived from it.
+#[async_trait]
+pub trait ToolSpec: Send + Sync + 'static {
+    type Args: DeserializeOwned + JsonSchema + Send;
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    /// Read-only tools observe; the others act on the desktop (and are recorded).
+    const READ_ONLY: bool;
+    async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError>;
+}
+
+/// The object-safe view of a tool that the registry dispatches to.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn read_only(&self) -> bool;
+    fn input_schema(&self) -> Value;
+    /// Parses and validates arguments without running anything.
+    fn validate(&self, args: &Value) -> Result<(), ToolError>;
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
+}
+
+#[async_trait]
+impl<T: ToolSpec> Tool for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+    fn description(&self) -> &'static str {
+        T::DESCRIPTION
+    }
+    fn read_only(&self) -> bool {
+        T::READ_ONLY
+    }
+    fn input_schema(&self) -> Value {
+        schema_of::<T::Args>()
+    }
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        parse_args::<T::Args>(args, &self.input_schema()).map(|_| ())
+    }
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let typed = parse_args::<T::Args>(&args, &self.input_schema())?;
+        self.run(ctx, typed).await
+    }
+}
+
+/// The JSON Schema of an argument type, trimmed to what clients need.
+pub fn schema_of<A: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        map.insert("type".into(), Value::String("object".into()));
+    }
+    schema
+}
+
+/// Keys every tool accepts besides its own: the session id and private `_`-prefixed keys.
+fn is_ambient_key(key: &str) -> bool {
+    key == "session" || key.starts_with('_')
+}
+
+/// Turns raw JSON into typed arguments, naming the offending field on failure.
+pub fn parse_args<A: DeserializeOwned>(args: &Value, schema: &Value) -> Result<A, ToolError> {
+    let mut object = match args {
+        Value::Null => Map::new(),
+        Value::Object(m) => m.clone(),
+        other => {
+            return Err(ToolError::invalid(format!(
+                "arguments must be a JSON object, got {}",
+                json_type_name(other)
+            )));
+        }
+    };
+    object.retain(|k, _| !is_ambient_key(k));
+    let known: Vec<&str> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    if let Some(unknown) = object.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(ToolError::invalid(if known.is_empty() {
+            format!("unknown argument `{unknown}` (this tool takes no arguments)")
+        } else {
+            format!(
+                "unknown argument `{unknown}` (expected one of: {})",
+                known.join(", ")
+            )
+        }));
+    }
+    let value = Value::Object(object);
+    serde_path_to_error::deserialize(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            ToolError::invalid(inner)
+        } else {
+            ToolError::invalid(format!("`{path}`: {inner}"))
+        }
+    })
+}
+
+fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Every tool, in the order docs list them.
+pub struct ToolRegistry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        ToolRegistry {
+            tools: vec![
+                Box::new(permissions::CheckPermissions),
+                Box::new(apps::ListApps),
+                Box::new(apps::LaunchApp),
+                Box::new(windows::ListWindows),
+                Box::new(window_state::GetWindowState),
+                Box::new(capture::Screenshot),
+                Box::new(capture::Zoom),
+                Box::new(screen::GetScreenSize),
+                Box::new(screen::GetCursorPosition),
+            ],
+        }
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &dyn Tool> {
+        self.tools.iter().map(|t| t.as_ref())
+    }
+
+    pub fn get(&self, name: &str) -> Result<&dyn Tool, ToolError> {
+        self.tools()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_string()))
+    }
+
+    pub async fn call(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.get(name)?.call(ctx, args).await
+    }
+}
+
+/// Writes bytes to a caller-given path, with an error that names the argument.
+pub(crate) fn write_out_file(
+    field: &str,
+    path: &str,
+    bytes: &[u8],
+) -> Result<std::path::PathBuf, ToolError> {
+    let p = crate::platform::linux::apps::expand_home(path);
+    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "`{field}`: directory `{}` does not exist",
+                parent.display()
+            )));
+        }
+    }
+    std::fs::write(&p, bytes)
+        .map_err(|e| ToolError::failed(format!("cannot write `{}`: {e}", p.display())))?;
+    Ok(p)
+}
+
+/// Finds a window by id and checks it belongs to `pid` (never falls back to another window).
+pub(crate) async fn window_of(
+    platform: &dyn Platform,
+    pid: Option<u32>,
+    window_id: u64,
+) -> Result<crate::platform::WindowInfo, ToolError> {
+    let list = platform.list_windows().await?;
+    let window = list
+        .windows
+        .into_iter()
+        .find(|w| w.window_id == window_id)
+        .ok_or_else(|| {
+            ToolError::failed(format!("window {window_id} not found (run list_windows)"))
+        })?;
+    if let Some(pid) = pid {
+        if window.pid != Some(pid) {
+            return Err(ToolError::failed(format!(
+                "window {window_id} belongs to {} (pid {}), not pid {pid}; run list_windows with pid {pid}",
+                window.app_name,
+                window
+                    .pid
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "unknown".into())
+            )));
+        }
+    }
+    Ok(window)
+}

@@ -1,0 +1,334 @@
+//! `get_window_state`: a window's accessibility tree as indexed Markdown plus its
+//! screenshot. The snapshot it takes is what element indices in later actions refer to.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::capture::encode_png;
+use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_file};
+use crate::errors::ToolError;
+use crate::platform::{AxNode, AxTree};
+
+/// Roles that only group other nodes; unnamed and inert, they are left out of the Markdown
+/// (their children move up a level) to keep it readable.
+const STRUCTURAL_ROLES: &[&str] = &[
+    "filler",
+    "panel",
+    "section",
+    "unknown",
+    "invalid",
+    "scroll_pane",
+    "viewport",
+    "layered_pane",
+    "split_pane",
+    "grouping",
+    "redundant_object",
+    "box",
+    "internal_frame",
+    "root_pane",
+    "glass_pane",
+];
+/// States worth showing on a Markdown line.
+const SHOWN_STATES: &[&str] = &[
+    "checked",
+    "pressed",
+    "selected",
+    "focused",
+    "expanded",
+    "indeterminate",
+];
+const MAX_MARKDOWN_VALUE: usize = 200;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetWindowStateArgs {
+    /// Process id that owns the window.
+    pub pid: u32,
+    /// X11 window id (from list_windows or launch_app). Must belong to pid.
+    pub window_id: u64,
+    /// Case-insensitive substring: tree_markdown keeps only matching lines and their ancestors. Indices and element_count are unchanged.
+    pub query: Option<String>,
+    /// Capture the window's screenshot too. Default true; false returns the tree only (faster).
+    pub include_screenshot: Option<bool>,
+    /// Write the screenshot PNG to this path instead of returning it inline. The directory must exist.
+    pub screenshot_out_file: Option<String>,
+    /// Deprecated and ignored (accepted for compatibility): the tree and the screenshot are both returned.
+    #[allow(dead_code)] // accepted so callers written for other drivers keep working
+    pub capture_mode: Option<String>,
+}
+
+pub struct GetWindowState;
+
+#[async_trait]
+impl ToolSpec for GetWindowState {
+    type Args = GetWindowStateArgs;
+    const NAME: &'static str = "get_window_state";
+    const DESCRIPTION: &'static str = "Walk the app's accessibility tree scoped to one window and return tree_markdown, where every actionable element is tagged with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`), elements[] (index, role, name, value, states, actions, frame in window-local screenshot pixels), element_count, snapshot_id, and the window's screenshot (PNG; width, height, scale). Element indices refer to this snapshot: call get_window_state again before acting by index after anything changed. window_id must belong to pid; there is never a fallback to another window. degraded: true (with degraded_reason) means nothing actionable was found: act by pixel on the screenshot.";
+    const READ_ONLY: bool = true;
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        args: GetWindowStateArgs,
+    ) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        let window = window_of(platform.as_ref(), Some(args.pid), args.window_id).await?;
+        let include_screenshot = args.include_screenshot.unwrap_or(true);
+
+        // Capture and encode on another worker while the tree is read.
+        let shot = include_screenshot.then(|| {
+            let platform = platform.clone();
+            let id = args.window_id;
+            tokio::spawn(async move {
+                let capture = platform.capture_window(id).await.map_err(ToolError::from)?;
+                let png = encode_png(&capture)?;
+                Ok::<_, ToolError>((capture.width, capture.height, png))
+            })
+        });
+        let tree = platform.accessibility_tree(args.pid, &window).await?;
+        let (markdown, elements) = render_markdown(&tree);
+        let element_json: Vec<_> = elements
+            .iter()
+            .enumerate()
+            .map(|(index, &n)| element_json(index, &tree.nodes[n]))
+            .collect();
+        let element_count = elements.len();
+        let degraded_reason = if element_count == 0 {
+            Some(tree.warning.clone().unwrap_or_else(|| {
+                "the accessibility walk found no actionable element".to_string()
+            }))
+        } else {
+            None
+        };
+        let snapshot = ctx.store_snapshot(args.pid, args.window_id, tree, elements);
+
+        let tree_markdown = match &args.query {
+            Some(q) => filter_markdown(&markdown, q),
+            None => markdown,
+        };
+        let mut structured = json!({
+            "pid": args.pid,
+            "window_id": args.window_id,
+            "app_name": window.app_name,
+            "title": window.title,
+            "snapshot_id": snapshot.snapshot_id,
+            "tree_markdown": tree_markdown,
+            "elements": element_json,
+            "element_count": element_count,
+        });
+        if let Some(reason) = &degraded_reason {
+            structured["degraded"] = json!(true);
+            structured["degraded_reason"] = json!(reason);
+        }
+        let mut summary = format!(
+            "{} \"{}\" (pid {}, window {}): {} elements",
+            window.app_name, window.title, args.pid, args.window_id, element_count
+        );
+        if let Some(reason) = &degraded_reason {
+            summary.push_str(&format!(" (degraded: {reason})"));
+        }
+        let mut image = None;
+        if let Some(task) = shot {
+            let (width, height, png) = task
+                .await
+                .map_err(|e| ToolError::failed(format!("screenshot task: {e}")))??;
+            structured["screenshot"] =
+                json!({ "width": width, "height": height, "scale": 1.0, "format": "png" });
+            summary.push_str(&format!(", screenshot {width}x{height}"));
+            match &args.screenshot_out_file {
+                Some(path) => {
+                    let written = write_out_file("screenshot_out_file", path, &png)?;
+                    structured["screenshot_file_path"] = json!(written);
+                    summary.push_str(&format!(" written to {}", written.display()));
+                }
+                None => {
+                    image = Some(ImageBlock {
+                        mime: "image/png",
+                        data: png,
+                    })
+                }
+            }
+        }
+        summary.push('\n');
+        summary.push_str(structured["tree_markdown"].as_str().unwrap_or(""));
+        Ok(ToolOutput {
+            summary,
+            structured,
+            image,
+        })
+    }
+}
+
+fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
+    json!({
+        "index": index,
+        "role": n.role,
+        "name": n.name,
+        "value": n.value,
+        "states": n.states,
+        "actions": n.actions,
+        "frame": n.frame,
+    })
+}
+
+/// Renders the tree as Markdown and returns, in index order, the node of each element.
+pub fn render_markdown(tree: &AxTree) -> (String, Vec<usize>) {
+    let mut out = String::new();
+    let mut elements = Vec::new();
+    if tree.nodes.is_empty() {
+        return (out, elements);
+    }
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, depth)) = stack.pop() {
+        let n = &tree.nodes[i];
+        let shown = n.actionable
+            || !n.name.is_empty()
+            || n.value.is_some()
+            || !STRUCTURAL_ROLES.contains(&n.role.as_str());
+        let child_depth = if shown {
+            out.push_str(&"  ".repeat(depth));
+            out.push_str("- ");
+            if n.actionable {
+                out.push_str(&format!("[{}] ", elements.len()));
+                elements.push(i);
+            }
+            out.push_str(&n.role);
+            if !n.name.is_empty() {
+                out.push_str(&format!(" \"{}\"", escape(&n.name, usize::MAX)));
+            }
+            if let Some(v) = &n.value {
+                out.push_str(&format!(" value=\"{}\"", escape(v, MAX_MARKDOWN_VALUE)));
+            }
+            let flags: Vec<&str> = n
+                .states
+                .iter()
+                .map(String::as_str)
+                .filter(|s| SHOWN_STATES.contains(s))
+                .collect();
+            let disabled =
+                n.actionable && !n.states.iter().any(|s| s == "sensitive" || s == "enabled");
+            if !flags.is_empty() || disabled {
+                let mut all = flags;
+                if disabled {
+                    all.push("disabled");
+                }
+                out.push_str(&format!(" ({})", all.join(", ")));
+            }
+            if n.actionable && !n.actions.is_empty() {
+                out.push_str(&format!(" [actions=[{}]]", n.actions.join(", ")));
+            }
+            out.push('\n');
+            depth + 1
+        } else {
+            depth
+        };
+        for c in n.children.iter().rev() {
+            stack.push((*c, child_depth));
+        }
+    }
+    (out, elements)
+}
+
+fn escape(s: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for (k, c) in s.chars().enumerate() {
+        if k >= max_chars {
+            out.push('…');
+            break;
+        }
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Keeps the lines containing `query` (case-insensitive) and the lines above them in the tree.
+pub fn filter_markdown(markdown: &str, query: &str) -> String {
+    let q = query.to_lowercase();
+    let lines: Vec<&str> = markdown.lines().collect();
+    let depth = |l: &str| (l.len() - l.trim_start().len()) / 2;
+    let mut keep = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        if !line.to_lowercase().contains(&q) {
+            continue;
+        }
+        keep[i] = true;
+        let mut d = depth(line);
+        for j in (0..i).rev() {
+            if d == 0 {
+                break;
+            }
+            if depth(lines[j]) < d {
+                keep[j] = true;
+                d = depth(lines[j]);
+            }
+        }
+    }
+    lines
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(l, _)| format!("{l}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(role: &str, name: &str, actionable: bool, children: Vec<usize>) -> AxNode {
+        AxNode {
+            role: role.into(),
+            name: name.into(),
+            value: None,
+            states: vec!["sensitive".into()],
+            actions: if actionable {
+                vec!["click".into()]
+            } else {
+                vec![]
+            },
+            frame: None,
+            actionable,
+            parent: None,
+            children,
+            handle: String::new(),
+        }
+    }
+
+    #[test]
+    fn markdown_indexes_actionable_nodes_and_hides_inert_containers() {
+        let tree = AxTree {
+            nodes: vec![
+                node("frame", "Calc", false, vec![1]),
+                node("panel", "", false, vec![2, 3]),
+                node("push_button", "7", true, vec![]),
+                node("label", "Result", false, vec![]),
+            ],
+            warning: None,
+        };
+        let (md, elements) = render_markdown(&tree);
+        assert_eq!(
+            md,
+            "- frame \"Calc\"\n  - [0] push_button \"7\" [actions=[click]]\n  - label \"Result\"\n"
+        );
+        assert_eq!(elements, vec![2]);
+    }
+
+    #[test]
+    fn query_keeps_matches_and_their_ancestors_only() {
+        let md = "- frame \"A\"\n  - panel \"P\"\n    - [0] button \"Seven\"\n  - label \"x\"\n";
+        assert_eq!(
+            filter_markdown(md, "seven"),
+            "- frame \"A\"\n  - panel \"P\"\n    - [0] button \"Seven\"\n"
+        );
+        assert_eq!(filter_markdown(md, "nothing"), "");
+    }
+}
