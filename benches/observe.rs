@@ -1,1 +1,113 @@
-fn main() {}
+//! Benchmark: get_window_state latency per app (tree only, and tree + screenshot) next to a
+//! pyatspi walk of the same fields in the same run. Prints a Markdown table of medians and
+//! p95s. Run with `cargo bench --bench observe`.
+
+use std::time::Instant;
+
+use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::tools::{ToolContext, ToolRegistry};
+use serde_json::json;
+
+const RUNS: usize = 30;
+const WARMUP: usize = 3;
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+fn stats(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (percentile(&samples, 0.5), percentile(&samples, 0.95))
+}
+
+fn main() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1920,
+        height: 1080,
+    })
+    .expect("sandbox");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = ToolRegistry::new();
+    let ctx = ToolContext::for_desktop(sandbox.desktop());
+
+    println!(
+        "| app | nodes (pyatspi) | elements | tree p50 | tree p95 | tree+screenshot p50 | tree+screenshot p95 | screenshot size | pyatspi walk p50 | pyatspi p95 | pyatspi / cua tree |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for app in ["gtk3-widget-factory", "Calculator", "mousepad"] {
+        let launched = rt
+            .block_on(registry.call(&ctx, "launch_app", json!({ "name": app })))
+            .expect("launch");
+        let pid = launched.structured["pid"].as_u64().unwrap();
+        let window = launched.structured["windows"][0]["window_id"]
+            .as_u64()
+            .unwrap();
+        let title = launched.structured["windows"][0]["title"]
+            .as_str()
+            .unwrap()
+            .to_string();
+
+        let measure = |include_screenshot: bool| {
+            let args = json!({ "pid": pid, "window_id": window, "include_screenshot": include_screenshot });
+            let mut samples = Vec::new();
+            let mut last = None;
+            for i in 0..WARMUP + RUNS {
+                let t = Instant::now();
+                let out = rt
+                    .block_on(registry.call(&ctx, "get_window_state", args.clone()))
+                    .expect("get_window_state");
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                if i >= WARMUP {
+                    samples.push(ms);
+                }
+                last = Some(out);
+            }
+            (stats(samples), last.unwrap())
+        };
+        let ((tree_p50, tree_p95), tree_out) = measure(false);
+        let ((full_p50, full_p95), full_out) = measure(true);
+        let shot = &full_out.structured["screenshot"];
+
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/support/pyatspi_walk.py"
+        );
+        let mut py = sandbox.command("/usr/bin/python3");
+        py.args([
+            script,
+            &pid.to_string(),
+            &title,
+            &(WARMUP + RUNS).to_string(),
+        ]);
+        let output = py.output().expect("run pyatspi walk");
+        if !output.status.success() {
+            panic!(
+                "pyatspi walk failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let report: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("pyatspi json");
+        let py_samples: Vec<f64> = report["times_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(WARMUP)
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let (py_p50, py_p95) = stats(py_samples);
+        println!(
+            "| {app} | {} | {} | {tree_p50:.1} ms | {tree_p95:.1} ms | {full_p50:.1} ms | {full_p95:.1} ms | {}x{} | {py_p50:.1} ms | {py_p95:.1} ms | {:.1}x |",
+            report["nodes"],
+            tree_out.structured["element_count"],
+            shot["width"],
+            shot["height"],
+            py_p50 / tree_p50
+        );
+    }
+}

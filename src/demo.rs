@@ -128,7 +128,7 @@ fn run_inner(out: &Path) -> Result<(), String> {
             .map(|e| {
                 e.iter()
                     .filter(|el| {
-                        el["role"] == "push_button"
+                        el["role"] == "button"
                             && el["name"].as_str().is_some_and(|n| n.starts_with('7'))
                     })
                     .count()

@@ -249,8 +249,19 @@ impl Sandbox {
             let _ = child.wait();
         });
 
+        // The accessibility bus socket is named after the display number under
+        // XDG_RUNTIME_DIR; a private runtime dir keeps a dying sandbox that had the same
+        // number from deleting this one's socket.
+        let runtime = self.dir.join("runtime");
+        std::fs::create_dir_all(&runtime)?;
+        std::fs::set_permissions(
+            &runtime,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )?;
         let mut launcher = self.command("/usr/libexec/at-spi-bus-launcher");
-        launcher.arg("--launch-immediately");
+        launcher
+            .arg("--launch-immediately")
+            .env("XDG_RUNTIME_DIR", &runtime);
         self.spawn("at-spi-bus-launcher", launcher, owned)?;
         self.enable_accessibility()?;
 

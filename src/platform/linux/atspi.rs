@@ -24,8 +24,8 @@ const COORD_SCREEN: u32 = 0;
 const COORD_WINDOW: u32 = 1;
 /// How long to wait for a freshly launched app to show up on the accessibility bus.
 const REGISTRATION_WAIT: Duration = Duration::from_secs(3);
-/// Rounds of exporting children before the tree is taken as it is (a tree's depth).
-const MAX_EXPORT_ROUNDS: usize = 40;
+/// Deepest level of a window's tree that is read.
+const MAX_DEPTH: usize = 64;
 /// Nodes with more children than this (huge lists) are not expanded child by child.
 const MAX_CHILDREN_TO_EXPORT: i32 = 2000;
 /// Containers that manage their descendants (tree views, tables) create children on
@@ -92,6 +92,10 @@ struct RawNode {
 }
 
 pub struct Atspi {
+    /// Role and interfaces per node: fixed for an object's lifetime.
+    fixed: Mutex<HashMap<NodeRef, (Role, InterfaceSet)>>,
+    /// Toolkit name and version per application bus name.
+    toolkits: Mutex<HashMap<String, (String, String)>>,
     /// The accessibility bus.
     conn: Connection,
     /// The session bus, where `org.a11y.Status` lives.
@@ -145,6 +149,8 @@ impl Atspi {
             .await
             .map_err(|e| ax_err("cannot reach the accessibility bus", e))?;
         Ok(Atspi {
+            fixed: Mutex::new(HashMap::new()),
+            toolkits: Mutex::new(HashMap::new()),
             conn,
             session,
             apps: Mutex::new(HashMap::new()),
@@ -296,98 +302,50 @@ impl Atspi {
             .collect())
     }
 
-    /// The application's nodes, complete for everything shown. `Cache.GetItems` only lists
-    /// objects the toolkit has exported so far (GTK4 exports lazily), so nodes with more
-    /// children than cached get a `GetChildren` (which exports them), and the cache is read
-    /// again; children a toolkit still does not cache are read node by node.
-    async fn complete_items(&self, bus: &str) -> PlatformResult<Vec<RawNode>> {
-        let mut cache_works = true;
-        let mut items: Vec<RawNode> = match self.cached_items(bus).await {
-            Ok(items) => items,
-            Err(_) => {
-                cache_works = false;
-                vec![
-                    self.read_node(bus, ROOT_PATH, None, 0)
-                        .await
-                        .ok_or_else(|| {
-                            ax_err(
-                                "read the application",
-                                "neither Cache.GetItems nor the root answered",
-                            )
-                        })?,
-                ]
-            }
-        };
-        let mut expanded: std::collections::HashSet<String> = Default::default();
-        for _round in 0..MAX_EXPORT_ROUNDS {
-            let mut cached_children: HashMap<&str, i32> = HashMap::new();
-            for n in &items {
-                if let Some(p) = &n.parent_path {
-                    *cached_children.entry(p.as_str()).or_default() += 1;
-                }
-            }
-            let need: Vec<String> = items
-                .iter()
-                .filter(|n| {
-                    let shown = n.node.path == ROOT_PATH
-                        || (n.states.contains(State::Visible)
-                            && !n.states.contains(State::Defunct));
-                    shown
-                        && n.child_count
-                            > cached_children
-                                .get(n.node.path.as_str())
-                                .copied()
-                                .unwrap_or(0)
-                        && n.child_count
-                            <= if n.states.contains(State::ManagesDescendants) {
-                                MAX_MANAGED_CHILDREN
-                            } else {
-                                MAX_CHILDREN_TO_EXPORT
-                            }
-                        && !expanded.contains(&n.node.path)
-                })
-                .map(|n| n.node.path.clone())
-                .collect();
-            if need.is_empty() {
-                break;
-            }
-            let lists = join_all(need.iter().map(|path| async move {
-                let kids: Vec<(String, zbus::zvariant::OwnedObjectPath)> = self
-                    .call(bus, path, "org.a11y.atspi.Accessible", "GetChildren", &())
-                    .await
-                    .unwrap_or_default();
-                (path.clone(), kids)
-            }))
-            .await;
-            expanded.extend(need);
-            if cache_works {
-                if let Ok(fresh) = self.cached_items(bus).await {
-                    items = fresh;
-                }
-            }
-            let known: std::collections::HashSet<String> =
-                items.iter().map(|n| n.node.path.clone()).collect();
-            let missing: Vec<(String, String, i32)> = lists
-                .into_iter()
-                .flat_map(|(parent, kids)| {
-                    kids.into_iter()
-                        .enumerate()
-                        .map(move |(i, (_, path))| (parent.clone(), path.to_string(), i as i32))
-                })
-                .filter(|(_, path, _)| !known.contains(path))
-                .collect();
-            let read = join_all(
-                missing
-                    .iter()
-                    .map(|(parent, path, i)| self.read_node(bus, path, Some(parent.clone()), *i)),
-            )
-            .await;
-            items.extend(read.into_iter().flatten());
+    /// Children of `path`, from the cache when it lists all of them, else read from the
+    /// app (`GetChildren` also makes GTK4 export them into its cache for next time).
+    async fn children_of(
+        &self,
+        bus: &str,
+        node: &RawNode,
+        known: &Known,
+    ) -> Option<(String, Vec<String>, Vec<RawNode>)> {
+        let cached = known
+            .children
+            .get(&node.node.path)
+            .map(Vec::len)
+            .unwrap_or(0);
+        if node.child_count <= 0 || cached as i32 == node.child_count {
+            return None;
         }
-        Ok(items)
+        let kids: Vec<(String, zbus::zvariant::OwnedObjectPath)> = self
+            .call(
+                bus,
+                &node.node.path,
+                "org.a11y.atspi.Accessible",
+                "GetChildren",
+                &(),
+            )
+            .await
+            .unwrap_or_default();
+        let paths: Vec<String> = kids.into_iter().map(|(_, p)| p.to_string()).collect();
+        let fresh = join_all(
+            paths
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !known.nodes.contains_key(p.as_str()))
+                .map(|(i, p)| self.read_node(bus, p, Some(node.node.path.clone()), i as i32)),
+        )
+        .await;
+        Some((
+            node.node.path.clone(),
+            paths,
+            fresh.into_iter().flatten().collect(),
+        ))
     }
 
-    /// One node read call by call, for toolkits whose cache does not list it.
+    /// One node read call by call, for nodes the toolkit's cache does not list. Role and
+    /// interfaces never change for an object, so they are read once per object.
     async fn read_node(
         &self,
         bus: &str,
@@ -396,29 +354,66 @@ impl Atspi {
         index: i32,
     ) -> Option<RawNode> {
         const ACC: &str = "org.a11y.atspi.Accessible";
-        let (role, name, states, ifaces, child_count) = futures::join!(
-            self.call::<_, u32>(bus, path, ACC, "GetRole", &()),
-            self.property::<String>(bus, path, ACC, "Name"),
-            self.call::<_, StateSet>(bus, path, ACC, "GetState", &()),
-            self.call::<_, InterfaceSet>(bus, path, ACC, "GetInterfaces", &()),
-            self.property::<i32>(bus, path, ACC, "ChildCount"),
+        let node = NodeRef {
+            bus: bus.to_string(),
+            path: path.to_string(),
+        };
+        let fixed = self.fixed.lock().unwrap().get(&node).copied();
+        let fixed_read = async {
+            match fixed {
+                Some(f) => Some(f),
+                None => {
+                    let (role, ifaces) = futures::join!(
+                        self.call::<_, u32>(bus, path, ACC, "GetRole", &()),
+                        self.call::<_, InterfaceSet>(bus, path, ACC, "GetInterfaces", &()),
+                    );
+                    let f = (
+                        Role::try_from(role.ok()?).unwrap_or(Role::Invalid),
+                        ifaces.unwrap_or_default(),
+                    );
+                    self.fixed.lock().unwrap().insert(node.clone(), f);
+                    Some(f)
+                }
+            }
+        };
+        let props = self.call::<_, HashMap<String, zbus::zvariant::OwnedValue>>(
+            bus,
+            path,
+            "org.freedesktop.DBus.Properties",
+            "GetAll",
+            &(ACC,),
         );
+        let (fixed, props, states) = futures::join!(
+            fixed_read,
+            props,
+            self.call::<_, StateSet>(bus, path, ACC, "GetState", &()),
+        );
+        let (role, ifaces) = fixed?;
+        let props = props.unwrap_or_default();
+        let name = props
+            .get("Name")
+            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
+            .unwrap_or_default();
+        let child_count = props
+            .get("ChildCount")
+            .and_then(|v| i32::try_from(v.try_clone().ok()?).ok())
+            .unwrap_or(0);
         Some(RawNode {
-            node: NodeRef {
-                bus: bus.to_string(),
-                path: path.to_string(),
-            },
+            node,
             parent_path: parent,
             index_in_parent: index,
-            child_count: child_count.unwrap_or(0),
-            role: Role::try_from(role.ok()?).unwrap_or(Role::Invalid),
-            name: name.unwrap_or_default(),
+            child_count,
+            role,
+            name,
             states: states.ok()?,
-            ifaces: ifaces.unwrap_or_default(),
+            ifaces,
         })
     }
 
     async fn toolkit(&self, bus: &str) -> (String, String) {
+        if let Some(t) = self.toolkits.lock().unwrap().get(bus) {
+            return t.clone();
+        }
         let name: String = self
             .property(bus, ROOT_PATH, "org.a11y.atspi.Application", "ToolkitName")
             .await
@@ -427,6 +422,10 @@ impl Atspi {
             .property(bus, ROOT_PATH, "org.a11y.atspi.Application", "Version")
             .await
             .unwrap_or_default();
+        self.toolkits
+            .lock()
+            .unwrap()
+            .insert(bus.to_string(), (name.clone(), version.clone()));
         (name, version)
     }
 
@@ -514,40 +513,45 @@ impl Atspi {
                 )),
             });
         };
-        let raw = match self.complete_items(&bus).await {
-            Ok(items) => items,
-            Err(e) => {
-                // The app left the bus (or restarted): forget it and report why.
-                self.apps.lock().unwrap().remove(&pid);
-                return Err(e);
-            }
-        };
-        let by_path: HashMap<&str, usize> = raw
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.node.path.as_str(), i))
-            .collect();
-        let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (i, n) in raw.iter().enumerate() {
-            if let Some(p) = n.parent_path.as_deref().and_then(|p| by_path.get(p)) {
-                if *p != i {
-                    children.entry(*p).or_default().push(i);
+        let (toolkit, version) = self.toolkit(&bus).await;
+        let window_relative = toolkit.eq_ignore_ascii_case("gtk") && version.starts_with('4');
+        // GTK4 never sets `showing` on children; the others do, and use it for hidden pages,
+        // closed menus and popups.
+        let uses_showing = !window_relative;
+
+        // Whatever the toolkit already cached (all of a GTK4 app after the first walk; only
+        // the root for GTK3), then the rest read level by level from the window down.
+        let mut known = Known::from_items(self.cached_items(&bus).await.unwrap_or_default());
+        if !known.nodes.contains_key(ROOT_PATH) {
+            match self.read_node(&bus, ROOT_PATH, None, 0).await {
+                Some(root) => {
+                    known.nodes.insert(ROOT_PATH.to_string(), root);
+                }
+                None => {
+                    // The app left the bus (or restarted): forget it and report why.
+                    self.apps.lock().unwrap().remove(&pid);
+                    return Err(ax_err(
+                        "read the application",
+                        format!("pid {pid} no longer answers"),
+                    ));
                 }
             }
         }
-        for list in children.values_mut() {
-            list.sort_by_key(|c| raw[*c].index_in_parent);
+        let root = known.nodes[ROOT_PATH].clone();
+        if let Some(found) = self.children_of(&bus, &root, &known).await {
+            known.merge(found);
         }
-        let app_root = by_path
+        let toplevels: Vec<RawNode> = known
+            .children
             .get(ROOT_PATH)
-            .copied()
-            .ok_or_else(|| ax_err("read the application's cache", "no application root"))?;
-        let toplevels: Vec<usize> = children.get(&app_root).cloned().unwrap_or_default();
-        let (toolkit, version) = self.toolkit(&bus).await;
-        let window_relative = toolkit.eq_ignore_ascii_case("gtk") && version.starts_with('4');
-
-        let Some((top, top_screen)) = self
-            .match_toplevel(&raw, &toplevels, window, window_relative)
+            .map(|kids| {
+                kids.iter()
+                    .filter_map(|k| known.nodes.get(k).cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let Some((top, top_rect)) = self
+            .match_toplevel(&toplevels, window, window_relative)
             .await
         else {
             return Ok(AxTree {
@@ -558,14 +562,46 @@ impl Atspi {
                 )),
             });
         };
+        let shown = |n: &RawNode| {
+            n.node.path == top
+                || (n.states.contains(State::Visible)
+                    && !n.states.contains(State::Defunct)
+                    && (!uses_showing || n.states.contains(State::Showing)))
+        };
+        let mut frontier = vec![top.clone()];
+        for _ in 0..MAX_DEPTH {
+            if frontier.is_empty() {
+                break;
+            }
+            let open: Vec<RawNode> = frontier
+                .iter()
+                .filter_map(|p| known.nodes.get(p))
+                .filter(|n| shown(n) && n.child_count <= max_children(n))
+                .cloned()
+                .collect();
+            let found = join_all(open.iter().map(|n| self.children_of(&bus, n, &known))).await;
+            for f in found.into_iter().flatten() {
+                known.merge(f);
+            }
+            frontier = open
+                .iter()
+                .flat_map(|n| {
+                    known
+                        .children
+                        .get(&n.node.path)
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
 
         // Offset that turns a reported extent into window-local pixels.
         let offset = if window_relative {
             let (fx, fy) = csd_origin.unwrap_or((
-                ((window.bounds.width - top_screen.width) / 2).max(0),
-                ((window.bounds.height - top_screen.height) / 2).max(0),
+                ((window.bounds.width - top_rect.width) / 2).max(0),
+                ((window.bounds.height - top_rect.height) / 2).max(0),
             ));
-            (fx - top_screen.x, fy - top_screen.y)
+            (fx - top_rect.x, fy - top_rect.y)
         } else {
             (-window.bounds.x, -window.bounds.y)
         };
@@ -575,53 +611,53 @@ impl Atspi {
             COORD_SCREEN
         };
 
-        // Scope to the window's subtree, keeping only what is shown.
-        let uses_showing = subtree(&children, top)
-            .iter()
-            .skip(1)
-            .any(|i| raw[*i].states.contains(State::Showing));
-        let mut order: Vec<(usize, Option<usize>)> = Vec::new();
-        let mut stack = vec![(top, None)];
-        while let Some((i, parent)) = stack.pop() {
-            let st = raw[i].states;
-            let shown = i == top
-                || (st.contains(State::Visible)
-                    && (!uses_showing || st.contains(State::Showing))
-                    && !st.contains(State::Defunct));
-            if !shown {
+        // Depth-first order of the shown nodes, with parent positions.
+        let mut order: Vec<(&RawNode, Option<usize>)> = Vec::new();
+        let mut stack: Vec<(&str, Option<usize>)> = vec![(top.as_str(), None)];
+        while let Some((path, parent)) = stack.pop() {
+            let Some(n) = known.nodes.get(path) else {
+                continue;
+            };
+            if !shown(n) {
                 continue;
             }
             let me = order.len();
-            order.push((i, parent));
-            if let Some(kids) = children.get(&i) {
+            order.push((n, parent));
+            if let Some(kids) = known.children.get(path) {
                 for k in kids.iter().rev() {
-                    stack.push((*k, Some(me)));
+                    stack.push((k.as_str(), Some(me)));
                 }
             }
         }
 
-        let details = join_all(order.iter().map(|(i, _)| {
-            let n = &raw[*i];
-            async move {
-                let frame = if n.ifaces.contains(Interface::Component) {
-                    self.extents(&n.node, coord).await
-                } else {
-                    None
-                };
-                let actions = if n.ifaces.contains(Interface::Action) && n.role != Role::Label {
-                    self.action_names(&n.node).await
-                } else {
-                    Vec::new()
-                };
-                let value = if n.ifaces.contains(Interface::Value) {
-                    self.numeric_value(&n.node).await
-                } else if n.ifaces.contains(Interface::Text) && TEXT_VALUE_ROLES.contains(&n.role) {
-                    self.text(&n.node).await
-                } else {
-                    None
-                };
-                (frame, actions, value)
-            }
+        let details = join_all(order.iter().map(|(n, _)| async move {
+            let actions = if n.ifaces.contains(Interface::Action) && n.role != Role::Label {
+                self.action_names(&n.node).await
+            } else {
+                Vec::new()
+            };
+            let text_value =
+                n.ifaces.contains(Interface::Text) && TEXT_VALUE_ROLES.contains(&n.role);
+            let value = if n.ifaces.contains(Interface::Value) {
+                self.numeric_value(&n.node).await
+            } else if text_value {
+                self.text(&n.node).await
+            } else {
+                None
+            };
+            // Frames are read for what an agent may act on or read, not for every container.
+            let wants_frame = n.ifaces.contains(Interface::Component)
+                && (!actions.is_empty()
+                    || text_value
+                    || n.ifaces.contains(Interface::Value)
+                    || n.states.contains(State::Editable)
+                    || ROLE_ACTIONABLE.contains(&n.role));
+            let frame = if wants_frame {
+                self.extents(&n.node, coord).await
+            } else {
+                None
+            };
+            (frame, actions, value)
         }))
         .await;
 
@@ -632,14 +668,7 @@ impl Atspi {
             height: window.bounds.height,
         };
         let mut nodes: Vec<AxNode> = Vec::with_capacity(order.len());
-        let mut dropped: Vec<bool> = vec![false; order.len()];
-        for (k, ((i, parent), (frame, actions, value))) in order.iter().zip(details).enumerate() {
-            let n = &raw[*i];
-            // A child of a dropped node goes with it.
-            if parent.is_some_and(|p| dropped[p]) {
-                dropped[k] = true;
-                continue;
-            }
+        for ((n, parent), (frame, actions, value)) in order.iter().zip(details) {
             let frame = frame
                 .map(|r| Rect {
                     x: r.x + offset.0,
@@ -648,10 +677,9 @@ impl Atspi {
                     height: r.height,
                 })
                 .filter(|r| !r.is_empty() && r.intersects(&window_rect));
-            let parent_index = parent.map(|p| remap(&dropped, p));
             let me = nodes.len();
-            if let Some(p) = parent_index {
-                nodes[p].children.push(me);
+            if let Some(p) = parent {
+                nodes[*p].children.push(me);
             }
             let mut node = AxNode {
                 role: role_name(n.role),
@@ -664,12 +692,12 @@ impl Atspi {
                     .collect(),
                 actions,
                 frame,
-                parent: parent_index,
+                parent: *parent,
                 children: Vec::new(),
                 handle: n.node.handle(),
                 actionable: false,
             };
-            node.actionable = is_actionable(&node);
+            node.actionable = is_actionable(&node, n.role);
             nodes.push(node);
         }
         Ok(AxTree {
@@ -681,36 +709,34 @@ impl Atspi {
     /// Picks the accessible top-level that is this X window: by title, then by geometry.
     async fn match_toplevel(
         &self,
-        raw: &[RawNode],
-        toplevels: &[usize],
+        toplevels: &[RawNode],
         window: &WindowInfo,
         window_relative: bool,
-    ) -> Option<(usize, Rect)> {
+    ) -> Option<(String, Rect)> {
         let coord = if window_relative {
             COORD_WINDOW
         } else {
             COORD_SCREEN
         };
-        let candidates: Vec<usize> = toplevels
+        let candidates: Vec<&RawNode> = toplevels
             .iter()
-            .copied()
-            .filter(|i| !raw[*i].states.contains(State::Defunct))
+            .filter(|n| !n.states.contains(State::Defunct))
             .collect();
-        let titled: Vec<usize> = candidates
+        let titled: Vec<&RawNode> = candidates
             .iter()
             .copied()
-            .filter(|i| raw[*i].name == window.title)
+            .filter(|n| n.name == window.title)
             .collect();
         let pool = if titled.is_empty() {
             candidates
         } else {
             titled
         };
-        let rects = join_all(pool.iter().map(|i| self.extents(&raw[*i].node, coord))).await;
+        let rects = join_all(pool.iter().map(|n| self.extents(&n.node, coord))).await;
         let b = window.bounds;
         pool.into_iter()
             .zip(rects)
-            .filter_map(|(i, r)| r.map(|r| (i, r)))
+            .filter_map(|(n, r)| r.map(|r| (n.node.path.clone(), r)))
             .min_by_key(|(_, r)| {
                 let size = (r.width - b.width).abs() + (r.height - b.height).abs();
                 if window_relative {
@@ -722,21 +748,53 @@ impl Atspi {
     }
 }
 
-/// Index of node `k` in the output once the dropped nodes before it are gone.
-fn remap(dropped: &[bool], k: usize) -> usize {
-    k - dropped[..k].iter().filter(|d| **d).count()
+/// What is known of an app's nodes during one walk: by path, and children in order.
+#[derive(Default)]
+struct Known {
+    nodes: HashMap<String, RawNode>,
+    children: HashMap<String, Vec<String>>,
 }
 
-fn subtree(children: &HashMap<usize, Vec<usize>>, top: usize) -> Vec<usize> {
-    let mut out = vec![top];
-    let mut i = 0;
-    while i < out.len() {
-        if let Some(kids) = children.get(&out[i]) {
-            out.extend(kids);
+impl Known {
+    fn from_items(items: Vec<RawNode>) -> Known {
+        let mut known = Known::default();
+        let mut kids: HashMap<String, Vec<(i32, String)>> = HashMap::new();
+        for n in &items {
+            if let Some(p) = &n.parent_path {
+                if *p != n.node.path {
+                    kids.entry(p.clone())
+                        .or_default()
+                        .push((n.index_in_parent, n.node.path.clone()));
+                }
+            }
         }
-        i += 1;
+        for (parent, mut list) in kids {
+            list.sort();
+            known
+                .children
+                .insert(parent, list.into_iter().map(|(_, p)| p).collect());
+        }
+        known.nodes = items
+            .into_iter()
+            .map(|n| (n.node.path.clone(), n))
+            .collect();
+        known
     }
-    out
+
+    fn merge(&mut self, (parent, children, fresh): (String, Vec<String>, Vec<RawNode>)) {
+        for n in fresh {
+            self.nodes.insert(n.node.path.clone(), n);
+        }
+        self.children.insert(parent, children);
+    }
+}
+
+fn max_children(n: &RawNode) -> i32 {
+    if n.states.contains(State::ManagesDescendants) {
+        MAX_MANAGED_CHILDREN
+    } else {
+        MAX_CHILDREN_TO_EXPORT
+    }
 }
 
 /// AT-SPI role name in snake_case (`push button` → `push_button`).
@@ -744,27 +802,30 @@ pub fn role_name(role: Role) -> String {
     role.name().replace(' ', "_")
 }
 
+/// Roles that are acted on even without an Action interface (tabs, list rows, menu items
+/// are selected through their parent).
+const ROLE_ACTIONABLE: &[Role] = &[
+    Role::Slider,
+    Role::SpinButton,
+    Role::ScrollBar,
+    Role::ComboBox,
+    Role::PageTab,
+    Role::ListItem,
+    Role::MenuItem,
+    Role::CheckMenuItem,
+    Role::RadioMenuItem,
+    Role::TableCell,
+    Role::TreeItem,
+    Role::Link,
+];
+
 /// Whether an element deserves an index: something an agent can act on.
-fn is_actionable(node: &AxNode) -> bool {
+fn is_actionable(node: &AxNode, role: Role) -> bool {
     node.actions
         .iter()
         .any(|a| PRIMARY_ACTIONS.contains(&a.to_ascii_lowercase().as_str()))
         || node.states.iter().any(|s| s == "editable")
-        || matches!(
-            node.role.as_str(),
-            "slider"
-                | "spin_button"
-                | "scroll_bar"
-                | "combo_box"
-                | "page_tab"
-                | "list_item"
-                | "menu_item"
-                | "check_menu_item"
-                | "radio_menu_item"
-                | "table_cell"
-                | "tree_item"
-                | "link"
-        )
+        || ROLE_ACTIONABLE.contains(&role)
 }
 
 fn format_number(v: f64) -> String {

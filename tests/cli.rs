@@ -1,0 +1,226 @@
+//! The `cua` binary as a user runs it: exit codes, error lines that name the field, the
+//! sandbox lifecycle, generated docs, and the demo.
+
+use std::process::{Command, Output};
+
+fn cua(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cua"));
+    cmd.args(args);
+    cmd
+}
+
+fn run_without_desktop(args: &[&str]) -> Output {
+    cua(args)
+        .env_remove("DISPLAY")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env_remove("CUA_SANDBOX_DIR")
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn bad_json_wrong_type_missing_field_and_unknown_tool_exit_2_naming_the_problem() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["get_window_state", "{not json"], "not valid JSON"),
+        (
+            &["get_window_state", r#"{"pid": "abc", "window_id": 1}"#],
+            "`pid`",
+        ),
+        (
+            &["get_window_state", r#"{"pid": 1}"#],
+            "missing field `window_id`",
+        ),
+        (
+            &[
+                "get_window_state",
+                r#"{"pid": 1, "window_id": 2, "colour": 1}"#,
+            ],
+            "unknown argument `colour`",
+        ),
+        (
+            &["call", "list_windows", r#"{"on_screen_only": "yes"}"#],
+            "`on_screen_only`",
+        ),
+        (&["no_such_tool", "{}"], "unknown tool `no_such_tool`"),
+        (&["screenshot", "[1, 2]"], "must be a JSON object"),
+    ];
+    for (args, expected) in cases {
+        // No desktop in the environment: a tool that ran would fail differently (exit 1).
+        let out = run_without_desktop(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected `{expected}` in: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "one line, got: {err}");
+    }
+}
+
+#[test]
+fn a_tool_without_a_desktop_says_so_in_one_line_and_points_at_the_sandbox() {
+    let out = run_without_desktop(&["list_windows"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cua sandbox"), "{err}");
+}
+
+#[test]
+fn list_tools_and_describe_come_from_the_schemas() {
+    let out = cua(&["list-tools"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for tool in [
+        "check_permissions",
+        "list_apps",
+        "list_windows",
+        "launch_app",
+        "get_window_state",
+        "screenshot",
+        "zoom",
+        "get_screen_size",
+        "get_cursor_position",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(tool)),
+            "{tool} missing from list-tools"
+        );
+    }
+    let out = cua(&["describe", "get_window_state"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let required: Vec<&str> = doc["input_schema"]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(required, ["pid", "window_id"]);
+    assert!(
+        doc["input_schema"]["properties"]["query"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("substring")
+    );
+    let out = cua(&["describe", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn docs_tools_md_is_generated_from_the_current_schemas() {
+    let out = cua(&["docs"]).output().unwrap();
+    let generated = String::from_utf8(out.stdout).unwrap();
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tools.md")).unwrap();
+    assert!(
+        generated.trim() == committed.trim(),
+        "docs/tools.md is stale: regenerate with `cargo run -q -- docs > docs/tools.md`"
+    );
+}
+
+#[test]
+fn sandbox_start_status_exec_stop() {
+    let out = cua(&["sandbox", "start", "--size", "800x600"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exports = String::from_utf8(out.stdout).unwrap();
+    let var = |name: &str| {
+        exports
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+            .map(|v| v.trim_matches('\'').to_string())
+            .unwrap_or_else(|| panic!("{name} not exported in {exports}"))
+    };
+    let display = var("DISPLAY");
+    let number: u32 = display.trim_start_matches(':').parse().unwrap();
+    let dir = var("CUA_SANDBOX_DIR");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/state.json")).unwrap())
+            .unwrap();
+    let pids: Vec<u64> = state["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pid"].as_u64().unwrap())
+        .collect();
+    assert!(pids.len() >= 4, "{state}");
+
+    let status = String::from_utf8(cua(&["sandbox", "status"]).output().unwrap().stdout).unwrap();
+    assert!(status.contains(&format!("display {display} ")), "{status}");
+
+    // A command run inside sees the desktop: xdpyinfo reports the screen size.
+    let out = cua(&[
+        "sandbox",
+        "exec",
+        "--display",
+        &number.to_string(),
+        "--",
+        "xdpyinfo",
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("800x600 pixels"));
+
+    // Tools see it too once the environment is exported.
+    let out = cua(&["get_screen_size", "--json"])
+        .env("DISPLAY", &display)
+        .env("DBUS_SESSION_BUS_ADDRESS", var("DBUS_SESSION_BUS_ADDRESS"))
+        .output()
+        .unwrap();
+    let size: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(size["width"], 800);
+
+    let out = cua(&["sandbox", "stop", "--display", &number.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for pid in pids {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false);
+        assert!(!alive, "pid {pid} still running after stop");
+    }
+    assert!(
+        !std::path::Path::new(&dir).exists(),
+        "state dir left behind"
+    );
+    let out = cua(&["sandbox", "stop", "--display", &number.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stopping twice reports no such sandbox"
+    );
+}
+
+#[test]
+fn the_demo_runs_and_leaves_tree_and_screenshots() {
+    let dir = std::env::temp_dir().join(format!("cua-demo-test-{}", std::process::id()));
+    let out = cua(&["demo", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "demo failed: {}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(dir.to_str().unwrap()),
+        "demo prints its folder"
+    );
+    let tree = std::fs::read_to_string(dir.join("calculator-tree.md")).unwrap();
+    assert!(tree.contains("button \"7"), "{tree}");
+    for png in [
+        "calculator-screenshot.png",
+        "widget-factory-screenshot.png",
+        "calculator-covered.png",
+    ] {
+        let img = image::open(dir.join(png)).unwrap_or_else(|e| panic!("{png}: {e}"));
+        assert!(img.width() > 100 && img.height() > 100, "{png} too small");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

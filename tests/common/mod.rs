@@ -1,0 +1,154 @@
+//! Shared fixture for integration tests: one headless desktop per test binary with real
+//! apps launched into it through `launch_app`, and helpers to call tools.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use cua::platform::DesktopEnv;
+use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+
+/// An app launched into the shared desktop.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub pid: u64,
+    pub window_id: u64,
+}
+
+pub struct Desktop {
+    pub env: DesktopEnv,
+    pub calculator: App,
+    pub widget_factory: App,
+    pub mousepad: App,
+}
+
+static DESKTOP: OnceLock<Desktop> = OnceLock::new();
+
+/// The shared desktop, started on first use. Its processes die with the test binary: they
+/// are started from a thread that lives as long as the process (parent-death signal).
+pub fn desktop() -> &'static Desktop {
+    DESKTOP.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let sandbox = Sandbox::start(SandboxOptions {
+                width: 1280,
+                height: 800,
+            })
+            .expect("sandbox starts");
+            let env = sandbox.desktop();
+            tx.send(env).unwrap();
+            // Keep the sandbox (and this thread) alive until the process exits.
+            loop {
+                std::thread::park();
+            }
+            #[allow(unreachable_code)]
+            drop(sandbox);
+        });
+        let env = rx.recv().expect("sandbox env");
+        let rt = runtime();
+        let ctx = ToolContext::for_desktop(env.clone());
+        let registry = ToolRegistry::new();
+        let launch = |name: &str| {
+            let out = rt
+                .block_on(registry.call(&ctx, "launch_app", json!({ "name": name })))
+                .unwrap_or_else(|e| panic!("launch {name}: {e}"));
+            App {
+                pid: out.structured["pid"].as_u64().unwrap(),
+                window_id: out.structured["windows"][0]["window_id"].as_u64().unwrap(),
+            }
+        };
+        // Order matters: the widget factory (larger than the screen) ends up covering the calculator.
+        let calculator = launch("Calculator");
+        let mousepad = launch("mousepad");
+        let widget_factory = launch("gtk3-widget-factory");
+        Desktop {
+            env,
+            calculator,
+            widget_factory,
+            mousepad,
+        }
+    })
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Calls a tool on the shared desktop in a fresh context.
+pub fn call(tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
+    let d = desktop();
+    let ctx = ToolContext::for_desktop(d.env.clone());
+    runtime().block_on(ToolRegistry::new().call(&ctx, tool, args))
+}
+
+pub fn window_state(app: &App) -> ToolOutput {
+    call(
+        "get_window_state",
+        json!({ "pid": app.pid, "window_id": app.window_id }),
+    )
+    .expect("get_window_state succeeds")
+}
+
+pub fn elements(state: &ToolOutput) -> Vec<Value> {
+    state.structured["elements"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Decoded RGB screenshot of a tool output's PNG image.
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub rgb: Vec<u8>,
+}
+
+impl Image {
+    pub fn decode(png_bytes: &[u8]) -> Image {
+        let img = image::load_from_memory(png_bytes)
+            .expect("valid png")
+            .to_rgb8();
+        Image {
+            width: img.width(),
+            height: img.height(),
+            rgb: img.into_raw(),
+        }
+    }
+
+    pub fn pixel(&self, x: i64, y: i64) -> [u8; 3] {
+        let i = ((y as u32 * self.width + x as u32) * 3) as usize;
+        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
+    }
+
+    pub fn distinct_colors(&self) -> usize {
+        let mut set = std::collections::HashSet::new();
+        for px in self.rgb.chunks_exact(3) {
+            set.insert([px[0], px[1], px[2]]);
+        }
+        set.len()
+    }
+
+    pub fn black_fraction(&self) -> f64 {
+        let black = self
+            .rgb
+            .chunks_exact(3)
+            .filter(|p| p.iter().all(|c| *c < 8))
+            .count();
+        black as f64 / (self.width * self.height) as f64
+    }
+}
+
+pub fn frame(el: &Value) -> (i64, i64, i64, i64) {
+    let f = &el["frame"];
+    (
+        f["x"].as_i64().unwrap(),
+        f["y"].as_i64().unwrap(),
+        f["width"].as_i64().unwrap(),
+        f["height"].as_i64().unwrap(),
+    )
+}

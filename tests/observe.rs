@@ -1,0 +1,315 @@
+//! Observation tools against real apps in a headless desktop: trees, frames, screenshots.
+
+mod common;
+
+use common::{Image, call, desktop, elements, frame, window_state};
+use serde_json::json;
+
+#[test]
+fn calculator_gtk4_digit_buttons_exist_with_a_click_action() {
+    let state = window_state(&desktop().calculator);
+    let els = elements(&state);
+    for digit in 0..=9 {
+        let name = digit.to_string();
+        let button = els
+            .iter()
+            .find(|e| {
+                e["role"] == "button"
+                    && e["name"].as_str().unwrap().split(' ').next() == Some(name.as_str())
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "no button {digit} in\n{}",
+                    state.structured["tree_markdown"]
+                )
+            });
+        let actions: Vec<&str> = button["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(
+            actions.contains(&"click"),
+            "button {digit} actions {actions:?}"
+        );
+    }
+    let md = state.structured["tree_markdown"].as_str().unwrap();
+    assert!(
+        md.contains("] button \"7"),
+        "markdown tags the 7 button with an index:\n{md}"
+    );
+}
+
+#[test]
+fn calculator_gtk4_frames_land_on_the_widgets_in_the_screenshot() {
+    let state = window_state(&desktop().calculator);
+    let shot = Image::decode(&state.image.as_ref().expect("screenshot").data);
+    let equals = elements(&state)
+        .into_iter()
+        .find(|e| e["role"] == "button" && e["name"].as_str().unwrap().starts_with('='))
+        .expect("= button");
+    let (x, y, w, h) = frame(&equals);
+    // The = button is the calculator's one orange widget: its frame centre must be orange.
+    let [r, g, b] = shot.pixel(x + w / 2, y + h / 2);
+    assert!(
+        r > 200 && (90..190).contains(&g) && b < 90,
+        "pixel at = centre is {:?}",
+        (r, g, b)
+    );
+    // And just outside the frame's left edge, at least 8 px away, it is not.
+    let [r, g, b] = shot.pixel(x - 8, y + h / 2);
+    assert!(
+        !(r > 200 && (90..190).contains(&g) && b < 90),
+        "frame too far right: {:?}",
+        (r, g, b)
+    );
+}
+
+#[test]
+fn widget_factory_gtk3_has_check_buttons_and_sliders_with_correct_frames() {
+    let state = window_state(&desktop().widget_factory);
+    let els = elements(&state);
+    let checked = els
+        .iter()
+        .find(|e| {
+            e["role"] == "check_box"
+                && e["states"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s == "checked")
+                && e["states"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s == "sensitive")
+        })
+        .expect("a checked, sensitive check box");
+    assert!(els.iter().any(|e| e["role"] == "slider"), "no slider");
+    let shot = Image::decode(&state.image.as_ref().unwrap().data);
+    // A checked GTK3 check box draws a blue square at the left of its frame.
+    let (x, y, w, h) = frame(checked);
+    let blue = (x..(x + 30).min(x + w))
+        .flat_map(|px| (y..y + h).map(move |py| (px, py)))
+        .filter(|(px, py)| {
+            let [r, g, b] = shot.pixel(*px, *py);
+            b > 180 && r < 120 && g > 90 && g < 180
+        })
+        .count();
+    assert!(
+        blue > 20,
+        "no blue check mark inside the check box frame ({blue} blue pixels)"
+    );
+}
+
+#[test]
+fn mousepad_has_menus_and_an_editable_text_area() {
+    let state = window_state(&desktop().mousepad);
+    let els = elements(&state);
+    assert!(
+        els.iter()
+            .any(|e| e["role"] == "menu" && e["name"] == "File"),
+        "no File menu"
+    );
+    assert!(
+        els.iter().any(|e| e["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "editable")),
+        "no editable text"
+    );
+}
+
+#[test]
+fn screenshot_size_matches_the_window_and_is_not_blank() {
+    let d = desktop();
+    let windows = call("list_windows", json!({ "pid": d.mousepad.pid })).unwrap();
+    let bounds = &windows.structured["windows"][0]["bounds"];
+    let shot = call("screenshot", json!({ "window_id": d.mousepad.window_id })).unwrap();
+    let img = Image::decode(&shot.image.unwrap().data);
+    assert_eq!(img.width as u64, bounds["width"].as_u64().unwrap());
+    assert_eq!(img.height as u64, bounds["height"].as_u64().unwrap());
+    assert!(
+        img.distinct_colors() > 20,
+        "screenshot looks blank ({} colours)",
+        img.distinct_colors()
+    );
+}
+
+#[test]
+fn covered_window_screenshot_is_not_black() {
+    let d = desktop();
+    let list = call("list_windows", json!({})).unwrap().structured;
+    let find = |id: u64| {
+        list["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["window_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let (calc, wf) = (
+        find(d.calculator.window_id),
+        find(d.widget_factory.window_id),
+    );
+    let rect = |w: &serde_json::Value| {
+        let b = &w["bounds"];
+        (
+            b["x"].as_i64().unwrap(),
+            b["y"].as_i64().unwrap(),
+            b["width"].as_i64().unwrap(),
+            b["height"].as_i64().unwrap(),
+        )
+    };
+    let (cx, cy, cw, ch) = rect(&calc);
+    let (wx, wy, ww, wh) = rect(&wf);
+    assert!(
+        wf["z_index"].as_u64() > calc["z_index"].as_u64()
+            && cx < wx + ww
+            && wx < cx + cw
+            && cy < wy + wh
+            && wy < cy + ch,
+        "precondition: the widget factory must cover the calculator: {calc} / {wf}"
+    );
+    let state = window_state(&d.calculator);
+    let img = Image::decode(&state.image.as_ref().unwrap().data);
+    assert!(
+        img.black_fraction() < 0.05,
+        "covered window came out {:.0}% black",
+        img.black_fraction() * 100.0
+    );
+    // What is captured is the calculator itself, not the window on top: its orange = key.
+    let equals = elements(&state)
+        .into_iter()
+        .find(|e| e["name"].as_str().unwrap().starts_with('='))
+        .unwrap();
+    let (x, y, w, h) = frame(&equals);
+    let [r, g, b] = img.pixel(x + w / 2, y + h / 2);
+    assert!(
+        r > 200 && b < 90 && g > 90,
+        "= key not visible in covered capture: {:?}",
+        (r, g, b)
+    );
+}
+
+#[test]
+fn window_of_another_pid_is_a_clear_error() {
+    let d = desktop();
+    let err = call(
+        "get_window_state",
+        json!({ "pid": d.calculator.pid, "window_id": d.widget_factory.window_id }),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("belongs to") && err.contains(&d.calculator.pid.to_string()),
+        "{err}"
+    );
+    let err = call(
+        "get_window_state",
+        json!({ "pid": d.calculator.pid, "window_id": 1 }),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("window 1 not found"), "{err}");
+}
+
+#[test]
+fn query_filters_markdown_but_keeps_indices() {
+    let d = desktop();
+    let full = window_state(&d.calculator);
+    let filtered = call(
+        "get_window_state",
+        json!({ "pid": d.calculator.pid, "window_id": d.calculator.window_id, "query": "√", "include_screenshot": false }),
+    )
+    .unwrap();
+    assert_eq!(
+        full.structured["element_count"],
+        filtered.structured["element_count"]
+    );
+    let md = filtered.structured["tree_markdown"].as_str().unwrap();
+    assert!(md.lines().any(|l| l.contains('√')), "{md}");
+    assert!(md.lines().count() < 6, "filter kept too much:\n{md}");
+    assert!(filtered.image.is_none());
+}
+
+#[test]
+fn list_apps_and_list_windows_report_the_running_apps() {
+    let d = desktop();
+    let apps = call("list_apps", json!({})).unwrap().structured;
+    let calc = apps["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "Calculator")
+        .expect("Calculator listed");
+    assert_eq!(calc["running"], true);
+    assert_eq!(calc["pid"], d.calculator.pid);
+    let windows = call("list_windows", json!({ "pid": d.calculator.pid }))
+        .unwrap()
+        .structured;
+    let w = &windows["windows"][0];
+    assert_eq!(w["window_id"], d.calculator.window_id);
+    assert_eq!(w["title"], "Calculator");
+    assert_eq!(w["is_on_screen"], true);
+    assert!(windows["current_space_id"].is_u64());
+    // Launching a running app reuses it.
+    let again = call("launch_app", json!({ "name": "Calculator" }))
+        .unwrap()
+        .structured;
+    assert_eq!(again["pid"], d.calculator.pid);
+    assert_eq!(again["newly_started"], false);
+}
+
+#[test]
+fn zoom_returns_the_padded_region() {
+    let d = desktop();
+    let out = call(
+        "zoom",
+        json!({ "pid": d.calculator.pid, "window_id": d.calculator.window_id, "x1": 100, "y1": 100, "x2": 200, "y2": 150 }),
+    )
+    .unwrap();
+    assert_eq!(out.structured["x"], 80);
+    assert_eq!(out.structured["y"], 90);
+    assert_eq!(out.structured["width"], 140);
+    assert_eq!(out.structured["height"], 70);
+    let img = Image::decode(&out.image.unwrap().data);
+    assert_eq!((img.width, img.height), (140, 70));
+}
+
+#[test]
+fn check_permissions_passes_in_the_sandbox() {
+    let out = call("check_permissions", json!({})).unwrap().structured;
+    assert_eq!(out["ok"], true, "{out}");
+    let names: Vec<&str> = out["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "x11_display",
+        "x11_extension_xtest",
+        "x11_extension_mit_shm",
+        "x11_extension_composite",
+        "x11_extension_xfixes",
+        "atspi_bus",
+        "accessibility_enabled",
+    ] {
+        assert!(names.contains(&expected), "missing check {expected}");
+    }
+}
+
+#[test]
+fn screen_size_and_cursor_position() {
+    let size = call("get_screen_size", json!({})).unwrap().structured;
+    assert_eq!(
+        (size["width"].as_u64(), size["height"].as_u64()),
+        (Some(1280), Some(800))
+    );
+    let cursor = call("get_cursor_position", json!({})).unwrap().structured;
+    assert!(cursor["x"].is_i64() && cursor["y"].is_i64());
+}
