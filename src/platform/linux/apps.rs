@@ -336,6 +336,8 @@ fn chromium_flags(user_args: &[String]) -> Vec<String> {
         "--disable-sync".into(),
         "--disable-gpu".into(),
         "--password-store=basic".into(),
+        // Automation mode: no infobar about the flags above.
+        "--test-type".into(),
     ];
     if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
         flags.push("--no-sandbox".into());
