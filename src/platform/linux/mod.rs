@@ -16,6 +16,10 @@ use crate::platform::{
 
 /// How long launch waits for the first window of a new process.
 const FIRST_WINDOW_WAIT: Duration = Duration::from_secs(15);
+/// How long a new window's geometry must hold still before launch returns, and the most
+/// launch waits for that.
+const GEOMETRY_STABLE_FOR: Duration = Duration::from_millis(200);
+const GEOMETRY_SETTLE_WAIT: Duration = Duration::from_secs(2);
 
 pub struct LinuxPlatform {
     desktop: DesktopEnv,
@@ -74,7 +78,7 @@ impl Platform for LinuxPlatform {
             ok: true,
             detail: format!(
                 "X display {} reachable",
-                std::env::var("DISPLAY").unwrap_or_default()
+                self.desktop.display.as_deref().unwrap_or("")
             ),
             fix: None,
         }];
@@ -197,10 +201,13 @@ impl Platform for LinuxPlatform {
         }
         let pid = apps::spawn(&plan, &self.desktop)?;
         let deadline = Instant::now() + FIRST_WINDOW_WAIT;
-        loop {
+        let first = loop {
             let windows = self.x11.client_windows()?;
-            if windows.iter().any(|w| w.pid == Some(pid) && w.is_on_screen) {
-                break;
+            if let Some(w) = windows
+                .iter()
+                .find(|w| w.pid == Some(pid) && w.is_on_screen)
+            {
+                break w.id;
             }
             if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
                 return Err(PlatformError::Launch(format!(
@@ -216,6 +223,19 @@ impl Platform for LinuxPlatform {
                 )));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        // Toolkits often resize a window right after mapping it; hand it over once its
+        // geometry has held still, so the first screenshot matches later ones.
+        let settle_deadline = Instant::now() + GEOMETRY_SETTLE_WAIT;
+        let mut last = self.x11.client_bounds(first).ok();
+        let mut stable_since = Instant::now();
+        while Instant::now() < settle_deadline && stable_since.elapsed() < GEOMETRY_STABLE_FOR {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            let now = self.x11.client_bounds(first).ok();
+            if now != last {
+                last = now;
+                stable_since = Instant::now();
+            }
         }
         Ok(LaunchedApp {
             pid,
