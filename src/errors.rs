@@ -55,6 +55,7 @@ impl From<crate::platform::PlatformError> for ToolError {
     fn from(e: crate::platform::PlatformError) -> Self {
         match e {
             crate::platform::PlatformError::NoDesktop(m) => ToolError::NoDesktop(m),
+            crate::platform::PlatformError::InvalidInput(m) => ToolError::InvalidArguments(m),
             other => ToolError::Failed(other.to_string()),
         }
     }

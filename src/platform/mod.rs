@@ -146,6 +146,65 @@ pub struct PermissionCheck {
     pub fix: Option<String>,
 }
 
+/// How input reaches an app: `Background` must not change focus, the active window, the
+/// stacking order or the pointer; `Foreground` may activate the window and use real input
+/// devices, and restores the previous active window and pointer afterwards.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Delivery {
+    Background,
+    Foreground,
+}
+
+/// A low-level input event; coordinates are window-local pixels, keys are keysyms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputEvent {
+    Move {
+        x: i32,
+        y: i32,
+    },
+    Button {
+        x: i32,
+        y: i32,
+        button: u8,
+        down: bool,
+    },
+    Key {
+        keysym: u32,
+        down: bool,
+    },
+    Pause(std::time::Duration),
+}
+
+/// An element's state read back after an action, to verify its effect.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ElementReading {
+    pub name: String,
+    pub states: Vec<String>,
+    pub text: Option<String>,
+    pub value: Option<f64>,
+}
+
+/// A numeric element's range (sliders, spin buttons, scroll bars).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ValueRange {
+    pub current: f64,
+    pub minimum: f64,
+    pub maximum: f64,
+    pub step: f64,
+}
+
+/// What "the user's foreground" is at one instant: checked around background actions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FocusState {
+    pub active_window: Option<u64>,
+    pub input_focus: u64,
+    pub stacking: Vec<u64>,
+    pub pointer: (i32, i32),
+}
+
 /// Errors from the platform layer.
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
@@ -159,6 +218,12 @@ pub enum PlatformError {
     Capture(String),
     #[error("{0}")]
     Launch(String),
+    /// The element cannot do this (no such action, not editable, not a value).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The caller's input cannot be delivered as given (bad value, out of range).
+    #[error("{0}")]
+    InvalidInput(String),
     #[error("{0}")]
     Other(String),
 }
@@ -183,6 +248,37 @@ pub trait Platform: Send + Sync {
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture>;
     /// The accessibility tree of `pid` scoped to `window`.
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree>;
+    /// The app's toolkit and version (`GTK 4.8.3`), when it says.
+    async fn toolkit(&self, pid: u32) -> Option<String>;
+
+    // Acting on elements (handles come from an AxTree); none of these moves the pointer or
+    // changes focus.
+    /// Runs the element's action with this name (case-insensitive).
+    async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()>;
+    /// Inserts text at the caret and moves the caret after it.
+    async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<()>;
+    /// Replaces the element's whole text.
+    async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()>;
+    async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange>;
+    async fn set_value(&self, handle: &str, value: f64) -> PlatformResult<()>;
+    /// Names of the options a combo box or list offers, in order.
+    async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>>;
+    /// Selects option `index` of a combo box or list without opening a popup.
+    async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()>;
+    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading>;
+
+    // Raw input.
+    /// Sends events to a window: background as synthetic events to the window only,
+    /// foreground through the real input devices with the window activated.
+    async fn send_input(
+        &self,
+        window: &WindowInfo,
+        events: &[InputEvent],
+        delivery: Delivery,
+    ) -> PlatformResult<()>;
+    /// Moves the real pointer to a screen point.
+    async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()>;
+    async fn focus_state(&self) -> PlatformResult<FocusState>;
 }
 
 /// Which desktop to talk to: an X display and its D-Bus session bus.

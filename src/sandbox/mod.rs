@@ -300,6 +300,7 @@ impl Sandbox {
     pub fn env(&self) -> Vec<(&'static str, String)> {
         let mut env = self.desktop().child_env();
         env.push(("GTK_A11Y", "atspi".to_string()));
+        env.push(("GDK_CORE_DEVICE_EVENTS", "1".to_string()));
         env
     }
 

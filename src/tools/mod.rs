@@ -8,6 +8,8 @@
 
 mod apps;
 mod capture;
+mod input;
+pub mod keys;
 mod permissions;
 mod screen;
 mod window_state;
@@ -273,6 +275,16 @@ impl ToolRegistry {
                 Box::new(capture::Zoom),
                 Box::new(screen::GetScreenSize),
                 Box::new(screen::GetCursorPosition),
+                Box::new(input::Click),
+                Box::new(input::DoubleClick),
+                Box::new(input::RightClick),
+                Box::new(input::TypeText),
+                Box::new(input::PressKey),
+                Box::new(input::Hotkey),
+                Box::new(input::SetValue),
+                Box::new(input::Scroll),
+                Box::new(input::Drag),
+                Box::new(input::MoveCursor),
             ],
         }
     }

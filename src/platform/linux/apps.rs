@@ -373,6 +373,9 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
         .envs(desktop.child_env())
         .env_remove("NO_AT_BRIDGE")
         .env("GTK_A11Y", "atspi")
+        // GTK3 then accepts the synthetic events background input sends (it ignores them
+        // when it reads devices through XInput2).
+        .env("GDK_CORE_DEVICE_EVENTS", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

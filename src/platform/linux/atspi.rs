@@ -839,3 +839,311 @@ fn format_number(v: f64) -> String {
 fn process_alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
+
+/// Element operations: actions, text, values and selection on a node handle (`bus|path`).
+/// None of these moves the pointer or changes focus.
+impl Atspi {
+    fn node_ref(handle: &str) -> PlatformResult<NodeRef> {
+        let (bus, path) = handle
+            .split_once('|')
+            .ok_or_else(|| PlatformError::Other(format!("bad element handle `{handle}`")))?;
+        Ok(NodeRef {
+            bus: bus.to_string(),
+            path: path.to_string(),
+        })
+    }
+
+    async fn interfaces(&self, n: &NodeRef) -> PlatformResult<InterfaceSet> {
+        if let Some((_, ifaces)) = self.fixed.lock().unwrap().get(n) {
+            return Ok(*ifaces);
+        }
+        self.call(
+            &n.bus,
+            &n.path,
+            "org.a11y.atspi.Accessible",
+            "GetInterfaces",
+            &(),
+        )
+        .await
+        .map_err(|e| ax_err("element is gone (take a new get_window_state)", e))
+    }
+
+    pub async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
+        let n = Self::node_ref(handle)?;
+        let names = self.action_names(&n).await;
+        let index = names
+            .iter()
+            .position(|a| a.eq_ignore_ascii_case(action))
+            .ok_or_else(|| {
+                PlatformError::Unsupported(format!(
+                    "element has no action `{action}` (it has: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            })?;
+        let ok: bool = self
+            .call(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.Action",
+                "DoAction",
+                &(index as i32,),
+            )
+            .await
+            .map_err(|e| ax_err("do action", e))?;
+        if !ok {
+            return Err(PlatformError::Unsupported(format!(
+                "the app refused action `{action}`"
+            )));
+        }
+        Ok(())
+    }
+
+    pub async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+        let n = Self::node_ref(handle)?;
+        let ifaces = self.interfaces(&n).await?;
+        if !ifaces.contains(Interface::EditableText) {
+            return Err(PlatformError::Unsupported(
+                "element has no editable text".into(),
+            ));
+        }
+        let caret: i32 = self
+            .property(&n.bus, &n.path, "org.a11y.atspi.Text", "CaretOffset")
+            .await
+            .unwrap_or(-1);
+        let position = if caret < 0 {
+            self.property::<i32>(&n.bus, &n.path, "org.a11y.atspi.Text", "CharacterCount")
+                .await
+                .unwrap_or(0)
+        } else {
+            caret
+        };
+        // The length is in bytes for both GTK3 and GTK4 (gtk_editable_insert_text).
+        let ok: bool = self
+            .call(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.EditableText",
+                "InsertText",
+                &(position, text, text.len() as i32),
+            )
+            .await
+            .map_err(|e| ax_err("insert text", e))?;
+        if !ok {
+            return Err(PlatformError::Unsupported(
+                "the app refused the text (read-only?)".into(),
+            ));
+        }
+        // Leave the caret after the text so the next insert follows it.
+        let after = position + text.chars().count() as i32;
+        let _: zbus::Result<bool> = self
+            .call(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.Text",
+                "SetCaretOffset",
+                &(after,),
+            )
+            .await;
+        Ok(())
+    }
+
+    pub async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+        let n = Self::node_ref(handle)?;
+        if !self.interfaces(&n).await?.contains(Interface::EditableText) {
+            return Err(PlatformError::Unsupported(
+                "element has no editable text".into(),
+            ));
+        }
+        let ok: bool = self
+            .call(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.EditableText",
+                "SetTextContents",
+                &(text,),
+            )
+            .await
+            .map_err(|e| ax_err("set text", e))?;
+        if !ok {
+            return Err(PlatformError::Unsupported(
+                "the app refused the text (read-only?)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub async fn value_range(&self, handle: &str) -> PlatformResult<crate::platform::ValueRange> {
+        let n = Self::node_ref(handle)?;
+        if !self.interfaces(&n).await?.contains(Interface::Value) {
+            return Err(PlatformError::Unsupported(
+                "element has no numeric value".into(),
+            ));
+        }
+        const V: &str = "org.a11y.atspi.Value";
+        let (current, minimum, maximum, step) = futures::join!(
+            self.property::<f64>(&n.bus, &n.path, V, "CurrentValue"),
+            self.property::<f64>(&n.bus, &n.path, V, "MinimumValue"),
+            self.property::<f64>(&n.bus, &n.path, V, "MaximumValue"),
+            self.property::<f64>(&n.bus, &n.path, V, "MinimumIncrement"),
+        );
+        Ok(crate::platform::ValueRange {
+            current: current.map_err(|e| ax_err("read value", e))?,
+            minimum: minimum.unwrap_or(f64::MIN),
+            maximum: maximum.unwrap_or(f64::MAX),
+            step: step.unwrap_or(0.0),
+        })
+    }
+
+    pub async fn set_value(&self, handle: &str, value: f64) -> PlatformResult<()> {
+        let n = Self::node_ref(handle)?;
+        self.conn
+            .call_method(
+                Some(n.bus.as_str()),
+                n.path.as_str(),
+                Some("org.freedesktop.DBus.Properties"),
+                "Set",
+                &(
+                    "org.a11y.atspi.Value",
+                    "CurrentValue",
+                    zbus::zvariant::Value::from(value),
+                ),
+            )
+            .await
+            .map_err(|e| ax_err("set value", e))?;
+        Ok(())
+    }
+
+    /// The selectable options of a combo box or list: its children, or, when a child is a
+    /// menu or list (GTK3 combo boxes), that child's children. Read regardless of `showing`:
+    /// a closed popup's items are not shown but still selectable.
+    async fn options(&self, handle: &str) -> PlatformResult<(NodeRef, Vec<RawNode>)> {
+        let n = Self::node_ref(handle)?;
+        let kids = self.read_children(&n).await;
+        let popup = kids.iter().find(|k| {
+            matches!(
+                k.role,
+                Role::Menu | Role::List | Role::ListBox | Role::Window
+            )
+        });
+        let options = match popup {
+            Some(p) if kids.len() == 1 => self.read_children(&p.node).await,
+            _ => kids,
+        };
+        Ok((n, options))
+    }
+
+    async fn read_children(&self, n: &NodeRef) -> Vec<RawNode> {
+        let kids: Vec<(String, zbus::zvariant::OwnedObjectPath)> = self
+            .call(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.Accessible",
+                "GetChildren",
+                &(),
+            )
+            .await
+            .unwrap_or_default();
+        join_all(
+            kids.iter()
+                .take(MAX_MANAGED_CHILDREN as usize)
+                .enumerate()
+                .map(|(i, (bus, path))| {
+                    self.read_node(bus, path.as_str(), Some(n.path.clone()), i as i32)
+                }),
+        )
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    pub async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>> {
+        Ok(self
+            .options(handle)
+            .await?
+            .1
+            .into_iter()
+            .map(|o| o.name)
+            .collect())
+    }
+
+    pub async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()> {
+        let (container, _) = self.options(handle).await?;
+        if !self
+            .interfaces(&container)
+            .await?
+            .contains(Interface::Selection)
+        {
+            return Err(PlatformError::Unsupported(
+                "element has no selectable options".into(),
+            ));
+        }
+        let ok: bool = self
+            .call(
+                &container.bus,
+                &container.path,
+                "org.a11y.atspi.Selection",
+                "SelectChild",
+                &(index as i32,),
+            )
+            .await
+            .map_err(|e| ax_err("select option", e))?;
+        if !ok {
+            return Err(PlatformError::Unsupported(format!(
+                "the app refused to select option {index}"
+            )));
+        }
+        Ok(())
+    }
+
+    pub async fn read_element(
+        &self,
+        handle: &str,
+    ) -> PlatformResult<crate::platform::ElementReading> {
+        let n = Self::node_ref(handle)?;
+        let ifaces = self.interfaces(&n).await?;
+        let (name, states) = futures::join!(
+            self.property::<String>(&n.bus, &n.path, "org.a11y.atspi.Accessible", "Name"),
+            self.call::<_, StateSet>(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.Accessible",
+                "GetState",
+                &()
+            ),
+        );
+        let states =
+            states.map_err(|e| ax_err("element is gone (take a new get_window_state)", e))?;
+        let text = if ifaces.contains(Interface::Text) {
+            self.text(&n).await
+        } else {
+            None
+        };
+        let value = if ifaces.contains(Interface::Value) {
+            self.property::<f64>(&n.bus, &n.path, "org.a11y.atspi.Value", "CurrentValue")
+                .await
+                .ok()
+        } else {
+            None
+        };
+        Ok(crate::platform::ElementReading {
+            name: name.unwrap_or_default(),
+            states: states
+                .iter()
+                .map(|s| s.to_static_str().to_string())
+                .collect(),
+            text,
+            value,
+        })
+    }
+
+    pub async fn toolkit_of(&self, pid: u32) -> Option<String> {
+        let bus = self.app_bus_for_pid(pid).await.ok()??;
+        let (name, version) = self.toolkit(&bus).await;
+        (!name.is_empty()).then(|| format!("{name} {version}").trim().to_string())
+    }
+}

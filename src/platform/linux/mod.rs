@@ -3,6 +3,7 @@
 
 pub mod apps;
 pub mod atspi;
+mod input;
 pub mod x11;
 
 use std::time::{Duration, Instant};
@@ -10,8 +11,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 
 use crate::platform::{
-    AxTree, Capture, DesktopEnv, InstalledApp, LaunchRequest, LaunchedApp, PermissionCheck,
-    Platform, PlatformError, PlatformResult, RunningApp, WindowInfo, WindowList,
+    AxTree, Capture, Delivery, DesktopEnv, ElementReading, FocusState, InputEvent, InstalledApp,
+    LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError, PlatformResult,
+    RunningApp, ValueRange, WindowInfo, WindowList,
 };
 
 /// How long launch waits for the first window of a new process.
@@ -263,5 +265,58 @@ impl Platform for LinuxPlatform {
             .gtk_frame_extents(window.window_id as u32)
             .map(|(left, _, top, _)| (left, top));
         self.atspi().await?.window_tree(pid, window, csd).await
+    }
+
+    async fn toolkit(&self, pid: u32) -> Option<String> {
+        self.atspi().await.ok()?.toolkit_of(pid).await
+    }
+
+    async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
+        self.atspi().await?.do_action(handle, action).await
+    }
+
+    async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+        self.atspi().await?.insert_text(handle, text).await
+    }
+
+    async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+        self.atspi().await?.set_text(handle, text).await
+    }
+
+    async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange> {
+        self.atspi().await?.value_range(handle).await
+    }
+
+    async fn set_value(&self, handle: &str, value: f64) -> PlatformResult<()> {
+        self.atspi().await?.set_value(handle, value).await
+    }
+
+    async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>> {
+        self.atspi().await?.option_names(handle).await
+    }
+
+    async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()> {
+        self.atspi().await?.select_option(handle, index).await
+    }
+
+    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
+        self.atspi().await?.read_element(handle).await
+    }
+
+    async fn send_input(
+        &self,
+        window: &WindowInfo,
+        events: &[InputEvent],
+        delivery: Delivery,
+    ) -> PlatformResult<()> {
+        self.x11.send_input(window, events, delivery)
+    }
+
+    async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()> {
+        self.x11.warp(x, y)
+    }
+
+    async fn focus_state(&self) -> PlatformResult<FocusState> {
+        self.x11.focus_state()
     }
 }

@@ -16,10 +16,10 @@ use x11rb::rust_connection::RustConnection;
 use crate::platform::{Capture, PermissionCheck, PlatformError, PlatformResult, Rect};
 
 /// Atoms interned once per connection.
-struct Atoms {
-    net_client_list_stacking: Atom,
+pub(super) struct Atoms {
+    pub(super) net_client_list_stacking: Atom,
     net_client_list: Atom,
-    net_active_window: Atom,
+    pub(super) net_active_window: Atom,
     net_wm_pid: Atom,
     net_wm_name: Atom,
     net_wm_state: Atom,
@@ -44,11 +44,13 @@ pub struct RawWindow {
 }
 
 pub struct X11 {
-    conn: RustConnection,
-    root: Window,
+    pub(super) conn: RustConnection,
+    pub(super) root: Window,
     screen_size: (u32, u32),
-    atoms: Atoms,
+    pub(super) atoms: Atoms,
     redirected_here: AtomicBool,
+    /// Keycode → keysyms, read on first keyboard use.
+    pub(super) keymap: std::sync::Mutex<Option<super::input::Keymap>>,
 }
 
 fn x_err(context: &str, e: impl std::fmt::Display) -> PlatformError {
@@ -82,6 +84,7 @@ impl X11 {
             screen_size,
             atoms,
             redirected_here: AtomicBool::new(false),
+            keymap: std::sync::Mutex::new(None),
         })
     }
 
@@ -147,7 +150,12 @@ impl X11 {
         .unwrap_or(false)
     }
 
-    fn get_u32s(&self, window: Window, prop: Atom, ty: Atom) -> PlatformResult<Vec<u32>> {
+    pub(super) fn get_u32s(
+        &self,
+        window: Window,
+        prop: Atom,
+        ty: Atom,
+    ) -> PlatformResult<Vec<u32>> {
         let reply = self
             .conn
             .get_property(false, window, prop, ty, 0, u32::MAX / 4)

@@ -1,0 +1,1759 @@
+//! The input tools: click, double_click, right_click, drag, scroll, type_text, press_key,
+//! hotkey, set_value, move_cursor.
+//!
+//! Addressing: `element_index` + `window_id` resolves against the last get_window_state
+//! snapshot and acts through the accessibility API (background-safe); `x, y` are
+//! window-local screenshot pixels. In background mode a pixel click on an element is run
+//! as that element's action; elsewhere synthetic events go to the window only.
+//! `delivery_mode: foreground` activates the window and uses real input, then restores.
+//!
+//! Every action returns `path` (the route that ran), `verified`, `effect`
+//! (confirmed | unverifiable | suspected_noop) and, when a background attempt did not
+//! land, `escalation {recommended, reason}`. `settle_ms` waits, bounded, for the effect.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::keys::{Modifier, char_keysym, check_text, parse_key, parse_modifiers};
+use super::{Snapshot, ToolContext, ToolOutput, ToolSpec, window_of};
+use crate::errors::ToolError;
+use crate::platform::{AxNode, Delivery, InputEvent, Platform, PlatformError, WindowInfo};
+
+const MAX_SETTLE_MS: u64 = 10_000;
+const POLL: Duration = Duration::from_millis(20);
+/// Action names tried, in order, when a click names none.
+const CLICK_ACTIONS: &[&str] = &[
+    "click",
+    "press",
+    "activate",
+    "toggle",
+    "jump",
+    "open",
+    "select",
+    "expand or contract",
+];
+const DOUBLE_CLICK_ACTIONS: &[&str] = &["activate", "open"];
+const MENU_ACTIONS: &[&str] = &[
+    "showmenu",
+    "menu",
+    "showcontextmenu",
+    "menu.popup",
+    "popup",
+    "context menu",
+];
+const TOGGLE_ROLES: &[&str] = &[
+    "check_box",
+    "toggle_button",
+    "radio_button",
+    "check_menu_item",
+    "radio_menu_item",
+    "switch",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    Left,
+    Middle,
+    Right,
+}
+
+impl MouseButton {
+    fn number(self) -> u8 {
+        match self {
+            MouseButton::Left => 1,
+            MouseButton::Middle => 2,
+            MouseButton::Right => 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollUnit {
+    Line,
+    Page,
+}
+
+// ---------------------------------------------------------------------------------------
+// Outcome: what every action returns.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    Confirmed,
+    Unverifiable,
+    SuspectedNoop,
+}
+
+impl Effect {
+    fn as_str(self) -> &'static str {
+        match self {
+            Effect::Confirmed => "confirmed",
+            Effect::Unverifiable => "unverifiable",
+            Effect::SuspectedNoop => "suspected_noop",
+        }
+    }
+}
+
+struct Outcome {
+    what: String,
+    path: &'static str,
+    effect: Effect,
+    escalation: Option<(&'static str, String)>,
+    fields: serde_json::Map<String, Value>,
+}
+
+impl Outcome {
+    fn new(what: impl Into<String>, path: &'static str) -> Self {
+        Outcome {
+            what: what.into(),
+            path,
+            effect: Effect::Unverifiable,
+            escalation: None,
+            fields: Default::default(),
+        }
+    }
+
+    fn with(mut self, key: &str, value: Value) -> Self {
+        self.fields.insert(key.to_string(), value);
+        self
+    }
+
+    fn into_output(self, pid: Option<u32>, window: Option<&WindowInfo>) -> ToolOutput {
+        let mut s = json!({
+            "path": self.path,
+            "verified": self.effect == Effect::Confirmed,
+            "effect": self.effect.as_str(),
+        });
+        if let Some(pid) = pid {
+            s["pid"] = json!(pid);
+        }
+        if let Some(w) = window {
+            s["window_id"] = json!(w.window_id);
+        }
+        if let Some((recommended, reason)) = &self.escalation {
+            s["escalation"] = json!({ "recommended": recommended, "reason": reason });
+        }
+        for (k, v) in self.fields {
+            s[k] = v;
+        }
+        let mut summary = format!(
+            "{} via {}: effect {}",
+            self.what,
+            self.path,
+            self.effect.as_str()
+        );
+        if let Some((recommended, reason)) = &self.escalation {
+            summary.push_str(&format!(" (escalate to {recommended}: {reason})"));
+        }
+        ToolOutput::new(summary, s)
+    }
+}
+
+/// What would show that an action landed.
+enum Expect {
+    /// A state (checked) of this element differs from `before`.
+    StateChange {
+        handle: String,
+        state: &'static str,
+        before: bool,
+    },
+    /// The element's text contains this.
+    TextContains { handle: String, text: String },
+    /// The element's text is exactly this.
+    TextIs { handle: String, text: String },
+    /// The element's numeric value is this.
+    ValueIs { handle: String, value: f64 },
+    /// The element's name is this (combo boxes show the chosen option).
+    NameIs { handle: String, name: String },
+    /// Something in the window's tree changed (a fingerprint taken before the action).
+    WindowChange {
+        pid: u32,
+        window: WindowInfo,
+        before: u64,
+    },
+    /// Nothing to read back.
+    Nothing,
+}
+
+async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
+    match expect {
+        Expect::StateChange {
+            handle,
+            state,
+            before,
+        } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.states.iter().any(|s| s == state) != *before),
+        Expect::TextContains { handle, text } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.text.is_some_and(|t| t.contains(text.as_str()))),
+        Expect::TextIs { handle, text } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.text.as_deref() == Some(text.as_str())),
+        Expect::ValueIs { handle, value } => platform.read_element(handle).await.is_ok_and(|r| {
+            r.value
+                .is_some_and(|v| (v - value).abs() < 1e-6 * value.abs().max(1.0))
+        }),
+        Expect::NameIs { handle, name } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.name.eq_ignore_ascii_case(name)),
+        Expect::WindowChange {
+            pid,
+            window,
+            before,
+        } => fingerprint(platform, *pid, window)
+            .await
+            .is_some_and(|f| f != *before),
+        Expect::Nothing => false,
+    }
+}
+
+/// A hash of everything a person could see change in the window's tree.
+async fn fingerprint(platform: &dyn Platform, pid: u32, window: &WindowInfo) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let tree = platform.accessibility_tree(pid, window).await.ok()?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for n in &tree.nodes {
+        (&n.role, &n.name, &n.value, &n.states).hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+/// Reads the effect back: once right away, or polling until `settle_ms` runs out.
+async fn settle(
+    platform: &dyn Platform,
+    expect: &Expect,
+    settle_ms: u64,
+    outcome: &mut Outcome,
+    escalate_to: &'static str,
+) {
+    if matches!(expect, Expect::Nothing)
+        || (settle_ms == 0 && matches!(expect, Expect::WindowChange { .. }))
+    {
+        outcome.effect = Effect::Unverifiable;
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_millis(settle_ms);
+    loop {
+        if met(platform, expect).await {
+            outcome.effect = Effect::Confirmed;
+            return;
+        }
+        if settle_ms == 0 {
+            outcome.effect = Effect::Unverifiable;
+            return;
+        }
+        if Instant::now() >= deadline {
+            outcome.effect = Effect::SuspectedNoop;
+            if outcome.escalation.is_none() && outcome.path != "xtest_fg" {
+                outcome.escalation = Some((
+                    escalate_to,
+                    format!("no effect was read back within {settle_ms} ms"),
+                ));
+            }
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+async fn expect_window_change(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    settle_ms: u64,
+) -> Expect {
+    if settle_ms == 0 {
+        return Expect::Nothing;
+    }
+    match fingerprint(platform, pid, window).await {
+        Some(before) => Expect::WindowChange {
+            pid,
+            window: window.clone(),
+            before,
+        },
+        None => Expect::Nothing,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Addressing.
+
+/// The target an action resolved to.
+enum Target {
+    Element {
+        window: WindowInfo,
+        index: usize,
+        node: Box<AxNode>,
+    },
+    Pixel {
+        window: WindowInfo,
+        x: i32,
+        y: i32,
+    },
+    Window {
+        window: WindowInfo,
+    },
+}
+
+impl Target {
+    fn window(&self) -> &WindowInfo {
+        match self {
+            Target::Element { window, .. }
+            | Target::Pixel { window, .. }
+            | Target::Window { window } => window,
+        }
+    }
+}
+
+/// Checks that need no desktop: exclusive and paired arguments.
+fn check_addressing(
+    element_index: Option<usize>,
+    window_id: Option<u64>,
+    x: Option<f64>,
+    y: Option<f64>,
+) -> Result<(), ToolError> {
+    if element_index.is_some() && (x.is_some() || y.is_some()) {
+        return Err(ToolError::invalid(
+            "give either `element_index` or `x`/`y`, not both",
+        ));
+    }
+    match (x, y) {
+        (Some(_), None) => return Err(ToolError::invalid("`y`: missing (x and y go together)")),
+        (None, Some(_)) => return Err(ToolError::invalid("`x`: missing (x and y go together)")),
+        _ => {}
+    }
+    for (name, v) in [("x", x), ("y", y)] {
+        if let Some(v) = v {
+            if !v.is_finite() || v < 0.0 {
+                return Err(ToolError::invalid(format!(
+                    "`{name}`: must be a non-negative number, got {v}"
+                )));
+            }
+        }
+    }
+    if element_index.is_some() && window_id.is_none() {
+        return Err(ToolError::invalid(
+            "`window_id`: required with `element_index` (indices belong to one window's snapshot)",
+        ));
+    }
+    Ok(())
+}
+
+fn check_settle(settle_ms: Option<u64>) -> Result<u64, ToolError> {
+    let s = settle_ms.unwrap_or(0);
+    if s > MAX_SETTLE_MS {
+        return Err(ToolError::invalid(format!(
+            "`settle_ms`: at most {MAX_SETTLE_MS}, got {s}"
+        )));
+    }
+    Ok(s)
+}
+
+/// The pid's window: the given one (checked to belong to it), else its frontmost on-screen one.
+async fn target_window(
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: Option<u64>,
+) -> Result<WindowInfo, ToolError> {
+    if let Some(id) = window_id {
+        return window_of(platform, Some(pid), id).await;
+    }
+    platform
+        .list_windows()
+        .await?
+        .windows
+        .into_iter()
+        .filter(|w| w.pid == Some(pid) && w.is_on_screen)
+        .max_by_key(|w| w.z_index)
+        .ok_or_else(|| {
+            ToolError::failed(format!(
+                "pid {pid} has no window on screen (run list_windows)"
+            ))
+        })
+}
+
+fn snapshot_element(
+    ctx: &ToolContext,
+    pid: u32,
+    window_id: u64,
+    index: usize,
+) -> Result<(Arc<Snapshot>, AxNode), ToolError> {
+    let snap = ctx.snapshot(pid, window_id).ok_or_else(|| {
+        ToolError::invalid(format!(
+            "`element_index`: no snapshot of pid {pid} window {window_id}; call get_window_state first"
+        ))
+    })?;
+    let node = snap
+        .elements
+        .get(index)
+        .map(|n| snap.tree.nodes[*n].clone())
+        .ok_or_else(|| {
+            ToolError::invalid(format!(
+                "`element_index`: {index} is out of range (the snapshot has {} elements, 0-{})",
+                snap.elements.len(),
+                snap.elements.len().saturating_sub(1)
+            ))
+        })?;
+    Ok((snap, node))
+}
+
+async fn resolve(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: Option<u64>,
+    element_index: Option<usize>,
+    x: Option<f64>,
+    y: Option<f64>,
+) -> Result<Target, ToolError> {
+    if let Some(index) = element_index {
+        let window_id = window_id.expect("checked by check_addressing");
+        let (_, node) = snapshot_element(ctx, pid, window_id, index)?;
+        let window = window_of(platform, Some(pid), window_id).await?;
+        return Ok(Target::Element {
+            window,
+            index,
+            node: Box::new(node),
+        });
+    }
+    let window = target_window(platform, pid, window_id).await?;
+    if let (Some(x), Some(y)) = (x, y) {
+        let (w, h) = (window.bounds.width as f64, window.bounds.height as f64);
+        if x >= w || y >= h {
+            return Err(ToolError::invalid(format!(
+                "({x}, {y}) is outside the window's {}x{} screenshot",
+                window.bounds.width, window.bounds.height
+            )));
+        }
+        return Ok(Target::Pixel {
+            window,
+            x: x as i32,
+            y: y as i32,
+        });
+    }
+    Ok(Target::Window { window })
+}
+
+/// The smallest actionable element under a window-local point, from the window's last
+/// snapshot (what the caller saw) or a fresh walk.
+async fn element_at(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    x: i32,
+    y: i32,
+) -> Option<AxNode> {
+    let tree = match ctx.snapshot(pid, window.window_id) {
+        Some(s) => s.tree.clone(),
+        None => platform.accessibility_tree(pid, window).await.ok()?,
+    };
+    tree.nodes
+        .into_iter()
+        .filter(|n| n.actionable)
+        .filter(|n| {
+            n.frame
+                .is_some_and(|f| x >= f.x && y >= f.y && x < f.x + f.width && y < f.y + f.height)
+        })
+        .min_by_key(|n| {
+            n.frame
+                .map(|f| f.width as i64 * f.height as i64)
+                .unwrap_or(i64::MAX)
+        })
+}
+
+fn element_json(index: Option<usize>, n: &AxNode) -> Value {
+    json!({ "index": index, "role": n.role, "name": n.name, "frame": n.frame })
+}
+
+fn describe(n: &AxNode) -> String {
+    if n.name.is_empty() {
+        n.role.clone()
+    } else {
+        format!("{} \"{}\"", n.role, n.name)
+    }
+}
+
+fn pick_action(
+    node: &AxNode,
+    requested: Option<&str>,
+    preferred: &[&str],
+) -> Result<Option<String>, ToolError> {
+    if let Some(a) = requested {
+        return node
+            .actions
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(a))
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`action`: {} has no action `{a}` (it has: {})",
+                    describe(node),
+                    if node.actions.is_empty() {
+                        "none".into()
+                    } else {
+                        node.actions.join(", ")
+                    }
+                ))
+            });
+    }
+    Ok(preferred.iter().find_map(|p| {
+        node.actions
+            .iter()
+            .find(|a| a.eq_ignore_ascii_case(p))
+            .cloned()
+    }))
+}
+
+fn delivery(mode: Option<Delivery>) -> Delivery {
+    mode.unwrap_or(Delivery::Background)
+}
+
+/// Background synthetic events reach GTK3 (core events) and most X clients, not GTK4.
+async fn synthetic_caveat(platform: &dyn Platform, pid: u32) -> Option<(&'static str, String)> {
+    let toolkit = platform.toolkit(pid).await?;
+    toolkit.starts_with("GTK 4").then(|| {
+        ("foreground", format!("{toolkit} ignores synthetic X events; address an element, or use delivery_mode foreground"))
+    })
+}
+
+fn mods_down(mods: &[Modifier]) -> Vec<InputEvent> {
+    mods.iter()
+        .map(|m| InputEvent::Key {
+            keysym: m.keysym(),
+            down: true,
+        })
+        .collect()
+}
+
+fn mods_up(mods: &[Modifier]) -> Vec<InputEvent> {
+    mods.iter()
+        .rev()
+        .map(|m| InputEvent::Key {
+            keysym: m.keysym(),
+            down: false,
+        })
+        .collect()
+}
+
+fn click_events(x: i32, y: i32, button: u8, count: u8, mods: &[Modifier]) -> Vec<InputEvent> {
+    let mut ev = vec![InputEvent::Move { x, y }];
+    ev.extend(mods_down(mods));
+    for i in 0..count {
+        if i > 0 {
+            ev.push(InputEvent::Pause(Duration::from_millis(60)));
+        }
+        ev.push(InputEvent::Button {
+            x,
+            y,
+            button,
+            down: true,
+        });
+        ev.push(InputEvent::Button {
+            x,
+            y,
+            button,
+            down: false,
+        });
+    }
+    ev.extend(mods_up(mods));
+    ev
+}
+
+// ---------------------------------------------------------------------------------------
+// The click family.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClickKind {
+    Click,
+    Double,
+    Right,
+}
+
+struct ClickRequest {
+    kind: ClickKind,
+    pid: u32,
+    window_id: Option<u64>,
+    element_index: Option<usize>,
+    x: Option<f64>,
+    y: Option<f64>,
+    action: Option<String>,
+    count: u8,
+    modifier: Vec<String>,
+    button: u8,
+    delivery_mode: Option<Delivery>,
+    settle_ms: Option<u64>,
+}
+
+async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, ToolError> {
+    check_addressing(r.element_index, r.window_id, r.x, r.y)?;
+    let settle_ms = check_settle(r.settle_ms)?;
+    let mods = parse_modifiers(&r.modifier, "modifier")?;
+    if !(1..=3).contains(&r.count) {
+        return Err(ToolError::invalid(format!(
+            "`count`: must be 1, 2 or 3, got {}",
+            r.count
+        )));
+    }
+    if r.action.is_some() && r.element_index.is_none() {
+        return Err(ToolError::invalid("`action`: only with `element_index`"));
+    }
+    if r.element_index.is_none() && r.x.is_none() {
+        return Err(ToolError::invalid(
+            "give `element_index` (with `window_id`) or `x` and `y`",
+        ));
+    }
+    let platform = ctx.platform().await?;
+    let p = platform.as_ref();
+    let target = resolve(ctx, p, r.pid, r.window_id, r.element_index, r.x, r.y).await?;
+    let mode = delivery(r.delivery_mode);
+    let preferred: &[&str] = match r.kind {
+        ClickKind::Click => CLICK_ACTIONS,
+        ClickKind::Double => DOUBLE_CLICK_ACTIONS,
+        ClickKind::Right => MENU_ACTIONS,
+    };
+    let verb = match r.kind {
+        ClickKind::Click => "clicked",
+        ClickKind::Double => "double-clicked",
+        ClickKind::Right => "right-clicked",
+    };
+
+    // Background with no modifiers: act on the element (given, or under the pixel).
+    let act_on_element = mode == Delivery::Background
+        && mods.is_empty()
+        && (r.button == 1 || r.kind == ClickKind::Right);
+    let (element, index) = match &target {
+        Target::Element { node, index, .. } => (Some(AxNode::clone(node)), Some(*index)),
+        Target::Pixel { window, x, y } if act_on_element => {
+            (element_at(ctx, p, r.pid, window, *x, *y).await, None)
+        }
+        _ => (None, None),
+    };
+    let window = target.window().clone();
+    if act_on_element {
+        if let Some(node) = &element {
+            let requested = if index.is_some() {
+                r.action.as_deref()
+            } else {
+                None
+            };
+            if let Some(action) = pick_action(node, requested, preferred)? {
+                let toggle = TOGGLE_ROLES.contains(&node.role.as_str());
+                let before_checked = node.states.iter().any(|s| s == "checked");
+                let expect = if toggle && r.kind == ClickKind::Click {
+                    let now = p
+                        .read_element(&node.handle)
+                        .await
+                        .map(|e| e.states.iter().any(|s| s == "checked"))
+                        .unwrap_or(before_checked);
+                    Expect::StateChange {
+                        handle: node.handle.clone(),
+                        state: "checked",
+                        before: now,
+                    }
+                } else {
+                    expect_window_change(p, r.pid, &window, settle_ms).await
+                };
+                let times = if r.kind == ClickKind::Click {
+                    r.count
+                } else {
+                    1
+                };
+                for _ in 0..times {
+                    p.do_action(&node.handle, &action)
+                        .await
+                        .map_err(ToolError::from)?;
+                }
+                let mut outcome =
+                    Outcome::new(format!("{verb} {}", describe(node)), "atspi_action")
+                        .with("action", json!(action))
+                        .with("element", element_json(index, node));
+                if let Some(f) = node.frame {
+                    let (cx, cy) = f.center();
+                    outcome = outcome.with("click_point", json!({ "x": cx, "y": cy }));
+                }
+                if let Target::Pixel { x, y, .. } = target {
+                    outcome = outcome
+                        .with("click_point", json!({ "x": x, "y": y }))
+                        .with("resolved_from_pixel", json!(true));
+                }
+                settle(p, &expect, settle_ms, &mut outcome, "px").await;
+                return Ok(outcome.into_output(Some(r.pid), Some(&window)));
+            }
+        }
+    }
+
+    // Pixel route: at the given point, or at the element's centre.
+    let (x, y) = match &target {
+        Target::Pixel { x, y, .. } => (*x, *y),
+        Target::Element { node, .. } => node.frame.map(|f| f.center()).ok_or_else(|| {
+            ToolError::failed(format!(
+                "{} has no action for this and no frame on screen to click",
+                describe(node)
+            ))
+        })?,
+        Target::Window { .. } => unreachable!("checked above"),
+    };
+    let button = if r.kind == ClickKind::Right {
+        3
+    } else {
+        r.button
+    };
+    let count = if r.kind == ClickKind::Double {
+        2
+    } else {
+        r.count
+    };
+    let expect = expect_window_change(p, r.pid, &window, settle_ms).await;
+    p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
+        .await?;
+    let path = if mode == Delivery::Foreground {
+        "xtest_fg"
+    } else {
+        "x11_event"
+    };
+    let mut outcome = Outcome::new(format!("{verb} at ({x}, {y})"), path)
+        .with("click_point", json!({ "x": x, "y": y }));
+    if let Some(node) = &element {
+        outcome = outcome.with("element", element_json(index, node));
+    }
+    if mode == Delivery::Background {
+        outcome.escalation = synthetic_caveat(p, r.pid).await;
+    }
+    settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+    Ok(outcome.into_output(Some(r.pid), Some(&window)))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClickArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Window the element_index or pixel coordinates belong to. Required with element_index; for pixels, default is the pid's frontmost window.
+    pub window_id: Option<u64>,
+    /// Element index from the last get_window_state of (pid, window_id): acts through the accessibility API.
+    pub element_index: Option<usize>,
+    /// X in window-local screenshot pixels (with y).
+    pub x: Option<f64>,
+    /// Y in window-local screenshot pixels (with x).
+    pub y: Option<f64>,
+    /// Accessibility action to run (element_index only), e.g. click, press, activate, toggle. Default: the element's primary action.
+    pub action: Option<String>,
+    /// Clicks: 1-3 (pixel route). Default 1.
+    pub count: Option<u8>,
+    /// Modifiers held during the click: cmd/super, ctrl, shift, alt/option (pixel route).
+    pub modifier: Option<Vec<String>>,
+    /// Mouse button (pixel route). Default left.
+    pub button: Option<MouseButton>,
+    /// background (default): never changes focus, stacking or the pointer. foreground: activates the window and uses real input, then restores.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect to show before returning. Default 0 (read back once).
+    pub settle_ms: Option<u64>,
+}
+
+pub struct Click;
+
+#[async_trait]
+impl ToolSpec for Click {
+    type Args = ClickArgs;
+    const NAME: &'static str = "click";
+    const DESCRIPTION: &'static str = "Click an element or a point. element_index + window_id (from the last get_window_state) runs the element's accessibility action (press/click/activate/toggle, or `action`): no pointer move, no focus change. x, y (window-local screenshot pixels) + pid: in background mode a point on an actionable element runs that element's action, elsewhere synthetic button events go to the window; delivery_mode foreground activates the window and clicks with the real pointer, then restores. Returns path, verified, effect and escalation.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: ClickArgs) -> Result<ToolOutput, ToolError> {
+        run_click(
+            ctx,
+            ClickRequest {
+                kind: ClickKind::Click,
+                pid: a.pid,
+                window_id: a.window_id,
+                element_index: a.element_index,
+                x: a.x,
+                y: a.y,
+                action: a.action,
+                count: a.count.unwrap_or(1),
+                modifier: a.modifier.unwrap_or_default(),
+                button: a.button.unwrap_or(MouseButton::Left).number(),
+                delivery_mode: a.delivery_mode,
+                settle_ms: a.settle_ms,
+            },
+        )
+        .await
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoubleClickArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Window of the element_index or pixel coordinates.
+    pub window_id: Option<u64>,
+    /// Element index from the last get_window_state: runs its activate/open action when it has one, else double-clicks its centre.
+    pub element_index: Option<usize>,
+    /// X in window-local screenshot pixels (with y).
+    pub x: Option<f64>,
+    /// Y in window-local screenshot pixels (with x).
+    pub y: Option<f64>,
+    /// Modifiers held (pixel route): cmd/super, ctrl, shift, alt/option.
+    pub modifier: Option<Vec<String>>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct DoubleClick;
+
+#[async_trait]
+impl ToolSpec for DoubleClick {
+    type Args = DoubleClickArgs;
+    const NAME: &'static str = "double_click";
+    const DESCRIPTION: &'static str = "Double-click an element (its activate/open action when it has one, else a double click at its centre) or a window-local point.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: DoubleClickArgs) -> Result<ToolOutput, ToolError> {
+        run_click(
+            ctx,
+            ClickRequest {
+                kind: ClickKind::Double,
+                pid: a.pid,
+                window_id: a.window_id,
+                element_index: a.element_index,
+                x: a.x,
+                y: a.y,
+                action: None,
+                count: 2,
+                modifier: a.modifier.unwrap_or_default(),
+                button: 1,
+                delivery_mode: a.delivery_mode,
+                settle_ms: a.settle_ms,
+            },
+        )
+        .await
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RightClickArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Window of the element_index or pixel coordinates.
+    pub window_id: Option<u64>,
+    /// Element index from the last get_window_state: runs its context-menu action when it has one, else right-clicks its centre.
+    pub element_index: Option<usize>,
+    /// X in window-local screenshot pixels (with y).
+    pub x: Option<f64>,
+    /// Y in window-local screenshot pixels (with x).
+    pub y: Option<f64>,
+    /// Accessibility action to run instead of the menu action (element_index only).
+    pub action: Option<String>,
+    /// Modifiers held (pixel route).
+    pub modifier: Option<Vec<String>>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct RightClick;
+
+#[async_trait]
+impl ToolSpec for RightClick {
+    type Args = RightClickArgs;
+    const NAME: &'static str = "right_click";
+    const DESCRIPTION: &'static str = "Right-click an element (its context-menu action, or `action`) or a window-local point (button 3).";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: RightClickArgs) -> Result<ToolOutput, ToolError> {
+        run_click(
+            ctx,
+            ClickRequest {
+                kind: ClickKind::Right,
+                pid: a.pid,
+                window_id: a.window_id,
+                element_index: a.element_index,
+                x: a.x,
+                y: a.y,
+                action: a.action,
+                count: 1,
+                modifier: a.modifier.unwrap_or_default(),
+                button: 3,
+                delivery_mode: a.delivery_mode,
+                settle_ms: a.settle_ms,
+            },
+        )
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Keyboard: type_text, press_key, hotkey.
+
+/// The focused editable element of a window, if its tree reports one.
+async fn focused_editable(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Option<AxNode> {
+    let tree = platform.accessibility_tree(pid, window).await.ok()?;
+    tree.nodes.into_iter().find(|n| {
+        n.states.iter().any(|s| s == "focused") && n.states.iter().any(|s| s == "editable")
+    })
+}
+
+fn is_editable(n: &AxNode) -> bool {
+    n.states.iter().any(|s| s == "editable")
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeTextArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Text to insert; newlines and tabs are allowed, other control characters are refused.
+    pub text: String,
+    /// Window of the element_index or pixel coordinates; default the pid's frontmost window.
+    pub window_id: Option<u64>,
+    /// Editable element from the last get_window_state: the text is inserted at its caret through the accessibility API.
+    pub element_index: Option<usize>,
+    /// Type into the element at this window-local point (with y).
+    pub x: Option<f64>,
+    /// Type into the element at this window-local point (with x).
+    pub y: Option<f64>,
+    /// Milliseconds between characters when typing key by key (0-200). Default 30.
+    pub delay_ms: Option<u64>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct TypeText;
+
+#[async_trait]
+impl ToolSpec for TypeText {
+    type Args = TypeTextArgs;
+    const NAME: &'static str = "type_text";
+    const DESCRIPTION: &'static str = "Insert text (any Unicode) into an editable element: through the accessibility API at the caret (element_index, the element at x/y, or the window's focused editable element), falling back to key events for elements without editable text. Special keys (Return, Escape, arrows) belong to press_key / hotkey.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: TypeTextArgs) -> Result<ToolOutput, ToolError> {
+        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
+        check_text(&a.text, "text")?;
+        let settle_ms = check_settle(a.settle_ms)?;
+        let delay_ms = a.delay_ms.unwrap_or(30);
+        if delay_ms > 200 {
+            return Err(ToolError::invalid(format!(
+                "`delay_ms`: at most 200, got {delay_ms}"
+            )));
+        }
+        let platform = ctx.platform().await?;
+        let p = platform.as_ref();
+        let target = resolve(ctx, p, a.pid, a.window_id, a.element_index, a.x, a.y).await?;
+        let window = target.window().clone();
+        let mode = delivery(a.delivery_mode);
+        let (element, index) = match &target {
+            Target::Element { node, index, .. } => (Some(AxNode::clone(node)), Some(*index)),
+            Target::Pixel { x, y, .. } => (
+                element_at(ctx, p, a.pid, &window, *x, *y)
+                    .await
+                    .filter(is_editable),
+                None,
+            ),
+            Target::Window { .. } => (focused_editable(p, a.pid, &window).await, None),
+        };
+        let chars = a.text.chars().count();
+        if mode == Delivery::Background {
+            if let Some(node) = &element {
+                match p.insert_text(&node.handle, &a.text).await {
+                    Ok(()) => {
+                        let mut outcome = Outcome::new(
+                            format!("typed {chars} characters into {}", describe(node)),
+                            "atspi_text",
+                        )
+                        .with("element", element_json(index, node));
+                        let expect = Expect::TextContains {
+                            handle: node.handle.clone(),
+                            text: a.text.clone(),
+                        };
+                        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+                        return Ok(outcome.into_output(Some(a.pid), Some(&window)));
+                    }
+                    Err(PlatformError::Unsupported(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        // Key by key, to whatever has the window's keyboard focus.
+        let mut events = Vec::new();
+        if let Target::Pixel { x, y, .. } = target {
+            events.extend(click_events(x, y, 1, 1, &[]));
+        }
+        for c in a.text.chars() {
+            let keysym = char_keysym(c);
+            events.push(InputEvent::Key { keysym, down: true });
+            events.push(InputEvent::Key {
+                keysym,
+                down: false,
+            });
+            if delay_ms > 0 {
+                events.push(InputEvent::Pause(Duration::from_millis(delay_ms)));
+            }
+        }
+        let expect = match &element {
+            Some(node) => Expect::TextContains {
+                handle: node.handle.clone(),
+                text: a.text.clone(),
+            },
+            None => expect_window_change(p, a.pid, &window, settle_ms).await,
+        };
+        p.send_input(&window, &events, mode).await?;
+        let path = if mode == Delivery::Foreground {
+            "xtest_fg"
+        } else {
+            "x11_event"
+        };
+        let mut outcome = Outcome::new(format!("typed {chars} characters as key events"), path);
+        if let Some(node) = &element {
+            outcome = outcome.with("element", element_json(index, node));
+        }
+        if mode == Delivery::Background {
+            outcome.escalation = synthetic_caveat(p, a.pid).await;
+        }
+        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+        Ok(outcome.into_output(Some(a.pid), Some(&window)))
+    }
+}
+
+/// Sends one key combination to a window (optionally at an element / point first).
+#[allow(clippy::too_many_arguments)]
+async fn send_combo(
+    ctx: &ToolContext,
+    pid: u32,
+    window_id: Option<u64>,
+    element_index: Option<usize>,
+    x: Option<f64>,
+    y: Option<f64>,
+    mods: &[Modifier],
+    keysym: u32,
+    label: String,
+    mode: Delivery,
+    settle_ms: u64,
+) -> Result<ToolOutput, ToolError> {
+    let platform = ctx.platform().await?;
+    let p = platform.as_ref();
+    let target = resolve(ctx, p, pid, window_id, element_index, x, y).await?;
+    let window = target.window().clone();
+    let mut events = Vec::new();
+    let mut element = None;
+    match &target {
+        // Focus an editable element that does not have focus by clicking into it; other
+        // elements are not clicked (that could press them).
+        Target::Element { node, index, .. } => {
+            if is_editable(node) && !node.states.iter().any(|s| s == "focused") {
+                if let Some((cx, cy)) = node.frame.map(|f| f.center()) {
+                    events.extend(click_events(cx, cy, 1, 1, &[]));
+                }
+            }
+            element = Some((AxNode::clone(node), Some(*index)));
+        }
+        Target::Pixel { x, y, .. } => events.extend(click_events(*x, *y, 1, 1, &[])),
+        Target::Window { .. } => {}
+    }
+    events.extend(mods_down(mods));
+    events.push(InputEvent::Key { keysym, down: true });
+    events.push(InputEvent::Key {
+        keysym,
+        down: false,
+    });
+    events.extend(mods_up(mods));
+    let expect = expect_window_change(p, pid, &window, settle_ms).await;
+    p.send_input(&window, &events, mode).await?;
+    let path = if mode == Delivery::Foreground {
+        "xtest_fg"
+    } else {
+        "x11_event"
+    };
+    let mut outcome = Outcome::new(format!("pressed {label}"), path).with("keys", json!(label));
+    if let Some((node, index)) = &element {
+        outcome = outcome.with("element", element_json(*index, node));
+    }
+    if mode == Delivery::Background {
+        outcome.escalation = synthetic_caveat(p, pid).await;
+    }
+    settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+    Ok(outcome.into_output(Some(pid), Some(&window)))
+}
+
+fn combo_label(mods: &[Modifier], key: &str) -> String {
+    let mut parts: Vec<String> = mods
+        .iter()
+        .map(|m| format!("{m:?}").to_lowercase())
+        .collect();
+    parts.push(key.to_string());
+    parts.join("+")
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PressKeyArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Key: return, tab, escape, up, down, left, right, space, delete (backspace), forwarddelete, home, end, pageup, pagedown, f1-f12, a letter or digit, or an X keysym name.
+    pub key: String,
+    /// Modifiers held while the key is pressed: cmd/super, ctrl, shift, alt/option.
+    pub modifiers: Option<Vec<String>>,
+    /// Window to deliver to; default the pid's frontmost window.
+    pub window_id: Option<u64>,
+    /// Element from the last get_window_state to deliver to (an editable element is focused first).
+    pub element_index: Option<usize>,
+    /// Click this window-local point first to focus what is there (with y).
+    pub x: Option<f64>,
+    /// Click this window-local point first (with x).
+    pub y: Option<f64>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct PressKey;
+
+#[async_trait]
+impl ToolSpec for PressKey {
+    type Args = PressKeyArgs;
+    const NAME: &'static str = "press_key";
+    const DESCRIPTION: &'static str = "Press and release one key (with optional modifiers), delivered to the window without activating it (background) or through the real keyboard (foreground).";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: PressKeyArgs) -> Result<ToolOutput, ToolError> {
+        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
+        let settle_ms = check_settle(a.settle_ms)?;
+        let keysym = parse_key(&a.key, "key")?;
+        let mods = parse_modifiers(&a.modifiers.unwrap_or_default(), "modifiers")?;
+        send_combo(
+            ctx,
+            a.pid,
+            a.window_id,
+            a.element_index,
+            a.x,
+            a.y,
+            &mods,
+            keysym,
+            combo_label(&mods, &a.key),
+            delivery(a.delivery_mode),
+            settle_ms,
+        )
+        .await
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HotkeyArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Modifiers first, then one key, e.g. ["ctrl", "a"].
+    pub keys: Vec<String>,
+    /// Window to deliver to; default the pid's frontmost window.
+    pub window_id: Option<u64>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct Hotkey;
+
+#[async_trait]
+impl ToolSpec for Hotkey {
+    type Args = HotkeyArgs;
+    const NAME: &'static str = "hotkey";
+    const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: HotkeyArgs) -> Result<ToolOutput, ToolError> {
+        let settle_ms = check_settle(a.settle_ms)?;
+        let Some((key, mod_names)) = a.keys.split_last() else {
+            return Err(ToolError::invalid(
+                "`keys`: give modifiers and one key, e.g. [\"ctrl\", \"a\"]",
+            ));
+        };
+        let mut mods = Vec::new();
+        for (i, name) in mod_names.iter().enumerate() {
+            let m = Modifier::parse(name).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`keys[{i}]`: `{name}` is not a modifier (modifiers first, one key last)"
+                ))
+            })?;
+            if !mods.contains(&m) {
+                mods.push(m);
+            }
+        }
+        let keysym = parse_key(key, &format!("keys[{}]", a.keys.len() - 1))?;
+        send_combo(
+            ctx,
+            a.pid,
+            a.window_id,
+            None,
+            None,
+            None,
+            &mods,
+            keysym,
+            combo_label(&mods, key),
+            delivery(a.delivery_mode),
+            settle_ms,
+        )
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// set_value, scroll, drag, move_cursor.
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetValueArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Window whose get_window_state produced element_index.
+    pub window_id: u64,
+    /// Element from the last get_window_state.
+    pub element_index: usize,
+    /// The new value: a number for sliders and spin buttons, an option's label for combo boxes and lists (case-insensitive), the text for text fields.
+    pub value: String,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct SetValue;
+
+#[async_trait]
+impl ToolSpec for SetValue {
+    type Args = SetValueArgs;
+    const NAME: &'static str = "set_value";
+    const DESCRIPTION: &'static str = "Set an element's value through the accessibility API, without opening popups or moving focus: the numeric value of sliders and spin buttons, the selected option of combo boxes and lists (by label, case-insensitive), or the whole text of a text field.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: SetValueArgs) -> Result<ToolOutput, ToolError> {
+        let settle_ms = check_settle(a.settle_ms)?;
+        let platform = ctx.platform().await?;
+        let p = platform.as_ref();
+        let target = resolve(
+            ctx,
+            p,
+            a.pid,
+            Some(a.window_id),
+            Some(a.element_index),
+            None,
+            None,
+        )
+        .await?;
+        let Target::Element {
+            window,
+            node,
+            index,
+        } = target
+        else {
+            unreachable!()
+        };
+        let label = describe(&node);
+        let base = |what: String, path| {
+            Outcome::new(what, path).with("element", element_json(Some(index), &node))
+        };
+
+        let choice_roles = [
+            "combo_box",
+            "list",
+            "list_box",
+            "table",
+            "tree_table",
+            "tree",
+            "page_tab_list",
+            "menu",
+        ];
+        let (mut outcome, expect) = if choice_roles.contains(&node.role.as_str()) {
+            let options = p.option_names(&node.handle).await?;
+            let pos = options
+                .iter()
+                .position(|o| o.eq_ignore_ascii_case(a.value.trim()))
+                .ok_or_else(|| {
+                    ToolError::invalid(format!(
+                        "`value`: {label} has no option `{}` (options: {})",
+                        a.value,
+                        options.join(", ")
+                    ))
+                })?;
+            p.select_option(&node.handle, pos).await?;
+            let chosen = options[pos].clone();
+            (
+                base(format!("selected `{chosen}` in {label}"), "atspi_selection")
+                    .with("option_index", json!(pos)),
+                if node.role == "combo_box" {
+                    Expect::NameIs {
+                        handle: node.handle.clone(),
+                        name: chosen,
+                    }
+                } else {
+                    expect_window_change(p, a.pid, &window, settle_ms.max(1)).await
+                },
+            )
+        } else if let Ok(range) = p.value_range(&node.handle).await {
+            let v: f64 = a.value.trim().parse().map_err(|_| {
+                ToolError::invalid(format!(
+                    "`value`: {label} takes a number, got `{}`",
+                    a.value
+                ))
+            })?;
+            if v < range.minimum || v > range.maximum {
+                return Err(ToolError::invalid(format!(
+                    "`value`: {v} is outside {label}'s range {}..{}",
+                    range.minimum, range.maximum
+                )));
+            }
+            p.set_value(&node.handle, v).await?;
+            (
+                base(format!("set {label} to {v}"), "atspi_value"),
+                Expect::ValueIs {
+                    handle: node.handle.clone(),
+                    value: v,
+                },
+            )
+        } else if is_editable(&node) {
+            check_text(&a.value, "value")?;
+            p.set_text(&node.handle, &a.value).await?;
+            (
+                base(format!("set the text of {label}"), "atspi_text"),
+                Expect::TextIs {
+                    handle: node.handle.clone(),
+                    text: a.value.clone(),
+                },
+            )
+        } else {
+            return Err(ToolError::failed(format!(
+                "{label} has no value to set (not a slider, spin button, combo box, list or text field)"
+            )));
+        };
+        settle(p, &expect, settle_ms, &mut outcome, "px").await;
+        Ok(outcome.into_output(Some(a.pid), Some(&window)))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScrollArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// up, down, left or right.
+    pub direction: Direction,
+    /// How many lines or pages (1-50). Default 3.
+    pub amount: Option<u32>,
+    /// line (default) or page.
+    pub by: Option<ScrollUnit>,
+    /// Window to scroll; default the pid's frontmost window.
+    pub window_id: Option<u64>,
+    /// Scrollable element (or one inside it) from the last get_window_state: its scroll bar is moved through the accessibility API.
+    pub element_index: Option<usize>,
+    /// Scroll at this window-local point (with y).
+    pub x: Option<f64>,
+    /// Scroll at this window-local point (with x).
+    pub y: Option<f64>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct Scroll;
+
+/// The scroll bar that scrolls `node` in `direction`: itself, a descendant, or a sibling.
+fn scroll_bar_for(
+    tree: &crate::platform::AxTree,
+    node_index: usize,
+    vertical: bool,
+) -> Option<usize> {
+    let orientation = if vertical { "vertical" } else { "horizontal" };
+    let is_bar = |i: usize| {
+        let n = &tree.nodes[i];
+        n.role == "scroll_bar"
+            && (n.states.iter().any(|s| s == orientation)
+                || !n
+                    .states
+                    .iter()
+                    .any(|s| s == "vertical" || s == "horizontal"))
+    };
+    let mut scope = vec![node_index];
+    let mut at = Some(node_index);
+    for _ in 0..4 {
+        let Some(i) = at else { break };
+        // Breadth-first through this node's subtree.
+        let mut queue = std::collections::VecDeque::from([i]);
+        while let Some(k) = queue.pop_front() {
+            if is_bar(k) {
+                return Some(k);
+            }
+            queue.extend(tree.nodes[k].children.iter().copied());
+        }
+        at = tree.nodes[i].parent;
+        scope.push(i);
+    }
+    None
+}
+
+#[async_trait]
+impl ToolSpec for Scroll {
+    type Args = ScrollArgs;
+    const NAME: &'static str = "scroll";
+    const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or the element at x/y), its scroll bar's value is moved through the accessibility API (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window at the point or its centre.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: ScrollArgs) -> Result<ToolOutput, ToolError> {
+        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
+        let settle_ms = check_settle(a.settle_ms)?;
+        let amount = a.amount.unwrap_or(3);
+        if !(1..=50).contains(&amount) {
+            return Err(ToolError::invalid(format!(
+                "`amount`: must be 1-50, got {amount}"
+            )));
+        }
+        let by = a.by.unwrap_or(ScrollUnit::Line);
+        let mode = delivery(a.delivery_mode);
+        let platform = ctx.platform().await?;
+        let p = platform.as_ref();
+        let target = resolve(ctx, p, a.pid, a.window_id, a.element_index, a.x, a.y).await?;
+        let window = target.window().clone();
+        let vertical = matches!(a.direction, Direction::Up | Direction::Down);
+        let sign = if matches!(a.direction, Direction::Up | Direction::Left) {
+            -1.0
+        } else {
+            1.0
+        };
+
+        // The element's scroll bar, moved through its value.
+        let tree_and_node = match &target {
+            Target::Element { .. } => {
+                let snap = ctx
+                    .snapshot(a.pid, window.window_id)
+                    .expect("resolved from a snapshot");
+                let node = snap.elements[a.element_index.unwrap()];
+                Some((snap.tree.clone(), node))
+            }
+            Target::Pixel { x, y, .. } => {
+                let tree = match ctx.snapshot(a.pid, window.window_id) {
+                    Some(s) => s.tree.clone(),
+                    None => p.accessibility_tree(a.pid, &window).await?,
+                };
+                let node = (0..tree.nodes.len())
+                    .filter(|i| {
+                        tree.nodes[*i].frame.is_some_and(|f| {
+                            *x >= f.x && *y >= f.y && *x < f.x + f.width && *y < f.y + f.height
+                        })
+                    })
+                    .min_by_key(|i| {
+                        tree.nodes[*i]
+                            .frame
+                            .map(|f| f.width as i64 * f.height as i64)
+                            .unwrap_or(i64::MAX)
+                    });
+                node.map(|n| (tree, n))
+            }
+            Target::Window { .. } => None,
+        };
+        if mode == Delivery::Background {
+            if let Some(bar) = tree_and_node
+                .as_ref()
+                .and_then(|(t, n)| scroll_bar_for(t, *n, vertical).map(|b| t.nodes[b].clone()))
+            {
+                if let Ok(range) = p.value_range(&bar.handle).await {
+                    let span = (range.maximum - range.minimum).max(0.0);
+                    let line = if range.step > 0.0 {
+                        range.step
+                    } else {
+                        (span / 20.0).max(1.0)
+                    };
+                    let unit = if by == ScrollUnit::Page {
+                        (span / 4.0).max(line)
+                    } else {
+                        line
+                    };
+                    let target_value = (range.current + sign * unit * amount as f64)
+                        .clamp(range.minimum, range.maximum);
+                    p.set_value(&bar.handle, target_value).await?;
+                    let mut outcome = Outcome::new(
+                        format!(
+                            "scrolled {:?} {amount} {:?}s ({} → {target_value})",
+                            a.direction, by, range.current
+                        )
+                        .to_lowercase(),
+                        "atspi_value",
+                    )
+                    .with("scroll_bar", element_json(None, &bar))
+                    .with("value", json!(target_value));
+                    let expect = Expect::ValueIs {
+                        handle: bar.handle.clone(),
+                        value: target_value,
+                    };
+                    if target_value == range.current {
+                        outcome.effect = Effect::SuspectedNoop;
+                        outcome.what.push_str(" (already at the end)");
+                    } else {
+                        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+                    }
+                    return Ok(outcome.into_output(Some(a.pid), Some(&window)));
+                }
+            }
+        }
+        // Wheel or page keys at a point.
+        let (x, y) = match (&target, &tree_and_node) {
+            (Target::Pixel { x, y, .. }, _) => (*x, *y),
+            (_, Some((t, n))) if t.nodes[*n].frame.is_some() => t.nodes[*n].frame.unwrap().center(),
+            _ => (window.bounds.width / 2, window.bounds.height / 2),
+        };
+        let mut events = vec![InputEvent::Move { x, y }];
+        for _ in 0..amount {
+            match by {
+                ScrollUnit::Line => {
+                    let button = match a.direction {
+                        Direction::Up => 4,
+                        Direction::Down => 5,
+                        Direction::Left => 6,
+                        Direction::Right => 7,
+                    };
+                    events.push(InputEvent::Button {
+                        x,
+                        y,
+                        button,
+                        down: true,
+                    });
+                    events.push(InputEvent::Button {
+                        x,
+                        y,
+                        button,
+                        down: false,
+                    });
+                }
+                ScrollUnit::Page => {
+                    let keysym = if sign < 0.0 { 0xff55 } else { 0xff56 };
+                    events.push(InputEvent::Key { keysym, down: true });
+                    events.push(InputEvent::Key {
+                        keysym,
+                        down: false,
+                    });
+                }
+            }
+        }
+        let expect = expect_window_change(p, a.pid, &window, settle_ms).await;
+        p.send_input(&window, &events, mode).await?;
+        let path = if mode == Delivery::Foreground {
+            "xtest_fg"
+        } else {
+            "x11_event"
+        };
+        let mut outcome = Outcome::new(
+            format!(
+                "scrolled {:?} {amount} {:?}s at ({x}, {y})",
+                a.direction, by
+            )
+            .to_lowercase(),
+            path,
+        );
+        if mode == Delivery::Background {
+            outcome.escalation = synthetic_caveat(p, a.pid).await;
+        }
+        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+        Ok(outcome.into_output(Some(a.pid), Some(&window)))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DragArgs {
+    /// Target process id.
+    pub pid: u32,
+    /// Drag start, window-local screenshot pixels.
+    pub from_x: f64,
+    /// Drag start, window-local screenshot pixels.
+    pub from_y: f64,
+    /// Drag end, window-local screenshot pixels.
+    pub to_x: f64,
+    /// Drag end, window-local screenshot pixels.
+    pub to_y: f64,
+    /// Time between press and release in milliseconds (0-10000). Default 500.
+    pub duration_ms: Option<u64>,
+    /// Intermediate motion events (1-200). Default 20.
+    pub steps: Option<u32>,
+    /// Modifiers held across the gesture.
+    pub modifier: Option<Vec<String>>,
+    /// Mouse button. Default left.
+    pub button: Option<MouseButton>,
+    /// Window the coordinates belong to; default the pid's frontmost window.
+    pub window_id: Option<u64>,
+    /// background (default) or foreground.
+    pub delivery_mode: Option<Delivery>,
+    /// Wait up to this many milliseconds for the effect. Default 0.
+    pub settle_ms: Option<u64>,
+}
+
+pub struct Drag;
+
+#[async_trait]
+impl ToolSpec for Drag {
+    type Args = DragArgs;
+    const NAME: &'static str = "drag";
+    const DESCRIPTION: &'static str = "Press, move in steps, and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events to the window (GTK3 and most X clients); foreground moves the real pointer and restores it.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: DragArgs) -> Result<ToolOutput, ToolError> {
+        for (name, v) in [
+            ("from_x", a.from_x),
+            ("from_y", a.from_y),
+            ("to_x", a.to_x),
+            ("to_y", a.to_y),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(ToolError::invalid(format!(
+                    "`{name}`: must be a non-negative number, got {v}"
+                )));
+            }
+        }
+        let settle_ms = check_settle(a.settle_ms)?;
+        let duration = a.duration_ms.unwrap_or(500);
+        if duration > 10_000 {
+            return Err(ToolError::invalid(format!(
+                "`duration_ms`: at most 10000, got {duration}"
+            )));
+        }
+        let steps = a.steps.unwrap_or(20);
+        if !(1..=200).contains(&steps) {
+            return Err(ToolError::invalid(format!(
+                "`steps`: must be 1-200, got {steps}"
+            )));
+        }
+        let mods = parse_modifiers(&a.modifier.unwrap_or_default(), "modifier")?;
+        let mode = delivery(a.delivery_mode);
+        let platform = ctx.platform().await?;
+        let p = platform.as_ref();
+        let window = target_window(p, a.pid, a.window_id).await?;
+        for (name, v, limit) in [
+            ("from_x", a.from_x, window.bounds.width),
+            ("to_x", a.to_x, window.bounds.width),
+            ("from_y", a.from_y, window.bounds.height),
+            ("to_y", a.to_y, window.bounds.height),
+        ] {
+            if v >= limit as f64 {
+                return Err(ToolError::invalid(format!(
+                    "`{name}`: {v} is outside the window ({limit} px)"
+                )));
+            }
+        }
+        let button = a.button.unwrap_or(MouseButton::Left).number();
+        let (fx, fy, tx, ty) = (
+            a.from_x as i32,
+            a.from_y as i32,
+            a.to_x as i32,
+            a.to_y as i32,
+        );
+        let mut events = vec![InputEvent::Move { x: fx, y: fy }];
+        events.extend(mods_down(&mods));
+        events.push(InputEvent::Button {
+            x: fx,
+            y: fy,
+            button,
+            down: true,
+        });
+        let pause = Duration::from_millis(duration / steps as u64);
+        for i in 1..=steps {
+            let t = i as f64 / steps as f64;
+            let x = (a.from_x + (a.to_x - a.from_x) * t).round() as i32;
+            let y = (a.from_y + (a.to_y - a.from_y) * t).round() as i32;
+            events.push(InputEvent::Pause(pause));
+            events.push(InputEvent::Move { x, y });
+        }
+        events.push(InputEvent::Button {
+            x: tx,
+            y: ty,
+            button,
+            down: false,
+        });
+        events.extend(mods_up(&mods));
+        let expect = expect_window_change(p, a.pid, &window, settle_ms).await;
+        p.send_input(&window, &events, mode).await?;
+        let path = if mode == Delivery::Foreground {
+            "xtest_fg"
+        } else {
+            "x11_event"
+        };
+        let mut outcome = Outcome::new(format!("dragged ({fx}, {fy}) → ({tx}, {ty})"), path)
+            .with("click_point", json!({ "x": fx, "y": fy }))
+            .with("end_point", json!({ "x": tx, "y": ty }));
+        if mode == Delivery::Background {
+            outcome.escalation = synthetic_caveat(p, a.pid).await;
+        }
+        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+        Ok(outcome.into_output(Some(a.pid), Some(&window)))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveCursorArgs {
+    /// X in screen points.
+    pub x: i32,
+    /// Y in screen points.
+    pub y: i32,
+}
+
+pub struct MoveCursor;
+
+#[async_trait]
+impl ToolSpec for MoveCursor {
+    type Args = MoveCursorArgs;
+    const NAME: &'static str = "move_cursor";
+    const DESCRIPTION: &'static str = "Move the real mouse pointer to a screen point (screen points, origin top-left). This is the one tool that changes the pointer by design.";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: MoveCursorArgs) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        let (w, h) = platform.screen_size().await?;
+        if a.x < 0 || a.y < 0 || a.x >= w as i32 || a.y >= h as i32 {
+            return Err(ToolError::invalid(format!(
+                "({}, {}) is outside the {w}x{h} screen",
+                a.x, a.y
+            )));
+        }
+        platform.warp_pointer(a.x, a.y).await?;
+        let mut outcome = Outcome::new(
+            format!("moved the pointer to ({}, {})", a.x, a.y),
+            "x11_warp",
+        );
+        outcome.effect = if platform.cursor_position().await? == (a.x, a.y) {
+            Effect::Confirmed
+        } else {
+            Effect::SuspectedNoop
+        };
+        Ok(outcome.into_output(None, None))
+    }
+}

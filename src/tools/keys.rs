@@ -1,0 +1,266 @@
+//! Key and modifier names: the reference driver's vocabulary (return, tab, escape, arrows,
+//! space, delete, home, end, pageup, pagedown, f1-f12, letters, digits) plus X keysym
+//! names, resolved to keysyms. Keysyms are the neutral key space here: Unicode characters
+//! map to them directly, and a backend translates them to its own key codes.
+//!
+//! As in the reference (macOS naming), `delete` is the key left of backspace's position on
+//! a Mac keyboard, i.e. BackSpace; `forwarddelete` is the Delete key.
+
+use crate::errors::ToolError;
+
+/// A modifier held during a key or pointer event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Modifier {
+    Ctrl,
+    Alt,
+    Shift,
+    Super,
+}
+
+impl Modifier {
+    pub fn parse(name: &str) -> Option<Modifier> {
+        match name.to_ascii_lowercase().as_str() {
+            "ctrl" | "control" | "ctl" | "^" | "⌃" => Some(Modifier::Ctrl),
+            "alt" | "option" | "opt" | "⌥" | "meta" => Some(Modifier::Alt),
+            "shift" | "⇧" => Some(Modifier::Shift),
+            "cmd" | "command" | "super" | "win" | "logo" | "⌘" => Some(Modifier::Super),
+            _ => None,
+        }
+    }
+
+    pub fn keysym(self) -> u32 {
+        match self {
+            Modifier::Ctrl => 0xffe3,
+            Modifier::Alt => 0xffe9,
+            Modifier::Shift => 0xffe1,
+            Modifier::Super => 0xffeb,
+        }
+    }
+}
+
+/// Named keys: the reference vocabulary first, then X keysym names (case-sensitive).
+const NAMED: &[(&str, u32)] = &[
+    ("return", 0xff0d),
+    ("enter", 0xff0d),
+    ("tab", 0xff09),
+    ("escape", 0xff1b),
+    ("esc", 0xff1b),
+    ("up", 0xff52),
+    ("down", 0xff54),
+    ("left", 0xff51),
+    ("right", 0xff53),
+    ("space", 0x20),
+    ("delete", 0xff08),
+    ("backspace", 0xff08),
+    ("forwarddelete", 0xffff),
+    ("forward_delete", 0xffff),
+    ("home", 0xff50),
+    ("end", 0xff57),
+    ("pageup", 0xff55),
+    ("page_up", 0xff55),
+    ("pagedown", 0xff56),
+    ("page_down", 0xff56),
+    ("insert", 0xff63),
+    ("menu", 0xff67),
+    ("print", 0xff61),
+    // X keysym names.
+    ("Return", 0xff0d),
+    ("Tab", 0xff09),
+    ("ISO_Left_Tab", 0xfe20),
+    ("Escape", 0xff1b),
+    ("BackSpace", 0xff08),
+    ("Delete", 0xffff),
+    ("Home", 0xff50),
+    ("End", 0xff57),
+    ("Left", 0xff51),
+    ("Up", 0xff52),
+    ("Right", 0xff53),
+    ("Down", 0xff54),
+    ("Prior", 0xff55),
+    ("Page_Up", 0xff55),
+    ("Next", 0xff56),
+    ("Page_Down", 0xff56),
+    ("Insert", 0xff63),
+    ("Menu", 0xff67),
+    ("Print", 0xff61),
+    ("Pause", 0xff13),
+    ("Scroll_Lock", 0xff14),
+    ("Caps_Lock", 0xffe5),
+    ("Num_Lock", 0xff7f),
+    ("KP_Enter", 0xff8d),
+    ("KP_Add", 0xffab),
+    ("KP_Subtract", 0xffad),
+    ("KP_Multiply", 0xffaa),
+    ("KP_Divide", 0xffaf),
+    ("KP_Decimal", 0xffae),
+    ("KP_Equal", 0xffbd),
+    ("Shift_L", 0xffe1),
+    ("Shift_R", 0xffe2),
+    ("Control_L", 0xffe3),
+    ("Control_R", 0xffe4),
+    ("Alt_L", 0xffe9),
+    ("Alt_R", 0xffea),
+    ("Super_L", 0xffeb),
+    ("Super_R", 0xffec),
+    ("space", 0x20),
+    ("exclam", 0x21),
+    ("quotedbl", 0x22),
+    ("numbersign", 0x23),
+    ("dollar", 0x24),
+    ("percent", 0x25),
+    ("ampersand", 0x26),
+    ("apostrophe", 0x27),
+    ("parenleft", 0x28),
+    ("parenright", 0x29),
+    ("asterisk", 0x2a),
+    ("plus", 0x2b),
+    ("comma", 0x2c),
+    ("minus", 0x2d),
+    ("period", 0x2e),
+    ("slash", 0x2f),
+    ("colon", 0x3a),
+    ("semicolon", 0x3b),
+    ("less", 0x3c),
+    ("equal", 0x3d),
+    ("greater", 0x3e),
+    ("question", 0x3f),
+    ("at", 0x40),
+    ("bracketleft", 0x5b),
+    ("backslash", 0x5c),
+    ("bracketright", 0x5d),
+    ("asciicircum", 0x5e),
+    ("underscore", 0x5f),
+    ("grave", 0x60),
+    ("braceleft", 0x7b),
+    ("bar", 0x7c),
+    ("braceright", 0x7d),
+    ("asciitilde", 0x7e),
+];
+
+/// The keysym of a character: Latin-1 maps directly, the rest of Unicode to 0x01000000 + code point.
+pub fn char_keysym(c: char) -> u32 {
+    match c {
+        '\n' => 0xff0d,
+        '\t' => 0xff09,
+        c if (' '..='~').contains(&c) || ('\u{a0}'..='\u{ff}').contains(&c) => c as u32,
+        c => 0x0100_0000 + c as u32,
+    }
+}
+
+/// Resolves a key name to a keysym; `field` names the argument in the error.
+pub fn parse_key(name: &str, field: &str) -> Result<u32, ToolError> {
+    if let Some((_, k)) = NAMED.iter().find(|(n, _)| *n == name) {
+        return Ok(*k);
+    }
+    let lower = name.to_ascii_lowercase();
+    if let Some((_, k)) = NAMED.iter().find(|(n, _)| *n == lower) {
+        return Ok(*k);
+    }
+    if let Some(n) = lower.strip_prefix('f').and_then(|d| d.parse::<u32>().ok()) {
+        if (1..=24).contains(&n) {
+            return Ok(0xffbe + n - 1);
+        }
+    }
+    let mut chars = name.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        if !c.is_control() {
+            // A single letter means the key: "a" and "A" are both the A key (use shift).
+            return Ok(char_keysym(c.to_ascii_lowercase()));
+        }
+    }
+    if let Some(hex) = lower
+        .strip_prefix("u+")
+        .or_else(|| lower.strip_prefix("0x"))
+    {
+        if let Ok(v) = u32::from_str_radix(hex, 16) {
+            return Ok(if lower.starts_with("u+") {
+                char_keysym(char::from_u32(v).unwrap_or('?'))
+            } else {
+                v
+            });
+        }
+    }
+    if Modifier::parse(name).is_some() {
+        return Err(ToolError::invalid(format!(
+            "`{field}`: `{name}` is a modifier, not a key (put modifiers in `modifiers`, or use hotkey)"
+        )));
+    }
+    Err(ToolError::invalid(format!(
+        "`{field}`: unknown key `{name}` (use return, tab, escape, up, down, left, right, space, delete, forwarddelete, home, end, pageup, pagedown, f1-f12, a letter or digit, or an X keysym name such as KP_Add)"
+    )))
+}
+
+/// Resolves modifier names; `field` names the argument in the error.
+pub fn parse_modifiers(names: &[String], field: &str) -> Result<Vec<Modifier>, ToolError> {
+    let mut mods = Vec::new();
+    for n in names {
+        let m = Modifier::parse(n).ok_or_else(|| {
+            ToolError::invalid(format!(
+                "`{field}`: unknown modifier `{n}` (use cmd/super, ctrl, shift, alt/option)"
+            ))
+        })?;
+        if !mods.contains(&m) {
+            mods.push(m);
+        }
+    }
+    Ok(mods)
+}
+
+/// Refuses C0 control characters other than newline and tab: they are keystrokes, not text.
+pub fn check_text(text: &str, field: &str) -> Result<(), ToolError> {
+    if let Some((i, c)) = text
+        .chars()
+        .enumerate()
+        .find(|(_, c)| (*c < ' ' && *c != '\n' && *c != '\t') || *c == '\u{7f}')
+    {
+        return Err(ToolError::invalid(format!(
+            "`{field}`: control character U+{:04X} at position {i} is not text (send keys with press_key or hotkey)",
+            c as u32
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vocabulary_and_keysym_names_resolve() {
+        assert_eq!(parse_key("return", "key").unwrap(), 0xff0d);
+        assert_eq!(parse_key("Return", "key").unwrap(), 0xff0d);
+        assert_eq!(parse_key("f12", "key").unwrap(), 0xffc9);
+        assert_eq!(parse_key("a", "key").unwrap(), 'a' as u32);
+        assert_eq!(parse_key("A", "key").unwrap(), 'a' as u32);
+        assert_eq!(parse_key("7", "key").unwrap(), '7' as u32);
+        assert_eq!(parse_key("KP_Add", "key").unwrap(), 0xffab);
+        assert_eq!(parse_key("delete", "key").unwrap(), 0xff08);
+        assert_eq!(parse_key("forwarddelete", "key").unwrap(), 0xffff);
+        assert_eq!(parse_key("é", "key").unwrap(), 0xe9);
+        assert_eq!(parse_key("✓", "key").unwrap(), 0x0100_2713);
+    }
+
+    #[test]
+    fn unknown_keys_and_modifiers_name_the_field() {
+        let e = parse_key("hyperjump", "keys[1]").unwrap_err().to_string();
+        assert!(e.contains("`keys[1]`") && e.contains("hyperjump"), "{e}");
+        let e = parse_key("ctrl", "key").unwrap_err().to_string();
+        assert!(e.contains("modifier"), "{e}");
+        let e = parse_modifiers(&["ctrl".into(), "hyper".into()], "modifiers")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`modifiers`") && e.contains("hyper"), "{e}");
+        assert_eq!(
+            parse_modifiers(&["cmd".into(), "option".into(), "Control".into()], "m").unwrap(),
+            vec![Modifier::Super, Modifier::Alt, Modifier::Ctrl]
+        );
+    }
+
+    #[test]
+    fn control_characters_are_refused_except_newline_and_tab() {
+        assert!(check_text("héllo → ✓\n\tx", "text").is_ok());
+        let e = check_text("a\u{1b}b", "text").unwrap_err().to_string();
+        assert!(e.contains("U+001B") && e.contains("position 1"), "{e}");
+    }
+}

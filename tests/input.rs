@@ -1,0 +1,437 @@
+//! Input tools against real apps. Effects are checked through the apps' own accessibility
+//! trees, and every background action is watched by a focus observer: the active window,
+//! X input focus, stacking order and pointer must be the same after as before.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{App, desktop, elements, frame, runtime};
+use cua::errors::ToolError;
+use cua::platform::FocusState;
+use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+
+/// One context per test (element caches are per context, as per MCP connection).
+struct Session {
+    ctx: ToolContext,
+    rt: tokio::runtime::Runtime,
+    registry: ToolRegistry,
+}
+
+impl Session {
+    fn new() -> Session {
+        Session {
+            ctx: ToolContext::for_desktop(desktop().env.clone()),
+            rt: runtime(),
+            registry: ToolRegistry::new(),
+        }
+    }
+
+    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
+    }
+
+    fn focus(&self) -> FocusState {
+        self.rt.block_on(async {
+            self.ctx
+                .platform()
+                .await
+                .unwrap()
+                .focus_state()
+                .await
+                .unwrap()
+        })
+    }
+
+    /// A background action, with the focus observer around it.
+    fn act(&self, tool: &str, args: Value) -> ToolOutput {
+        let before = self.focus();
+        let out = self
+            .call(tool, args.clone())
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
+        let after = self.focus();
+        assert_eq!(
+            before, after,
+            "background {tool} {args} changed the foreground"
+        );
+        out
+    }
+
+    fn state(&self, app: &App) -> ToolOutput {
+        self.call(
+            "get_window_state",
+            json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
+        )
+        .unwrap()
+    }
+
+    fn index_of(&self, app: &App, pred: impl Fn(&Value) -> bool) -> (usize, Value) {
+        let state = self.state(app);
+        let el = elements(&state)
+            .into_iter()
+            .find(|e| pred(e))
+            .unwrap_or_else(|| panic!("no such element in\n{}", state.structured["tree_markdown"]));
+        (el["index"].as_u64().unwrap() as usize, el)
+    }
+
+    /// Polls the app's tree until `pred` holds (the effect shows), bounded.
+    fn wait_tree(&self, app: &App, what: &str, pred: impl Fn(&ToolOutput) -> bool) -> ToolOutput {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let s = self.state(app);
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what} never showed:\n{}",
+                s.structured["tree_markdown"]
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn named(prefix: &'static str) -> impl Fn(&Value) -> bool {
+    move |e: &Value| {
+        e["role"] == "button" && e["name"].as_str().unwrap().split(' ').next() == Some(prefix)
+    }
+}
+
+#[test]
+fn calculator_element_clicks_compute_7_times_6() {
+    let s = Session::new();
+    let calc = &desktop().calculator;
+    for key in ["7", "×", "6", "="] {
+        let (index, el) = s.index_of(calc, named(key));
+        if key == "6" {
+            // By pixel, at the centre of the button's frame, while another window covers it.
+            pixel_click_lands(&s, calc, index, &el);
+            continue;
+        }
+        let out = s.act("click", json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": index, "settle_ms": 2000 }));
+        assert_eq!(out.structured["path"], "atspi_action", "{}", out.summary);
+        assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
+    }
+    s.wait_tree(calc, "42 on the display", |st| {
+        elements(st)
+            .iter()
+            .any(|e| e["value"].as_str().is_some_and(|v| v.trim() == "42"))
+            || st.structured["tree_markdown"]
+                .as_str()
+                .unwrap()
+                .contains("\"42\"")
+    });
+}
+
+#[test]
+fn widget_factory_toggle_slider_entry_and_combo_through_the_tree() {
+    let s = Session::new();
+    let wf = &desktop().widget_factory;
+    let args = |index: usize, extra: Value| {
+        let mut a = json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": index });
+        for (k, v) in extra.as_object().unwrap() {
+            a[k] = v.clone();
+        }
+        a
+    };
+    let sensitive = |e: &Value| {
+        e["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "sensitive")
+    };
+    let checked = |e: &Value| {
+        e["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "checked")
+    };
+
+    // Toggle an unchecked check button.
+    let (cb, _) = s.index_of(wf, |e| {
+        e["role"] == "check_box"
+            && sensitive(e)
+            && !checked(e)
+            && !e["states"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "indeterminate")
+    });
+    let out = s.act("click", args(cb, json!({ "settle_ms": 2000 })));
+    assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
+    let st = s.state(wf);
+    assert!(
+        checked(&elements(&st)[cb]),
+        "check box {cb} not checked: {}",
+        elements(&st)[cb]
+    );
+
+    // Set a slider's value.
+    // A vertical slider: the drag test owns the horizontal ones.
+    let (slider, _) = s.index_of(wf, |e| {
+        e["role"] == "slider"
+            && sensitive(e)
+            && e["states"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "vertical")
+    });
+    let out = s.act("set_value", args(slider, json!({ "value": "73" })));
+    assert_eq!(out.structured["path"], "atspi_value");
+    assert_eq!(elements(&s.state(wf))[slider]["value"], "73");
+
+    // Type into an entry.
+    let (entry, before) = s.index_of(wf, |e| {
+        e["role"] == "text" && sensitive(e) && e["value"] == "entry"
+    });
+    let out = s.act("type_text", args(entry, json!({ "text": " héllo → ✓" })));
+    assert_eq!(out.structured["path"], "atspi_text");
+    let after = &elements(&s.state(wf))[entry];
+    assert_eq!(
+        after["value"]
+            .as_str()
+            .unwrap()
+            .replace(before["value"].as_str().unwrap(), ""),
+        " héllo → ✓",
+        "{after}"
+    );
+
+    // Select a combo option by its label, without opening the popup.
+    let (combo, _) = s.index_of(wf, |e| e["role"] == "combo_box" && e["name"] == "Left");
+    let out = s.act(
+        "set_value",
+        args(combo, json!({ "value": "right", "settle_ms": 2000 })),
+    );
+    assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
+    assert_eq!(elements(&s.state(wf))[combo]["name"], "Right");
+}
+
+#[test]
+fn mousepad_multiline_unicode_then_select_all_and_delete() {
+    let s = Session::new();
+    let mp = &desktop().mousepad;
+    let (text, _) = s.index_of(mp, |e| {
+        e["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "editable")
+    });
+    let typed = "first line\nzweite Zeile: héllo → ✓\n三";
+    let out = s.act(
+        "type_text",
+        json!({ "pid": mp.pid, "window_id": mp.window_id, "element_index": text, "text": typed }),
+    );
+    assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
+    let st = s.state(mp);
+    assert_eq!(elements(&st)[text]["value"], typed);
+
+    s.act(
+        "hotkey",
+        json!({ "pid": mp.pid, "window_id": mp.window_id, "keys": ["ctrl", "a"] }),
+    );
+    s.act(
+        "press_key",
+        json!({ "pid": mp.pid, "window_id": mp.window_id, "key": "delete" }),
+    );
+    s.wait_tree(mp, "an empty document", |st| {
+        elements(st)[text]["value"] == ""
+    });
+}
+
+/// Clicks at the centre of a button's frame, by pixel, land on that button.
+fn pixel_click_lands(s: &Session, app: &App, index: usize, el: &Value) {
+    let (x, y, w, h) = frame(el);
+    let out = s.act(
+        "click",
+        json!({ "pid": app.pid, "window_id": app.window_id, "x": x + w / 2, "y": y + h / 2, "settle_ms": 2000 }),
+    );
+    assert_eq!(
+        out.structured["element"]["name"], el["name"],
+        "{}",
+        out.summary
+    );
+    assert_eq!(
+        out.structured["effect"], "confirmed",
+        "{} (element {index})",
+        out.summary
+    );
+}
+
+#[test]
+fn pixel_clicks_land_on_buttons_in_gtk3() {
+    // GTK4 (the calculator, covered) is checked inside the 7 × 6 test, which owns that app.
+    let s = Session::new();
+    let d = desktop();
+    // GTK3: a toggle button in the widget factory.
+    let (index, el) = s.index_of(&d.widget_factory, |e| {
+        e["role"] == "toggle_button"
+            && e["name"] == "togglebutton"
+            && e["states"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "sensitive")
+    });
+    pixel_click_lands(&s, &d.widget_factory, index, &el);
+    let after = &elements(&s.state(&d.widget_factory))[index];
+    assert_ne!(
+        after["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "checked"),
+        el["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "checked"),
+        "toggle button did not toggle"
+    );
+}
+
+#[test]
+fn drag_moves_a_gtk3_slider_and_scroll_moves_a_text_view() {
+    let s = Session::new();
+    let wf = &desktop().widget_factory;
+    let state = s
+        .call(
+            "get_window_state",
+            json!({ "pid": wf.pid, "window_id": wf.window_id }),
+        )
+        .unwrap();
+    let slider = elements(&state)
+        .into_iter()
+        .find(|e| {
+            e["role"] == "slider"
+                && e["states"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s == "horizontal")
+                && e["states"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s == "sensitive")
+        })
+        .expect("a horizontal slider");
+    let index = slider["index"].as_u64().unwrap() as usize;
+    let before: f64 = slider["value"].as_str().unwrap().parse().unwrap();
+    let (x, y, w, h) = frame(&slider);
+    // Press on the knob: where the value puts it along the track.
+    let from_x = x + ((w as f64) * (before / 100.0)).round() as i64;
+    let out = s.act(
+        "drag",
+        json!({ "pid": wf.pid, "window_id": wf.window_id, "from_x": from_x.clamp(x + 8, x + w - 8), "from_y": y + h / 2, "to_x": x + 10, "to_y": y + h / 2, "duration_ms": 200, "steps": 10 }),
+    );
+    assert_eq!(out.structured["path"], "x11_event");
+    s.wait_tree(wf, "the slider moving", |st| {
+        elements(st)[index]["value"]
+            .as_str()
+            .and_then(|v| v.parse::<f64>().ok())
+            .is_some_and(|v| v < before)
+    });
+
+    // Scroll the text view down by its scroll bar.
+    let (text, _) = s.index_of(wf, |e| {
+        e["role"] == "text" && e["value"].as_str().is_some_and(|v| v.starts_with("Lorem"))
+    });
+    let bar_value = |st: &ToolOutput| -> f64 {
+        elements(st)
+            .iter()
+            .filter(|e| {
+                e["role"] == "scroll_bar"
+                    && e["states"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|s| s == "vertical")
+            })
+            .filter_map(|e| e["value"].as_str()?.parse::<f64>().ok())
+            .fold(0.0, f64::max)
+    };
+    let before = bar_value(&s.state(wf));
+    let out = s.act("scroll", json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": text, "direction": "down", "amount": 3, "settle_ms": 2000 }));
+    assert_eq!(out.structured["path"], "atspi_value", "{}", out.summary);
+    assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
+    assert!(bar_value(&s.state(wf)) > before, "scroll bar did not move");
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_sent() {
+    let s = Session::new();
+    let d = desktop();
+    let calc = &d.calculator;
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "click",
+            json!({ "pid": calc.pid, "window_id": 1234567, "element_index": 0 }),
+            "call get_window_state first",
+        ),
+        (
+            "click",
+            json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": 0, "x": 1, "y": 2 }),
+            "not both",
+        ),
+        ("click", json!({ "pid": calc.pid, "x": 10 }), "`y`"),
+        (
+            "click",
+            json!({ "pid": calc.pid, "element_index": 0 }),
+            "`window_id`",
+        ),
+        (
+            "press_key",
+            json!({ "pid": calc.pid, "key": "hyperjump" }),
+            "unknown key",
+        ),
+        (
+            "press_key",
+            json!({ "pid": calc.pid, "key": "a", "modifiers": ["hyper"] }),
+            "unknown modifier",
+        ),
+        (
+            "hotkey",
+            json!({ "pid": calc.pid, "keys": ["ctrl", "q", "a"] }),
+            "`keys[1]`",
+        ),
+        (
+            "type_text",
+            json!({ "pid": calc.pid, "text": "a\u{7}b" }),
+            "control character",
+        ),
+        (
+            "click",
+            json!({ "pid": calc.pid, "window_id": calc.window_id, "x": 99999, "y": 1 }),
+            "outside",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let before = s.focus();
+        let err = s.call(tool, args.clone()).unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments(_)),
+            "{tool} {args}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains(expected),
+            "{tool} {args}: `{err}` lacks `{expected}`"
+        );
+        assert_eq!(before, s.focus());
+    }
+    // Out of range, after a real snapshot.
+    s.state(calc);
+    let err = s
+        .call(
+            "click",
+            json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": 9999 }),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("out of range"), "{err}");
+}
