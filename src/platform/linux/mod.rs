@@ -17,6 +17,8 @@ use crate::platform::{
 };
 
 /// How long launch waits for the first window of a new process.
+/// How long the list of desktop entries is reused.
+const ENTRIES_TTL: Duration = Duration::from_secs(5);
 const FIRST_WINDOW_WAIT: Duration = Duration::from_secs(15);
 /// How long a new window's geometry must hold still before launch returns, and the most
 /// launch waits for that.
@@ -24,6 +26,8 @@ const GEOMETRY_STABLE_FOR: Duration = Duration::from_millis(200);
 const GEOMETRY_SETTLE_WAIT: Duration = Duration::from_secs(2);
 
 pub struct LinuxPlatform {
+    /// Desktop entries, re-read at most every few seconds (they name apps in window lists).
+    entries: std::sync::Mutex<Option<(Instant, std::sync::Arc<Vec<apps::DesktopEntry>>)>>,
     desktop: DesktopEnv,
     x11: x11::X11,
     atspi: OnceCell<atspi::Atspi>,
@@ -32,6 +36,7 @@ pub struct LinuxPlatform {
 impl LinuxPlatform {
     pub fn connect(desktop: &DesktopEnv) -> PlatformResult<LinuxPlatform> {
         Ok(LinuxPlatform {
+            entries: std::sync::Mutex::new(None),
             desktop: desktop.clone(),
             x11: x11::X11::connect(desktop.display.as_deref())?,
             atspi: OnceCell::new(),
@@ -44,8 +49,20 @@ impl LinuxPlatform {
             .await
     }
 
+    fn entries(&self) -> std::sync::Arc<Vec<apps::DesktopEntry>> {
+        let mut guard = self.entries.lock().unwrap();
+        match &*guard {
+            Some((at, list)) if at.elapsed() < ENTRIES_TTL => list.clone(),
+            _ => {
+                let list = std::sync::Arc::new(apps::desktop_entries());
+                *guard = Some((Instant::now(), list.clone()));
+                list
+            }
+        }
+    }
+
     fn windows_now(&self) -> PlatformResult<Vec<WindowInfo>> {
-        let entries = apps::desktop_entries();
+        let entries = self.entries();
         let current = self.x11.current_desktop();
         Ok(self
             .x11
@@ -155,7 +172,7 @@ impl Platform for LinuxPlatform {
         pids.sort_unstable();
         pids.dedup();
         let windows = self.x11.client_windows()?;
-        let entries = apps::desktop_entries();
+        let entries = self.entries();
         Ok(pids
             .into_iter()
             .filter(|p| *p != std::process::id())
