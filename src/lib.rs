@@ -10,8 +10,10 @@ pub mod demo;
 pub mod docs;
 pub mod errors;
 pub mod platform;
+pub mod recording;
 pub mod sandbox;
 pub mod tools;
+pub mod trajectory;
 
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {

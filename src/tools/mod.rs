@@ -11,6 +11,7 @@ mod capture;
 mod input;
 pub mod keys;
 mod permissions;
+mod recording;
 mod screen;
 mod window_state;
 mod windows;
@@ -27,7 +28,8 @@ use tokio::sync::OnceCell;
 use crate::errors::ToolError;
 use crate::platform::{AxTree, DesktopEnv, Platform};
 
-pub use window_state::render_markdown;
+pub use capture::encode_png;
+pub use window_state::{render_markdown, window_state_json};
 
 /// An image a tool returns (screenshot, zoom).
 #[derive(Debug, Clone)]
@@ -71,6 +73,8 @@ pub struct ToolContext {
     platform: OnceCell<Arc<dyn Platform>>,
     snapshots: Mutex<HashMap<(u32, u64), Arc<Snapshot>>>,
     snapshot_counter: std::sync::atomic::AtomicU64,
+    /// The trajectory recorder of this context (one per process or MCP session).
+    pub recorder: crate::recording::Recorder,
 }
 
 impl ToolContext {
@@ -285,6 +289,8 @@ impl ToolRegistry {
                 Box::new(input::Scroll),
                 Box::new(input::Drag),
                 Box::new(input::MoveCursor),
+                Box::new(recording::SetRecording),
+                Box::new(recording::GetRecordingState),
             ],
         }
     }
@@ -299,13 +305,18 @@ impl ToolRegistry {
             .ok_or_else(|| ToolError::UnknownTool(name.to_string()))
     }
 
+    /// Runs a tool; while recording, action tools are recorded as turns.
     pub async fn call(
         &self,
         ctx: &ToolContext,
         name: &str,
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
-        self.get(name)?.call(ctx, args).await
+        let tool = self.get(name)?;
+        if tool.read_only() || !ctx.recorder.is_recording() {
+            return tool.call(ctx, args).await;
+        }
+        crate::recording::record_call(ctx, tool, args).await
     }
 }
 

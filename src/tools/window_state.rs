@@ -9,7 +9,7 @@ use serde_json::json;
 use super::capture::encode_png;
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_file};
 use crate::errors::ToolError;
-use crate::platform::{AxNode, AxTree};
+use crate::platform::{AxNode, AxTree, Platform, WindowInfo};
 
 /// Roles that only group other nodes; unnamed and inert, they are left out of the Markdown
 /// (their children move up a level) to keep it readable.
@@ -88,39 +88,14 @@ impl ToolSpec for GetWindowState {
             })
         });
         let tree = platform.accessibility_tree(args.pid, &window).await?;
-        let (markdown, elements) = render_markdown(&tree);
-        let element_json: Vec<_> = elements
-            .iter()
-            .enumerate()
-            .map(|(index, &n)| element_json(index, &tree.nodes[n]))
-            .collect();
+        let (mut structured, elements) = state_of(args.pid, &window, &tree);
+        let degraded_reason = structured["degraded_reason"].as_str().map(String::from);
         let element_count = elements.len();
-        let degraded_reason = if element_count == 0 {
-            Some(tree.warning.clone().unwrap_or_else(|| {
-                "the accessibility walk found no actionable element".to_string()
-            }))
-        } else {
-            None
-        };
         let snapshot = ctx.store_snapshot(args.pid, args.window_id, tree, elements);
-
-        let tree_markdown = match &args.query {
-            Some(q) => filter_markdown(&markdown, q),
-            None => markdown,
-        };
-        let mut structured = json!({
-            "pid": args.pid,
-            "window_id": args.window_id,
-            "app_name": window.app_name,
-            "title": window.title,
-            "snapshot_id": snapshot.snapshot_id,
-            "tree_markdown": tree_markdown,
-            "elements": element_json,
-            "element_count": element_count,
-        });
-        if let Some(reason) = &degraded_reason {
-            structured["degraded"] = json!(true);
-            structured["degraded_reason"] = json!(reason);
+        structured["snapshot_id"] = json!(snapshot.snapshot_id);
+        if let Some(q) = &args.query {
+            let filtered = filter_markdown(structured["tree_markdown"].as_str().unwrap_or(""), q);
+            structured["tree_markdown"] = json!(filtered);
         }
         let mut summary = format!(
             "{} \"{}\" (pid {}, window {}): {} elements",
@@ -158,6 +133,47 @@ impl ToolSpec for GetWindowState {
             structured,
             image,
         })
+    }
+}
+
+/// get_window_state's structured result for a tree (no screenshot, no snapshot id), and
+/// the node of each element index.
+fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Value, Vec<usize>) {
+    let (markdown, elements) = render_markdown(tree);
+    let element_json: Vec<_> = elements
+        .iter()
+        .enumerate()
+        .map(|(index, &n)| element_json(index, &tree.nodes[n]))
+        .collect();
+    let mut structured = json!({
+        "pid": pid,
+        "window_id": window.window_id,
+        "app_name": window.app_name,
+        "title": window.title,
+        "tree_markdown": markdown,
+        "elements": element_json,
+        "element_count": elements.len(),
+    });
+    if elements.is_empty() {
+        structured["degraded"] = json!(true);
+        structured["degraded_reason"] = json!(tree
+            .warning
+            .clone()
+            .unwrap_or_else(|| "the accessibility walk found no actionable element".to_string()));
+    }
+    (structured, elements)
+}
+
+/// A window's state as get_window_state reports it, without touching the element cache
+/// (the recorder uses this: the caller's indices must keep meaning what they meant).
+pub async fn window_state_json(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> serde_json::Value {
+    match platform.accessibility_tree(pid, window).await {
+        Ok(tree) => state_of(pid, window, &tree).0,
+        Err(e) => json!({ "pid": pid, "window_id": window.window_id, "error": e.to_string() }),
     }
 }
 

@@ -1,0 +1,478 @@
+//! Trajectory recording: a hook around tool dispatch that, for every action tool call
+//! (successful, failed or refused), captures the target window before and after, and hands
+//! the turn to one ordered writer thread.
+//!
+//! The writer assembles `turn-NNNNN/` under a hidden temporary name and renames it into
+//! place when complete, so neither a reader nor a crash ever sees a half-written turn. Turn
+//! numbers are given at write time, so a failed write leaves no hole; the failure goes to
+//! `last_error` and never fails the action itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::errors::ToolError;
+use crate::platform::{Capture, Platform, WindowInfo};
+use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::trajectory::{
+    Action, AppIdentity, Locator, Point, SCHEMA_VERSION, Session, parse_turn_dir, turn_dir_name,
+};
+
+/// A window's state at one instant: get_window_state's structured result and the pixels.
+pub struct StateCapture {
+    pub json: Value,
+    pub pixels: Option<Capture>,
+}
+
+struct TurnJob {
+    action: Action,
+    before: Option<StateCapture>,
+    after: Option<StateCapture>,
+}
+
+struct Active {
+    dir: PathBuf,
+    started: Instant,
+    session: Session,
+    tx: Sender<TurnJob>,
+    writer: std::thread::JoinHandle<()>,
+}
+
+/// What get_recording_state reports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecordingState {
+    pub enabled: bool,
+    pub output_dir: Option<PathBuf>,
+    pub next_turn: u32,
+    pub video: Option<Value>,
+    pub last_error: Option<String>,
+}
+
+/// Shared between the recorder and its writer thread.
+#[derive(Default)]
+struct Progress {
+    next_turn: u32,
+    last_error: Option<String>,
+}
+
+#[derive(Default)]
+pub struct Recorder {
+    active: Mutex<Option<Active>>,
+    progress: Arc<Mutex<Progress>>,
+}
+
+/// Existing turn numbers in a folder.
+fn existing_turns(dir: &Path) -> std::io::Result<Vec<u32>> {
+    let mut turns = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        if let Some(n) = parse_turn_dir(&name.to_string_lossy()) {
+            turns.push(n);
+        }
+    }
+    turns.sort_unstable();
+    Ok(turns)
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
+}
+
+impl Recorder {
+    pub fn is_recording(&self) -> bool {
+        self.active.lock().unwrap().is_some()
+    }
+
+    pub fn state(&self) -> RecordingState {
+        let active = self.active.lock().unwrap();
+        let progress = self.progress.lock().unwrap();
+        RecordingState {
+            enabled: active.is_some(),
+            output_dir: active.as_ref().map(|a| a.dir.clone()),
+            next_turn: if active.is_some() {
+                progress.next_turn
+            } else {
+                0
+            },
+            video: active.as_ref().and_then(|a| a.session.video.clone()),
+            last_error: progress.last_error.clone(),
+        }
+    }
+
+    /// Starts recording into `dir` (created with parents). A folder that already holds
+    /// turns is refused unless `append`, which continues after the last one.
+    pub fn start(
+        &self,
+        dir: &Path,
+        append: bool,
+        screen: Option<(u32, u32)>,
+        platform: &str,
+    ) -> Result<RecordingState, ToolError> {
+        let mut active = self.active.lock().unwrap();
+        if let Some(a) = active.as_ref() {
+            return Err(ToolError::invalid(format!(
+                "already recording into `{}`; stop it first (set_recording enabled=false)",
+                a.dir.display()
+            )));
+        }
+        if dir.exists() && !dir.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "`output_dir`: `{}` is a file, not a directory",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            ToolError::invalid(format!(
+                "`output_dir`: cannot create `{}`: {e}",
+                dir.display()
+            ))
+        })?;
+        let probe = dir.join(".cua-write-probe");
+        std::fs::write(&probe, b"").map_err(|e| {
+            ToolError::invalid(format!(
+                "`output_dir`: `{}` is not writable: {e}",
+                dir.display()
+            ))
+        })?;
+        let _ = std::fs::remove_file(&probe);
+        // Leftovers of a crash mid-turn are hidden temporaries: never turns, safe to drop.
+        for entry in std::fs::read_dir(dir)
+            .map_err(|e| ToolError::failed(e.to_string()))?
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(".turn-") && name.ends_with(".tmp") {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let turns = existing_turns(dir).map_err(|e| ToolError::failed(e.to_string()))?;
+        if !turns.is_empty() && !append {
+            return Err(ToolError::invalid(format!(
+                "`output_dir`: `{}` already holds {} turns (up to {}); pass append: true to continue after them, or pick an empty folder",
+                dir.display(),
+                turns.len(),
+                turn_dir_name(*turns.last().unwrap())
+            )));
+        }
+        let first_turn = turns.last().map(|n| n + 1).unwrap_or(1);
+        let session = Session {
+            schema_version: SCHEMA_VERSION,
+            driver: "cua".into(),
+            driver_version: env!("CARGO_PKG_VERSION").into(),
+            platform: platform.into(),
+            started_at: chrono::Utc::now().to_rfc3339(),
+            stopped_at: None,
+            screen: screen.map(|(width, height)| crate::trajectory::ScreenSize { width, height }),
+            first_turn,
+            turns_written: 0,
+            video: None,
+        };
+        write_atomic(
+            &dir.join("session.json"),
+            &serde_json::to_vec_pretty(&session).unwrap(),
+        )
+        .map_err(|e| ToolError::failed(format!("cannot write session.json: {e}")))?;
+        {
+            let mut p = self.progress.lock().unwrap();
+            p.next_turn = first_turn;
+            p.last_error = None;
+        }
+        let (tx, rx) = channel::<TurnJob>();
+        let progress = self.progress.clone();
+        let out = dir.to_path_buf();
+        let writer = std::thread::spawn(move || {
+            for job in rx {
+                let turn = progress.lock().unwrap().next_turn;
+                match write_turn(&out, turn, job) {
+                    Ok(()) => progress.lock().unwrap().next_turn = turn + 1,
+                    Err(e) => {
+                        progress.lock().unwrap().last_error =
+                            Some(format!("turn {turn} not written: {e}"))
+                    }
+                }
+            }
+        });
+        *active = Some(Active {
+            dir: dir.to_path_buf(),
+            started: Instant::now(),
+            session,
+            tx,
+            writer,
+        });
+        drop(active);
+        Ok(self.state())
+    }
+
+    /// Stops recording: waits for queued turns, then rewrites session.json with the stop time.
+    /// Returns None when nothing was recording.
+    pub fn stop(&self) -> Option<RecordingState> {
+        let active = self.active.lock().unwrap().take()?;
+        drop(active.tx);
+        let _ = active.writer.join();
+        let mut session = active.session;
+        let next = self.progress.lock().unwrap().next_turn;
+        session.stopped_at = Some(chrono::Utc::now().to_rfc3339());
+        session.turns_written = next.saturating_sub(session.first_turn);
+        if let Err(e) = write_atomic(
+            &active.dir.join("session.json"),
+            &serde_json::to_vec_pretty(&session).unwrap(),
+        ) {
+            self.progress.lock().unwrap().last_error =
+                Some(format!("cannot write session.json: {e}"));
+        }
+        let mut state = self.state();
+        state.output_dir = Some(active.dir);
+        state.next_turn = next;
+        Some(state)
+    }
+
+    fn submit(&self, job_for: impl FnOnce(u64) -> TurnJob) {
+        let active = self.active.lock().unwrap();
+        if let Some(a) = active.as_ref() {
+            let t_ms = a.started.elapsed().as_millis() as u64;
+            let _ = a.tx.send(job_for(t_ms));
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn write_turn(dir: &Path, turn: u32, mut job: TurnJob) -> std::io::Result<()> {
+    let name = turn_dir_name(turn);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let result = (|| {
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp)?;
+        }
+        std::fs::create_dir(&tmp)?;
+        job.action.turn = turn;
+        std::fs::write(
+            tmp.join("action.json"),
+            serde_json::to_vec_pretty(&job.action).map_err(std::io::Error::other)?,
+        )?;
+        let png = |c: &Capture| {
+            crate::tools::encode_png(c).map_err(|e| std::io::Error::other(e.to_string()))
+        };
+        if let Some(before) = &job.before {
+            std::fs::write(
+                tmp.join("before_state.json"),
+                serde_json::to_vec_pretty(&before.json).map_err(std::io::Error::other)?,
+            )?;
+            if let Some(p) = &before.pixels {
+                std::fs::write(tmp.join("before.png"), png(p)?)?;
+            }
+        }
+        if let Some(after) = &job.after {
+            std::fs::write(
+                tmp.join("app_state.json"),
+                serde_json::to_vec_pretty(&after.json).map_err(std::io::Error::other)?,
+            )?;
+            if let Some(p) = &after.pixels {
+                std::fs::write(tmp.join("screenshot.png"), png(p)?)?;
+            }
+        }
+        if let Some(point) = job.action.click_point {
+            let base = job
+                .before
+                .as_ref()
+                .and_then(|b| b.pixels.as_ref())
+                .or(job.after.as_ref().and_then(|a| a.pixels.as_ref()));
+            if let Some(base) = base {
+                let mut marked = base.clone();
+                draw_dot(&mut marked, point.x, point.y);
+                std::fs::write(tmp.join("click.png"), png(&marked)?)?;
+            }
+        }
+        std::fs::rename(&tmp, dir.join(&name))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    result
+}
+
+/// A filled red dot (radius 6) with a white ring, visible on any background.
+fn draw_dot(c: &mut Capture, cx: i32, cy: i32) {
+    for dy in -8i32..=8 {
+        for dx in -8i32..=8 {
+            let (x, y) = (cx + dx, cy + dy);
+            if x < 0 || y < 0 || x >= c.width as i32 || y >= c.height as i32 {
+                continue;
+            }
+            let d2 = dx * dx + dy * dy;
+            let color = if d2 <= 36 {
+                [255, 0, 0, 255]
+            } else if d2 <= 64 {
+                [255, 255, 255, 255]
+            } else {
+                continue;
+            };
+            let i = ((y as u32 * c.width + x as u32) * 4) as usize;
+            c.rgba[i..i + 4].copy_from_slice(&color);
+        }
+    }
+}
+
+/// The window an action addresses: `window_id`, else the pid's frontmost on-screen window.
+async fn window_for(
+    platform: &dyn Platform,
+    pid: Option<u32>,
+    window_id: Option<u64>,
+) -> Option<WindowInfo> {
+    let list = platform.list_windows().await.ok()?.windows;
+    match (window_id, pid) {
+        (Some(id), _) => list.into_iter().find(|w| w.window_id == id),
+        (None, Some(pid)) => list
+            .into_iter()
+            .filter(|w| w.pid == Some(pid) && w.is_on_screen)
+            .max_by_key(|w| w.z_index),
+        _ => None,
+    }
+}
+
+async fn capture_state(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+) -> StateCapture {
+    let shot = {
+        let platform = platform.clone();
+        let id = window.window_id;
+        tokio::spawn(async move { platform.capture_window(id).await.ok() })
+    };
+    let json = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+    StateCapture {
+        json,
+        pixels: shot.await.ok().flatten(),
+    }
+}
+
+fn arg_u64(args: &Value, key: &str) -> Option<u64> {
+    args.get(key).and_then(Value::as_u64)
+}
+
+/// Runs an action tool and records the turn. The tool's result is returned unchanged.
+pub async fn record_call(
+    ctx: &ToolContext,
+    tool: &dyn Tool,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
+    let platform = ctx.platform().await.ok();
+    let mut pid = arg_u64(&args, "pid").map(|p| p as u32);
+    let mut window_id = arg_u64(&args, "window_id");
+    let target = match (pid, window_id, arg_u64(&args, "element_index")) {
+        (Some(p), Some(w), Some(i)) => ctx.snapshot(p, w).and_then(|s| {
+            s.elements
+                .get(i as usize)
+                .map(|&node| Locator::of(&s.tree, node, i as usize))
+        }),
+        _ => None,
+    };
+    let mut window = match &platform {
+        Some(p) => window_for(p.as_ref(), pid, window_id).await,
+        None => None,
+    };
+    let before = match (&platform, pid, &window) {
+        (Some(p), Some(pid), Some(w)) => Some(capture_state(p, pid, w).await),
+        _ => None,
+    };
+
+    let result = tool.call(ctx, args.clone()).await;
+
+    if let Ok(out) = &result {
+        // launch_app: the new process and its window are known only now.
+        if pid.is_none() {
+            pid = out
+                .structured
+                .get("pid")
+                .and_then(Value::as_u64)
+                .map(|p| p as u32);
+        }
+        if window_id.is_none() {
+            window_id = out
+                .structured
+                .get("window_id")
+                .and_then(Value::as_u64)
+                .or_else(|| {
+                    out.structured
+                        .pointer("/windows/0/window_id")
+                        .and_then(Value::as_u64)
+                });
+        }
+        if window.is_none() || window.as_ref().map(|w| w.window_id) != window_id {
+            if let Some(p) = &platform {
+                window = window_for(p.as_ref(), pid, window_id).await;
+            }
+        }
+    }
+    let after = match (&platform, pid, &window) {
+        (Some(p), Some(pid), Some(w)) => Some(capture_state(p, pid, w).await),
+        _ => None,
+    };
+    let app = window.as_ref().map(|w| AppIdentity {
+        app_name: w.app_name.clone(),
+        executable: w
+            .pid
+            .and_then(crate::platform::linux::apps::process_executable)
+            .unwrap_or_default(),
+        window_title: w.title.clone(),
+    });
+    let mut arguments = args.clone();
+    if let Value::Object(m) = &mut arguments {
+        m.retain(|k, _| !k.starts_with('_'));
+    }
+    let (summary, error, structured) = match &result {
+        Ok(out) => (out.summary.clone(), None, out.structured.clone()),
+        Err(e) => (String::new(), Some(e.to_string()), Value::Null),
+    };
+    let mut result_fields = json!({});
+    for key in ["path", "verified", "effect", "escalation"] {
+        if let Some(v) = structured.get(key) {
+            result_fields[key] = v.clone();
+        }
+    }
+    if let Err(e) = &result {
+        result_fields["refused"] = json!(matches!(
+            e,
+            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_)
+        ));
+    }
+    let click_point = structured.get("click_point").and_then(|p| {
+        Some(Point {
+            x: p.get("x")?.as_i64()? as i32,
+            y: p.get("y")?.as_i64()? as i32,
+        })
+    });
+    let tool_name = tool.name().to_string();
+    let window_id = window.as_ref().map(|w| w.window_id).or(window_id);
+    ctx.recorder.submit(move |t_ms| TurnJob {
+        action: Action {
+            schema_version: SCHEMA_VERSION,
+            turn: 0,
+            tool: tool_name,
+            arguments,
+            result_summary: summary,
+            result_error: error,
+            result: result_fields,
+            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            t_ms,
+            pid,
+            window_id,
+            app,
+            click_point,
+            target,
+        },
+        before,
+        after,
+    });
+    result
+}

@@ -1,0 +1,119 @@
+//! `set_recording` and `get_recording_state`: the trajectory recorder of this process.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ToolContext, ToolOutput, ToolSpec};
+use crate::errors::ToolError;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetRecordingArgs {
+    /// True to record every following action tool call; false to stop.
+    pub enabled: bool,
+    /// Folder for the turn folders (required when enabling; ~ is expanded; created with parents).
+    pub output_dir: Option<String>,
+    /// Continue after the turns already in output_dir instead of refusing. Default false.
+    pub append: Option<bool>,
+    /// Also record the display as H.264 video (not available yet in this build).
+    pub video_experimental: Option<bool>,
+}
+
+pub struct SetRecording;
+
+#[async_trait]
+impl ToolSpec for SetRecording {
+    type Args = SetRecordingArgs;
+    const NAME: &'static str = "set_recording";
+    const DESCRIPTION: &'static str = "Start or stop trajectory recording. While on, every action tool call (successful, failed or refused) writes turn-NNNNN/ under output_dir: action.json, before_state.json + before.png, app_state.json + screenshot.png, and click.png for clicks. A folder that already holds turns is refused unless append is true. Stopping when not recording is a no-op.";
+    const READ_ONLY: bool = true;
+
+    async fn run(&self, ctx: &ToolContext, a: SetRecordingArgs) -> Result<ToolOutput, ToolError> {
+        if !a.enabled {
+            return Ok(match ctx.recorder.stop() {
+                Some(state) => ToolOutput::new(
+                    format!(
+                        "recording stopped; turns up to {} in {}",
+                        state.next_turn.saturating_sub(1),
+                        state
+                            .output_dir
+                            .as_ref()
+                            .map(|d| d.display().to_string())
+                            .unwrap_or_default()
+                    ),
+                    json!(state),
+                ),
+                None => ToolOutput::new(
+                    "recording was not enabled; nothing to stop",
+                    json!(ctx.recorder.state()),
+                ),
+            });
+        }
+        if a.video_experimental == Some(true) {
+            return Err(ToolError::invalid(
+                "`video_experimental`: video recording is not available in this build yet",
+            ));
+        }
+        let dir = a
+            .output_dir
+            .ok_or_else(|| ToolError::invalid("`output_dir`: required when enabled is true"))?;
+        if dir.trim().is_empty() {
+            return Err(ToolError::invalid("`output_dir`: must not be empty"));
+        }
+        let path = crate::platform::linux::apps::expand_home(&dir);
+        let (screen, platform) = match ctx.platform().await {
+            Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
+            Err(_) => (None, "unknown".to_string()),
+        };
+        let state = ctx
+            .recorder
+            .start(&path, a.append.unwrap_or(false), screen, &platform)?;
+        Ok(ToolOutput::new(
+            format!(
+                "recording into {} from turn {}",
+                path.display(),
+                state.next_turn
+            ),
+            json!(state),
+        ))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+pub struct GetRecordingState;
+
+#[async_trait]
+impl ToolSpec for GetRecordingState {
+    type Args = NoArgs;
+    const NAME: &'static str = "get_recording_state";
+    const DESCRIPTION: &'static str = "Report the recorder: enabled, output_dir, next_turn (the number the next turn folder gets), video, and last_error (a failed turn write, which never fails the action itself).";
+    const READ_ONLY: bool = true;
+
+    async fn run(&self, ctx: &ToolContext, _a: NoArgs) -> Result<ToolOutput, ToolError> {
+        let state = ctx.recorder.state();
+        let summary = if state.enabled {
+            format!(
+                "recording into {}, next turn {}{}",
+                state
+                    .output_dir
+                    .as_ref()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
+                state.next_turn,
+                state
+                    .last_error
+                    .as_ref()
+                    .map(|e| format!("; last error: {e}"))
+                    .unwrap_or_default()
+            )
+        } else {
+            "not recording".to_string()
+        };
+        Ok(ToolOutput::new(summary, json!(state)))
+    }
+}
