@@ -49,6 +49,15 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
+    Serve {
+        /// Unix socket to listen on (default: per display under $XDG_RUNTIME_DIR/cua or ~/.cache/cua).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Record trajectories through the daemon (started when none runs).
+    #[command(subcommand)]
+    Record(RecordCommand),
     /// Print generated documentation (docs/tools.md) to stdout.
     #[command(hide = true)]
     Docs,
@@ -64,6 +73,24 @@ struct OutputFlags {
     /// Write the tool's image (screenshot, zoom) to this file.
     #[arg(long, value_name = "PATH")]
     screenshot_out_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum RecordCommand {
+    /// Start recording every action into DIR.
+    Start {
+        dir: PathBuf,
+        /// Also record the display as H.264 video.
+        #[arg(long)]
+        video: bool,
+        /// Continue after the turns already in DIR.
+        #[arg(long)]
+        append: bool,
+    },
+    /// Stop recording (finalizes session.json).
+    Stop,
+    /// Show the recorder's state.
+    Status,
 }
 
 #[derive(Subcommand, Debug)]
@@ -173,6 +200,22 @@ pub fn main() -> i32 {
             }
         }
         Command::Sandbox(cmd) => run_sandbox(cmd),
+        Command::Serve { socket } => {
+            let socket = socket.unwrap_or_else(crate::daemon::default_socket);
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+            };
+            match runtime.block_on(crate::daemon::serve(&socket)) {
+                Ok(()) => 0,
+                Err(e) => fail(1, e),
+            }
+        }
+        Command::Record(cmd) => run_record(cmd),
         Command::Demo { out: dir } => crate::demo::run(dir),
         Command::Docs => {
             out(&crate::docs::tools_markdown(&ToolRegistry::new()));
@@ -230,16 +273,23 @@ fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i32 {
     if let Err(e) = tool.validate(&args) {
         return fail(e.exit_code(), e);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+    // A running daemon owns the state (element caches, recording): go through it.
+    let result = match crate::daemon::call(&crate::daemon::default_socket(), name, &args) {
+        Some(result) => result,
+        None => {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+            };
+            let ctx = ToolContext::new();
+            // Through the registry, so a recording (in-process) would see it too.
+            runtime.block_on(registry.call(&ctx, name, args))
+        }
     };
-    let ctx = ToolContext::new();
-    let result = runtime.block_on(tool.call(&ctx, args));
     match result {
         Ok(output) => print_output(&output, flags),
         Err(e) => fail(e.exit_code(), e),
@@ -369,6 +419,38 @@ fn run_sandbox(cmd: SandboxCommand) -> i32 {
         SandboxCommand::HoldComposite => {
             let display = std::env::var("DISPLAY").unwrap_or_default();
             sandbox::hold_composite_redirect(&display);
+            0
+        }
+    }
+}
+
+fn run_record(cmd: RecordCommand) -> i32 {
+    let socket = crate::daemon::default_socket();
+    let (tool, args) = match &cmd {
+        RecordCommand::Start { dir, video, append } => {
+            let dir = if dir.is_absolute() {
+                dir.clone()
+            } else {
+                std::env::current_dir().unwrap_or_default().join(dir)
+            };
+            if std::os::unix::net::UnixStream::connect(&socket).is_err() {
+                if let Err(e) = crate::daemon::spawn_daemon(&socket) {
+                    return fail(1, e);
+                }
+            }
+            (
+                "set_recording",
+                serde_json::json!({ "enabled": true, "output_dir": dir, "append": append, "video_experimental": video }),
+            )
+        }
+        RecordCommand::Stop => ("set_recording", serde_json::json!({ "enabled": false })),
+        RecordCommand::Status => ("get_recording_state", serde_json::json!({})),
+    };
+    match crate::daemon::call(&socket, tool, &args) {
+        Some(Ok(out)) => print_output(&out, &OutputFlags::default()),
+        Some(Err(e)) => fail(e.exit_code(), e),
+        None => {
+            out("not recording (no cua daemon runs for this display)");
             0
         }
     }

@@ -1,0 +1,225 @@
+//! `cua serve`: a long-lived process that owns tool state (element caches, the recorder)
+//! and serves tool calls over a Unix socket, so one-shot CLI calls share it.
+//!
+//! Protocol: one JSON object per line each way. Request `{"tool": NAME, "args": {...}}`;
+//! reply `{"ok": true, "summary", "structured", "image": {"mime", "base64"}?}` or
+//! `{"ok": false, "error", "exit_code"}`. The socket lives in a 0700 directory and is 0600.
+//! SIGTERM and SIGINT finalize an active recording before the process exits.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::errors::ToolError;
+use crate::tools::{ImageBlock, ToolContext, ToolOutput, ToolRegistry};
+
+/// Environment variable that overrides the socket path for clients and the server.
+pub const SOCKET_ENV: &str = "CUA_SOCKET";
+
+/// The default socket for the desktop this process is on: one daemon per display.
+pub fn default_socket() -> PathBuf {
+    if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let display = std::env::var("DISPLAY").unwrap_or_default();
+    let tag: String = display
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '.')
+        .collect();
+    base.join("cua").join(format!(
+        "daemon-{}.sock",
+        if tag.is_empty() { "none".into() } else { tag }
+    ))
+}
+
+fn reply_for(result: Result<ToolOutput, ToolError>) -> Value {
+    match result {
+        Ok(out) => {
+            let mut v = json!({ "ok": true, "summary": out.summary, "structured": out.structured });
+            if let Some(img) = out.image {
+                v["image"] = json!({
+                    "mime": img.mime,
+                    "base64": base64::engine::general_purpose::STANDARD.encode(&img.data),
+                });
+            }
+            v
+        }
+        Err(e) => json!({ "ok": false, "error": e.to_string(), "exit_code": e.exit_code() }),
+    }
+}
+
+/// Serves until SIGTERM/SIGINT; then stops any recording and removes the socket.
+pub async fn serve(socket: &Path) -> Result<(), String> {
+    let dir = socket.parent().ok_or("socket path has no directory")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("cannot secure {}: {e}", dir.display()))?;
+    if socket.exists() {
+        if tokio::net::UnixStream::connect(socket).await.is_ok() {
+            return Err(format!("a daemon already listens on {}", socket.display()));
+        }
+        std::fs::remove_file(socket)
+            .map_err(|e| format!("cannot remove stale {}: {e}", socket.display()))?;
+    }
+    let listener = tokio::net::UnixListener::bind(socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    eprintln!("cua daemon listening on {}", socket.display());
+
+    let ctx = Arc::new(ToolContext::new());
+    let registry = Arc::new(ToolRegistry::new());
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| e.to_string())?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let (ctx, registry) = (ctx.clone(), registry.clone());
+                tokio::spawn(async move { handle(stream, ctx, registry).await });
+            }
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+        }
+    }
+    // Finalize: queued turns written, session.json stamped with its stop time.
+    ctx.recorder.stop();
+    let _ = std::fs::remove_file(socket);
+    Ok(())
+}
+
+async fn handle(
+    stream: tokio::net::UnixStream,
+    ctx: Arc<ToolContext>,
+    registry: Arc<ToolRegistry>,
+) {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(req) => match req.get("tool").and_then(Value::as_str) {
+                Some(tool) => {
+                    let args = req.get("args").cloned().unwrap_or(Value::Null);
+                    reply_for(registry.call(&ctx, tool, args).await)
+                }
+                None => reply_for(Err(ToolError::invalid("request needs a `tool` field"))),
+            },
+            Err(e) => reply_for(Err(ToolError::invalid(format!("request is not JSON: {e}")))),
+        };
+        let mut bytes = serde_json::to_vec(&reply).unwrap_or_default();
+        bytes.push(b'\n');
+        if write.write_all(&bytes).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A blocking client for one call; None when no daemon listens on `socket`.
+pub fn call(socket: &Path, tool: &str, args: &Value) -> Option<Result<ToolOutput, ToolError>> {
+    use std::io::{BufRead, Write};
+    let stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    let mut writer = stream.try_clone().ok()?;
+    let mut request = serde_json::to_vec(&json!({ "tool": tool, "args": args })).ok()?;
+    request.push(b'\n');
+    if writer.write_all(&request).is_err() {
+        return Some(Err(ToolError::failed(format!(
+            "daemon at {} hung up",
+            socket.display()
+        ))));
+    }
+    let mut line = String::new();
+    if std::io::BufReader::new(stream)
+        .read_line(&mut line)
+        .is_err()
+        || line.is_empty()
+    {
+        return Some(Err(ToolError::failed(format!(
+            "daemon at {} closed the connection",
+            socket.display()
+        ))));
+    }
+    let reply: Value = match serde_json::from_str(&line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(Err(ToolError::failed(format!(
+                "bad reply from daemon: {e}"
+            ))));
+        }
+    };
+    if reply["ok"] == true {
+        let image = reply.get("image").and_then(|i| {
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(i["base64"].as_str()?)
+                .ok()?;
+            let mime = if i["mime"] == "image/jpeg" {
+                "image/jpeg"
+            } else {
+                "image/png"
+            };
+            Some(ImageBlock { mime, data })
+        });
+        Some(Ok(ToolOutput {
+            summary: reply["summary"].as_str().unwrap_or("").to_string(),
+            structured: reply["structured"].clone(),
+            image,
+        }))
+    } else {
+        let msg = reply["error"]
+            .as_str()
+            .unwrap_or("daemon error")
+            .to_string();
+        Some(Err(match reply["exit_code"].as_i64() {
+            Some(2) => ToolError::InvalidArguments(
+                msg.trim_start_matches("invalid arguments: ").to_string(),
+            ),
+            _ => ToolError::Failed(msg),
+        }))
+    }
+}
+
+/// Starts `cua serve` in the background for this desktop and waits until it answers.
+pub fn spawn_daemon(socket: &Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = socket.parent().ok_or("socket path has no directory")?;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let log = std::fs::File::create(socket.with_extension("log")).map_err(|e| e.to_string())?;
+    let child = std::process::Command::new(exe)
+        .args(["serve", "--socket"])
+        .arg(socket)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the daemon: {e}"))?;
+    if let Some(sandbox) = std::env::var_os(crate::sandbox::SANDBOX_DIR_ENV) {
+        crate::sandbox::register_pid(Path::new(&sandbox), child.id());
+    }
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Err(format!(
+        "the daemon did not come up (log: {})",
+        socket.with_extension("log").display()
+    ))
+}
