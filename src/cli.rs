@@ -58,9 +58,13 @@ enum Command {
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
     Record(RecordCommand),
-    /// Print generated documentation (docs/tools.md) to stdout.
+    /// Print generated documentation (docs/tools.md) to stdout, or write the trajectory
+    /// JSON Schemas into a folder (docs/schema).
     #[command(hide = true)]
-    Docs,
+    Docs {
+        #[arg(long, value_name = "DIR")]
+        schemas: Option<PathBuf>,
+    },
     #[command(external_subcommand)]
     Tool(Vec<String>),
 }
@@ -217,8 +221,19 @@ pub fn main() -> i32 {
         }
         Command::Record(cmd) => run_record(cmd),
         Command::Demo { out: dir } => crate::demo::run(dir),
-        Command::Docs => {
+        Command::Docs { schemas: None } => {
             out(&crate::docs::tools_markdown(&ToolRegistry::new()));
+            0
+        }
+        Command::Docs { schemas: Some(dir) } => {
+            for (name, schema) in crate::trajectory::schemas() {
+                let text = serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n";
+                if let Err(e) =
+                    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join(name), text))
+                {
+                    return fail(1, format!("cannot write {}: {e}", dir.join(name).display()));
+                }
+            }
             0
         }
     }

@@ -224,3 +224,23 @@ fn the_demo_runs_and_leaves_tree_and_screenshots() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn docs_schema_matches_the_trajectory_types() {
+    let dir = std::env::temp_dir().join(format!("cua-schema-test-{}", std::process::id()));
+    let out = cua(&["docs", "--schemas", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in ["action.schema.json", "session.schema.json"] {
+        let generated = std::fs::read_to_string(dir.join(name)).unwrap();
+        let committed =
+            std::fs::read_to_string(format!("{}/docs/schema/{name}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        assert!(
+            generated == committed,
+            "docs/schema/{name} is stale: regenerate with `cargo run -q -- docs --schemas docs/schema`"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -109,6 +109,8 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
         ]
     );
     let session = read_json(&dir.join("session.json"));
+    serde_json::from_value::<cua::trajectory::Session>(session.clone())
+        .expect("session.json has the documented shape");
     assert_eq!(session["schema_version"], 1);
     assert_eq!(session["turns_written"], 4);
     assert!(session["stopped_at"].is_string());
@@ -117,6 +119,10 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
     for n in 1..=4 {
         let turn = dir.join(format!("turn-{n:05}"));
         let action = read_json(&turn.join("action.json"));
+        // Every field has the type docs/schema/action.schema.json (generated from it) says.
+        let typed: cua::trajectory::Action =
+            serde_json::from_value(action.clone()).unwrap_or_else(|e| panic!("turn {n}: {e}"));
+        assert_eq!(typed.tool, action["tool"]);
         assert_eq!(action["schema_version"], 1);
         assert_eq!(action["turn"], n);
         let t = action["t_ms"].as_u64().unwrap();

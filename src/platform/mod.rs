@@ -13,7 +13,9 @@ pub mod linux;
 use serde::Serialize;
 
 /// A rectangle; for element frames, in window-local screenshot pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Rect {
     pub x: i32,
     pub y: i32,

@@ -10,7 +10,7 @@ use crate::platform::{AxTree, Rect};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// `session.json`: written atomically when recording starts and again when it stops.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Session {
     pub schema_version: u32,
     pub driver: String,
@@ -25,14 +25,14 @@ pub struct Session {
     pub video: Option<Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScreenSize {
     pub width: u32,
     pub height: u32,
 }
 
 /// Who a turn acted on, so replay can find the app again in another run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AppIdentity {
     pub app_name: String,
     pub executable: String,
@@ -40,7 +40,7 @@ pub struct AppIdentity {
 }
 
 /// One step of the path from a window's root to an element.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathStep {
     pub role: String,
     pub name: String,
@@ -49,7 +49,7 @@ pub struct PathStep {
 }
 
 /// Enough to find an element again in a fresh snapshot where indices differ.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Locator {
     pub role: String,
     pub name: String,
@@ -101,7 +101,7 @@ impl Locator {
 }
 
 /// `turn-NNNNN/action.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Action {
     pub schema_version: u32,
     pub turn: u32,
@@ -125,7 +125,7 @@ pub struct Action {
     pub target: Option<Locator>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Point {
     pub x: i32,
     pub y: i32,
@@ -133,6 +133,20 @@ pub struct Point {
 
 /// `before_state.json` / `app_state.json`: get_window_state's structured result.
 pub type WindowState = Value;
+
+/// JSON Schemas of the on-disk files, by file name (docs/schema/ holds these).
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "action.schema.json",
+            serde_json::to_value(schemars::schema_for!(Action)).unwrap_or_default(),
+        ),
+        (
+            "session.schema.json",
+            serde_json::to_value(schemars::schema_for!(Session)).unwrap_or_default(),
+        ),
+    ]
+}
 
 /// Name of the folder of turn `n`.
 pub fn turn_dir_name(n: u32) -> String {
