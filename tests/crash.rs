@@ -11,6 +11,16 @@ use std::time::{Duration, Instant};
 use common::desktop;
 use serde_json::{Value, json};
 
+fn count_turns(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("turn-"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 fn check_trajectory(dir: &Path) -> usize {
     let mut turns = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -97,7 +107,13 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        std::thread::sleep(Duration::from_millis(50 + seed % 2500));
+        // Kill once a random number of turns (0-49) exist, a random moment into the next.
+        let kill_at = (seed % 50) as usize;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while count_turns(&dir) < kill_at && !actor.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis((seed >> 8) % 300));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         actor.join().unwrap();

@@ -94,7 +94,7 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
         }
     }
     // Finalize: queued turns written, session.json stamped with its stop time.
-    ctx.recorder.stop();
+    ctx.recorder.stop_when_done().await;
     let _ = std::fs::remove_file(socket);
     Ok(())
 }

@@ -22,6 +22,7 @@ use crate::trajectory::{
 };
 
 /// A window's state at one instant: get_window_state's structured result and the pixels.
+#[derive(Clone)]
 pub struct StateCapture {
     pub json: Value,
     pub pixels: Option<Capture>,
@@ -58,10 +59,20 @@ struct Progress {
     last_error: Option<String>,
 }
 
+/// The last after-state, reusable as the next action's before-state while it is fresh.
+struct LastState {
+    window_id: u64,
+    at: Instant,
+    state: StateCapture,
+}
+
 #[derive(Default)]
 pub struct Recorder {
     active: Mutex<Option<Active>>,
     progress: Arc<Mutex<Progress>>,
+    /// The task finishing the previous turn (after-state, submission).
+    pending: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    last_state: Arc<Mutex<Option<LastState>>>,
 }
 
 /// Existing turn numbers in a folder.
@@ -231,12 +242,26 @@ impl Recorder {
         Some(state)
     }
 
-    fn submit(&self, job_for: impl FnOnce(u64) -> TurnJob) {
+    /// Where to send a turn, and its time since the start; None when not recording.
+    fn sender(&self) -> Option<(Sender<TurnJob>, u64)> {
         let active = self.active.lock().unwrap();
-        if let Some(a) = active.as_ref() {
-            let t_ms = a.started.elapsed().as_millis() as u64;
-            let _ = a.tx.send(job_for(t_ms));
+        active
+            .as_ref()
+            .map(|a| (a.tx.clone(), a.started.elapsed().as_millis() as u64))
+    }
+
+    /// Waits until the previous turn has been handed to the writer.
+    pub async fn finish_pending(&self) {
+        if let Some(task) = self.pending.lock().await.take() {
+            let _ = task.await;
         }
+    }
+
+    /// Stops recording once the previous turn is complete (see [`Recorder::stop`]).
+    pub async fn stop_when_done(&self) -> Option<RecordingState> {
+        self.finish_pending().await;
+        *self.last_state.lock().unwrap() = None;
+        self.stop()
     }
 }
 
@@ -356,6 +381,38 @@ async fn capture_state(
     }
 }
 
+/// The window's state once it has stopped changing: toolkits show an action's effect a
+/// little later (GTK4 ~250 ms), so the tree is read until two reads agree, within a bound.
+async fn settled_state(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+) -> StateCapture {
+    let deadline = Instant::now() + QUIET_MAX;
+    tokio::time::sleep(QUIET_FIRST).await;
+    let mut last = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+    while Instant::now() < deadline {
+        tokio::time::sleep(QUIET_INTERVAL).await;
+        let now = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+        let same = now == last;
+        last = now;
+        if same {
+            break;
+        }
+    }
+    let pixels = platform.capture_window(window.window_id).await.ok();
+    StateCapture { json: last, pixels }
+}
+
+/// First look for an effect this long after the action...
+const QUIET_FIRST: std::time::Duration = std::time::Duration::from_millis(60);
+/// ...then compare reads this far apart...
+const QUIET_INTERVAL: std::time::Duration = std::time::Duration::from_millis(120);
+/// ...for at most this long.
+const QUIET_MAX: std::time::Duration = std::time::Duration::from_millis(500);
+/// An after-state younger than this stands in for the next action's before-state.
+const REUSE_BEFORE: std::time::Duration = std::time::Duration::from_millis(1500);
+
 fn arg_u64(args: &Value, key: &str) -> Option<u64> {
     args.get(key).and_then(Value::as_u64)
 }
@@ -382,10 +439,20 @@ pub async fn record_call(
         None => None,
     };
     let before = match (&platform, pid, &window) {
-        (Some(p), Some(pid), Some(w)) => Some(capture_state(p, pid, w).await),
+        (Some(p), Some(pid), Some(w)) => {
+            let reuse = {
+                let last = ctx.recorder.last_state.lock().unwrap();
+                last.as_ref()
+                    .filter(|l| l.window_id == w.window_id && l.at.elapsed() < REUSE_BEFORE)
+                    .map(|l| l.state.clone())
+            };
+            match reuse {
+                Some(state) => Some(state),
+                None => Some(capture_state(p, pid, w).await),
+            }
+        }
         _ => None,
     };
-
     let result = tool.call(ctx, args.clone()).await;
 
     if let Ok(out) = &result {
@@ -414,10 +481,6 @@ pub async fn record_call(
             }
         }
     }
-    let after = match (&platform, pid, &window) {
-        (Some(p), Some(pid), Some(w)) => Some(capture_state(p, pid, w).await),
-        _ => None,
-    };
     let app = window.as_ref().map(|w| AppIdentity {
         app_name: w.app_name.clone(),
         executable: w
@@ -454,25 +517,47 @@ pub async fn record_call(
     });
     let tool_name = tool.name().to_string();
     let window_id = window.as_ref().map(|w| w.window_id).or(window_id);
-    ctx.recorder.submit(move |t_ms| TurnJob {
-        action: Action {
-            schema_version: SCHEMA_VERSION,
-            turn: 0,
-            tool: tool_name,
-            arguments,
-            result_summary: summary,
-            result_error: error,
-            result: result_fields,
-            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            t_ms,
-            pid,
-            window_id,
-            app,
-            click_point,
-            target,
-        },
-        before,
-        after,
+    let Some((tx, t_ms)) = ctx.recorder.sender() else {
+        return result;
+    };
+    let action = Action {
+        schema_version: SCHEMA_VERSION,
+        turn: 0,
+        tool: tool_name,
+        arguments,
+        result_summary: summary,
+        result_error: error,
+        result: result_fields,
+        timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        t_ms,
+        pid,
+        window_id,
+        app,
+        click_point,
+        target,
+    };
+    // The after-state is taken once the window is quiet, off the caller's return path; the
+    // next recorded call waits for this task first, so turns stay in order.
+    let last_state = ctx.recorder.last_state.clone();
+    let task = tokio::spawn(async move {
+        let after = match (&platform, pid, &window) {
+            (Some(p), Some(pid), Some(w)) => {
+                let state = settled_state(p, pid, w).await;
+                *last_state.lock().unwrap() = Some(LastState {
+                    window_id: w.window_id,
+                    at: Instant::now(),
+                    state: state.clone(),
+                });
+                Some(state)
+            }
+            _ => None,
+        };
+        let _ = tx.send(TurnJob {
+            action,
+            before,
+            after,
+        });
     });
+    *ctx.recorder.pending.lock().await = Some(task);
     result
 }

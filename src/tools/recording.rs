@@ -32,7 +32,7 @@ impl ToolSpec for SetRecording {
 
     async fn run(&self, ctx: &ToolContext, a: SetRecordingArgs) -> Result<ToolOutput, ToolError> {
         if !a.enabled {
-            return Ok(match ctx.recorder.stop() {
+            return Ok(match ctx.recorder.stop_when_done().await {
                 Some(state) => ToolOutput::new(
                     format!(
                         "recording stopped; turns up to {} in {}",
