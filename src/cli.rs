@@ -55,6 +55,22 @@ enum Command {
         #[arg(long)]
         socket: Option<PathBuf>,
     },
+    /// Replay a recorded trajectory against the apps running now (exit 1 if any turn fails).
+    Replay {
+        dir: PathBuf,
+        /// Go on after a failed turn.
+        #[arg(long)]
+        no_stop_on_error: bool,
+        /// Milliseconds between turns.
+        #[arg(long, default_value_t = 500)]
+        delay_ms: u64,
+        /// Record the replay into this folder (the trajectory to diff against the original).
+        #[arg(long, value_name = "OUT")]
+        record_to: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
     Record(RecordCommand),
@@ -220,6 +236,19 @@ pub fn main() -> i32 {
             }
         }
         Command::Record(cmd) => run_record(cmd),
+        Command::Replay {
+            dir,
+            no_stop_on_error,
+            delay_ms,
+            record_to,
+            json,
+        } => run_replay(
+            &dir,
+            !no_stop_on_error,
+            delay_ms,
+            record_to.as_deref(),
+            json,
+        ),
         Command::Demo { out: dir } => crate::demo::run(dir),
         Command::Docs { schemas: None } => {
             out(&crate::docs::tools_markdown(&ToolRegistry::new()));
@@ -437,6 +466,100 @@ fn run_sandbox(cmd: SandboxCommand) -> i32 {
             0
         }
     }
+}
+
+fn run_replay(
+    dir: &std::path::Path,
+    stop_on_error: bool,
+    delay_ms: u64,
+    record_to: Option<&std::path::Path>,
+    json: bool,
+) -> i32 {
+    use crate::replay::{ReplayOptions, replay, turn_dirs};
+    let total = match turn_dirs(dir) {
+        Ok(t) => t.len(),
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+    };
+    let ctx = ToolContext::new();
+    let registry = ToolRegistry::new();
+    if let Some(out_dir) = record_to {
+        let args = serde_json::json!({ "enabled": true, "output_dir": out_dir });
+        if let Err(e) = runtime.block_on(registry.call(&ctx, "set_recording", args)) {
+            return fail(e.exit_code(), e);
+        }
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} turns {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let opts = ReplayOptions {
+        delay_ms,
+        stop_on_error,
+    };
+    let report = runtime.block_on(replay(&ctx, &registry, dir, &opts, |t| {
+        bar.set_message(format!(
+            "turn {} {} {}",
+            t.turn,
+            t.tool,
+            if t.ok { "ok" } else { "FAILED" }
+        ));
+        bar.inc(1);
+    }));
+    bar.finish_and_clear();
+    if record_to.is_some() {
+        let _ = runtime.block_on(registry.call(
+            &ctx,
+            "set_recording",
+            serde_json::json!({ "enabled": false }),
+        ));
+    }
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    if json {
+        out(&serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        out(&format!(
+            "{:<6} {:<18} {:<6} {:>7}  {:<14} details",
+            "turn", "tool", "result", "ms", "match"
+        ));
+        for t in &report.turns {
+            out(&format!(
+                "{:<6} {:<18} {:<6} {:>7}  {:<14} {}{}",
+                t.turn,
+                t.tool,
+                if t.ok { "ok" } else { "FAILED" },
+                t.duration_ms,
+                t.locator_match.as_deref().unwrap_or("-"),
+                t.result_summary.lines().next().unwrap_or(""),
+                t.rebinding
+                    .as_ref()
+                    .map(|r| format!(" [{r}]"))
+                    .unwrap_or_default()
+            ));
+        }
+        out(&format!(
+            "{} of {total} turns attempted: {} succeeded, {} failed{}",
+            report.attempted,
+            report.succeeded,
+            report.failed,
+            report
+                .first_failure
+                .map(|n| format!(" (first failure: turn {n})"))
+                .unwrap_or_default()
+        ));
+    }
+    if report.failed > 0 { 1 } else { 0 }
 }
 
 fn run_record(cmd: RecordCommand) -> i32 {

@@ -12,6 +12,7 @@ pub mod docs;
 pub mod errors;
 pub mod platform;
 pub mod recording;
+pub mod replay;
 pub mod sandbox;
 pub mod tools;
 pub mod trajectory;

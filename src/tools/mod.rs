@@ -12,6 +12,7 @@ mod input;
 pub mod keys;
 mod permissions;
 mod recording;
+mod replay;
 mod screen;
 mod window_state;
 mod windows;
@@ -146,8 +147,10 @@ pub trait ToolSpec: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send;
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
-    /// Read-only tools observe; the others act on the desktop (and are recorded).
+    /// Read-only tools observe; the others act on the desktop.
     const READ_ONLY: bool;
+    /// Whether a call is a turn of a recording (replay acts, but its inner calls are the turns).
+    const RECORDED: bool = !Self::READ_ONLY;
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError>;
 }
 
@@ -157,6 +160,7 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
     fn description(&self) -> &'static str;
     fn read_only(&self) -> bool;
+    fn recorded(&self) -> bool;
     fn input_schema(&self) -> Value;
     /// Parses and validates arguments without running anything.
     fn validate(&self, args: &Value) -> Result<(), ToolError>;
@@ -173,6 +177,9 @@ impl<T: ToolSpec> Tool for T {
     }
     fn read_only(&self) -> bool {
         T::READ_ONLY
+    }
+    fn recorded(&self) -> bool {
+        T::RECORDED
     }
     fn input_schema(&self) -> Value {
         schema_of::<T::Args>()
@@ -291,6 +298,7 @@ impl ToolRegistry {
                 Box::new(input::MoveCursor),
                 Box::new(recording::SetRecording),
                 Box::new(recording::GetRecordingState),
+                Box::new(replay::ReplayTrajectory),
             ],
         }
     }
@@ -313,7 +321,7 @@ impl ToolRegistry {
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
         let tool = self.get(name)?;
-        if tool.read_only() || !ctx.recorder.is_recording() {
+        if !tool.recorded() || !ctx.recorder.is_recording() {
             return tool.call(ctx, args).await;
         }
         crate::recording::record_call(ctx, tool, args).await

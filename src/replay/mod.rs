@@ -1,0 +1,504 @@
+//! Replay: walks a trajectory's turns in order and re-dispatches each recorded tool call
+//! through the same registry an MCP or CLI call uses, against a fresh run of the apps.
+//!
+//! Recorded pids and window ids belong to another run, so they are rebound: a recorded
+//! `launch_app` launches the app again and binds its new pid and window; other turns find
+//! the live window by the recorded app identity (executable, app name, window title).
+//! Element-indexed turns take a fresh snapshot and resolve the recorded locator to the
+//! current index: exact path, then role + name, then the nearest frame. Before each turn
+//! replay waits (bounded) for the window to exist and the locator to resolve.
+//!
+//! Also reads the reference driver's recordings (no schema_version, Unix-seconds
+//! timestamps, no locator: an element turn is resolved through the line of that index in
+//! its before-state's tree_markdown).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::errors::ToolError;
+use crate::platform::WindowInfo;
+use crate::tools::{ToolContext, ToolRegistry};
+use crate::trajectory::{Locator, PathStep, SCHEMA_VERSION, parse_turn_dir};
+
+/// How long a turn waits for its window and element to be there.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    pub delay_ms: u64,
+    pub stop_on_error: bool,
+}
+
+/// One replayed turn.
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnResult {
+    pub turn: u32,
+    pub tool: String,
+    pub ok: bool,
+    pub result_summary: String,
+    /// How recorded ids mapped to live ones, e.g. `pid 123→456, window 7→9`.
+    pub rebinding: Option<String>,
+    /// Which rule found the element: `exact_path`, `role_name`, `nearest_frame`, `tree_markdown`.
+    pub locator_match: Option<String>,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayReport {
+    pub directory: PathBuf,
+    pub attempted: usize,
+    pub succeeded: usize,
+    pub failed: usize,
+    pub stop_on_error: bool,
+    pub turns: Vec<TurnResult>,
+    pub first_failure: Option<u32>,
+}
+
+/// The turn folders of a trajectory, in order; an error when there are none.
+pub fn turn_dirs(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ToolError> {
+    if !dir.is_dir() {
+        return Err(ToolError::invalid(format!(
+            "`dir`: `{}` is not a directory",
+            dir.display()
+        )));
+    }
+    let mut turns: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|e| ToolError::invalid(format!("`dir`: cannot read `{}`: {e}", dir.display())))?
+        .flatten()
+        .filter_map(|e| parse_turn_dir(&e.file_name().to_string_lossy()).map(|n| (n, e.path())))
+        .collect();
+    turns.sort();
+    if turns.is_empty() {
+        return Err(ToolError::invalid(format!(
+            "`dir`: `{}` holds no turn-NNNNN folders",
+            dir.display()
+        )));
+    }
+    Ok(turns)
+}
+
+/// Reads a turn's action.json, with the JSON error's line and column when it is corrupt.
+fn read_action(turn_dir: &Path) -> Result<Value, String> {
+    let path = turn_dir.join("action.json");
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "corrupt {}: {e} (line {}, column {})",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    if let Some(version) = v.get("schema_version").and_then(Value::as_u64) {
+        if version > SCHEMA_VERSION as u64 {
+            return Err(format!(
+                "{} has schema_version {version}, newer than this build reads ({SCHEMA_VERSION}); update cua",
+                path.display()
+            ));
+        }
+    }
+    if !v.get("tool").is_some_and(Value::is_string) {
+        return Err(format!("{} has no `tool`", path.display()));
+    }
+    Ok(v)
+}
+
+/// Locator from the reference format: the `[N]` line of the before-state's tree_markdown.
+fn locator_from_markdown(turn_dir: &Path, index: u64) -> Option<Locator> {
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(turn_dir.join("before_state.json")).ok()?).ok()?;
+    let md = state.get("tree_markdown")?.as_str()?;
+    let tag = format!("[{index}] ");
+    let line = md.lines().find_map(|l| {
+        l.trim_start()
+            .strip_prefix("- ")
+            .and_then(|l| l.strip_prefix(&tag))
+    })?;
+    let mut words = line.splitn(2, ' ');
+    let role = words.next()?.to_string();
+    let rest = words.next().unwrap_or("");
+    let name = rest
+        .strip_prefix('"')
+        .and_then(|r| r.find('"').map(|end| r[..end].to_string()))
+        .or_else(|| {
+            rest.split_once("id=")
+                .map(|(_, n)| n.split_whitespace().next().unwrap_or("").to_string())
+        })
+        .unwrap_or_default();
+    Some(Locator {
+        role: role.clone(),
+        name: name.clone(),
+        path: vec![PathStep {
+            role,
+            name,
+            index: 0,
+        }],
+        frame: None,
+        states: Vec::new(),
+        element_index: index as usize,
+    })
+}
+
+/// The element index in a fresh snapshot that a locator designates, and the rule that found it.
+pub fn resolve_locator(
+    elements: &[Value],
+    paths: &[Vec<PathStep>],
+    loc: &Locator,
+) -> Result<(usize, &'static str), String> {
+    if loc.path.len() > 1 {
+        if let Some(i) = paths.iter().position(|p| *p == loc.path) {
+            return Ok((i, "exact_path"));
+        }
+    }
+    let same = |e: &Value| e["role"] == loc.role.as_str() && e["name"] == loc.name.as_str();
+    let matches: Vec<usize> = (0..elements.len())
+        .filter(|i| same(&elements[*i]))
+        .collect();
+    let distance = |e: &Value| -> i64 {
+        let (Some(f), Some(r)) = (e.get("frame").filter(|f| !f.is_null()), loc.frame) else {
+            return i64::MAX / 2;
+        };
+        let (x, y) = (
+            f["x"].as_i64().unwrap_or(0) + f["width"].as_i64().unwrap_or(0) / 2,
+            f["y"].as_i64().unwrap_or(0) + f["height"].as_i64().unwrap_or(0) / 2,
+        );
+        let (cx, cy) = r.center();
+        (x - cx as i64).abs() + (y - cy as i64).abs()
+    };
+    match matches.len() {
+        1 => return Ok((matches[0], "role_name")),
+        n if n > 1 => {
+            return Ok((
+                *matches
+                    .iter()
+                    .min_by_key(|i| distance(&elements[**i]))
+                    .unwrap(),
+                "role_name",
+            ));
+        }
+        _ => {}
+    }
+    if loc.frame.is_some() {
+        let near = (0..elements.len())
+            .filter(|i| elements[*i]["role"] == loc.role.as_str())
+            .min_by_key(|i| distance(&elements[*i]))
+            .filter(|i| distance(&elements[*i]) < 40);
+        if let Some(i) = near {
+            return Ok((i, "nearest_frame"));
+        }
+    }
+    let mut closest: Vec<(i64, String)> = elements
+        .iter()
+        .map(|e| {
+            let score = (e["role"] == loc.role.as_str()) as i64 * 2
+                + e["name"]
+                    .as_str()
+                    .is_some_and(|n| n.contains(&loc.name) || loc.name.contains(n))
+                    as i64;
+            (
+                -score,
+                format!(
+                    "[{}] {} \"{}\"",
+                    e["index"],
+                    e["role"].as_str().unwrap_or(""),
+                    e["name"].as_str().unwrap_or("")
+                ),
+            )
+        })
+        .collect();
+    closest.sort();
+    let shown: Vec<String> = closest.into_iter().take(3).map(|(_, s)| s).collect();
+    Err(format!(
+        "no element matches {} \"{}\" (closest: {})",
+        loc.role,
+        loc.name,
+        shown.join(", ")
+    ))
+}
+
+/// Recorded ids → live ones, built up as the replay goes.
+#[derive(Default)]
+struct Bindings {
+    pids: HashMap<u64, u64>,
+    windows: HashMap<u64, u64>,
+    /// The window of the last app a replayed launch_app started: the target of turns that
+    /// carry no app identity (the reference driver records none).
+    last_launched: Option<u64>,
+}
+
+/// Replays every turn of `dir`.
+pub async fn replay(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    dir: &Path,
+    opts: &ReplayOptions,
+    mut progress: impl FnMut(&TurnResult),
+) -> Result<ReplayReport, ToolError> {
+    let turns = turn_dirs(dir)?;
+    let mut bindings = Bindings::default();
+    let mut report = ReplayReport {
+        directory: dir.to_path_buf(),
+        attempted: 0,
+        succeeded: 0,
+        failed: 0,
+        stop_on_error: opts.stop_on_error,
+        turns: Vec::new(),
+        first_failure: None,
+    };
+    for (k, (n, turn_dir)) in turns.iter().enumerate() {
+        if k > 0 && opts.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(opts.delay_ms)).await;
+        }
+        let started = Instant::now();
+        let mut result = TurnResult {
+            turn: *n,
+            tool: String::new(),
+            ok: false,
+            result_summary: String::new(),
+            rebinding: None,
+            locator_match: None,
+            duration_ms: 0,
+        };
+        match read_action(turn_dir) {
+            Err(e) => result.result_summary = e,
+            Ok(action) => {
+                result.tool = action["tool"].as_str().unwrap_or("").to_string();
+                match replay_turn(ctx, registry, turn_dir, &action, &mut bindings, &mut result)
+                    .await
+                {
+                    Ok(summary) => {
+                        result.ok = true;
+                        result.result_summary = summary;
+                    }
+                    Err(e) => result.result_summary = e,
+                }
+            }
+        }
+        result.duration_ms = started.elapsed().as_millis() as u64;
+        report.attempted += 1;
+        if result.ok {
+            report.succeeded += 1;
+        } else {
+            report.failed += 1;
+            report.first_failure.get_or_insert(*n);
+        }
+        progress(&result);
+        let stop = !result.ok && opts.stop_on_error;
+        report.turns.push(result);
+        if stop {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+async fn live_windows(ctx: &ToolContext) -> Result<Vec<WindowInfo>, String> {
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    Ok(platform
+        .list_windows()
+        .await
+        .map_err(|e| e.to_string())?
+        .windows)
+}
+
+/// Finds the live window for a recorded one through the app identity.
+fn match_window(windows: &[WindowInfo], action: &Value) -> Option<WindowInfo> {
+    let app = action.get("app");
+    let title = app.and_then(|a| a["window_title"].as_str());
+    let app_name = app.and_then(|a| a["app_name"].as_str());
+    let exe = app
+        .and_then(|a| a["executable"].as_str())
+        .filter(|e| !e.is_empty());
+    let score = |w: &WindowInfo| -> i32 {
+        let w_exe = w
+            .pid
+            .and_then(crate::platform::linux::apps::process_executable);
+        (exe.is_some() && w_exe.as_deref() == exe) as i32 * 4
+            + (app_name == Some(w.app_name.as_str())) as i32 * 2
+            + (title == Some(w.title.as_str())) as i32
+    };
+    windows
+        .iter()
+        .filter(|w| w.is_on_screen)
+        .map(|w| (score(w), w))
+        .filter(|(s, _)| *s >= 2)
+        .max_by_key(|(s, w)| (*s, w.z_index))
+        .map(|(_, w)| w.clone())
+}
+
+async fn replay_turn(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    turn_dir: &Path,
+    action: &Value,
+    bindings: &mut Bindings,
+    result: &mut TurnResult,
+) -> Result<String, String> {
+    let tool = action["tool"].as_str().unwrap_or("");
+    registry.get(tool).map_err(|e| e.to_string())?;
+    let mut args = action.get("arguments").cloned().unwrap_or(json!({}));
+    if !args.is_object() {
+        return Err("`arguments` is not an object".into());
+    }
+    if let Value::Object(m) = &mut args {
+        m.retain(|k, _| !k.starts_with('_'));
+    }
+    let recorded_pid = args
+        .get("pid")
+        .and_then(Value::as_u64)
+        .or_else(|| action.get("pid").and_then(Value::as_u64));
+    let recorded_window = args
+        .get("window_id")
+        .and_then(Value::as_u64)
+        .or_else(|| action.get("window_id").and_then(Value::as_u64));
+
+    if tool == "launch_app" {
+        let out = registry
+            .call(ctx, tool, args)
+            .await
+            .map_err(|e| e.to_string())?;
+        let pid = out.structured["pid"].as_u64();
+        let window = out
+            .structured
+            .pointer("/windows/0/window_id")
+            .and_then(Value::as_u64);
+        if let (Some(old), Some(new)) = (action.get("pid").and_then(Value::as_u64), pid) {
+            bindings.pids.insert(old, new);
+        }
+        if let (Some(old), Some(new)) = (action.get("window_id").and_then(Value::as_u64), window) {
+            bindings.windows.insert(old, new);
+        }
+        bindings.last_launched = window.or(bindings.last_launched);
+        result.rebinding = Some(format!("launched pid {}", pid.unwrap_or(0)));
+        return Ok(out.summary);
+    }
+
+    // Rebind pid and window, waiting for the window to be there.
+    let needs_window = recorded_pid.is_some();
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let window = if needs_window {
+        loop {
+            let windows = live_windows(ctx).await?;
+            let bound = recorded_window
+                .and_then(|w| bindings.windows.get(&w))
+                .and_then(|w| windows.iter().find(|x| x.window_id == *w))
+                .cloned()
+                .or_else(|| match_window(&windows, action))
+                .or_else(|| {
+                    let no_identity = action.get("app").is_none_or(Value::is_null);
+                    no_identity
+                        .then_some(bindings.last_launched)
+                        .flatten()
+                        .and_then(|w| windows.iter().find(|x| x.window_id == w))
+                        .cloned()
+                })
+                .or_else(|| {
+                    // Same run: the recorded window still exists with the recorded pid.
+                    recorded_window
+                        .and_then(|w| {
+                            windows
+                                .iter()
+                                .find(|x| x.window_id == w && x.pid.map(u64::from) == recorded_pid)
+                        })
+                        .cloned()
+                });
+            if let Some(w) = bound {
+                break Some(w);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "no live window for {} (\"{}\") after {} s",
+                    action
+                        .pointer("/app/app_name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the recorded app"),
+                    action
+                        .pointer("/app/window_title")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                    READY_TIMEOUT.as_secs()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    } else {
+        None
+    };
+    if let Some(w) = &window {
+        let live_pid = w.pid.map(u64::from).unwrap_or(0);
+        if let Some(old) = recorded_pid {
+            bindings.pids.insert(old, live_pid);
+            args["pid"] = json!(live_pid);
+        }
+        if let Some(old) = recorded_window {
+            bindings.windows.insert(old, w.window_id);
+        }
+        if args.get("window_id").is_some() {
+            args["window_id"] = json!(w.window_id);
+        }
+        result.rebinding = Some(format!(
+            "pid {}→{live_pid}, window {}→{}",
+            recorded_pid.unwrap_or(0),
+            recorded_window
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "-".into()),
+            w.window_id
+        ));
+    }
+
+    // Element turns: resolve the locator in a fresh snapshot, waiting until it resolves.
+    if let (Some(recorded_index), Some(w)) =
+        (args.get("element_index").and_then(Value::as_u64), &window)
+    {
+        let locator: Locator = match action.get("target").filter(|t| !t.is_null()) {
+            Some(t) => serde_json::from_value(t.clone()).map_err(|e| format!("bad `target` locator: {e}"))?,
+            None => locator_from_markdown(turn_dir, recorded_index).ok_or_else(|| {
+                format!("turn has element_index {recorded_index} but no locator and no matching line in before_state.json")
+            })?,
+        };
+        let from_markdown = action.get("target").is_none_or(Value::is_null);
+        let pid = w.pid.unwrap_or(0);
+        let (index, rule) = loop {
+            let state = registry
+                .call(
+                    ctx,
+                    "get_window_state",
+                    json!({ "pid": pid, "window_id": w.window_id, "include_screenshot": false }),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let elements = state.structured["elements"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let snapshot = ctx.snapshot(pid, w.window_id).ok_or("snapshot missing")?;
+            let paths: Vec<Vec<PathStep>> = snapshot
+                .elements
+                .iter()
+                .enumerate()
+                .map(|(i, &node)| Locator::of(&snapshot.tree, node, i).path)
+                .collect();
+            match resolve_locator(&elements, &paths, &locator) {
+                Ok(found) => break found,
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        };
+        args["element_index"] = json!(index);
+        result.locator_match = Some(if from_markdown {
+            "tree_markdown".to_string()
+        } else {
+            rule.to_string()
+        });
+    }
+
+    let out = registry
+        .call(ctx, tool, args)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(out.summary)
+}

@@ -1,0 +1,61 @@
+//! `replay_trajectory`: re-drives a recorded trajectory through this registry.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ToolContext, ToolOutput, ToolRegistry, ToolSpec};
+use crate::errors::ToolError;
+use crate::replay::{ReplayOptions, replay};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayArgs {
+    /// Trajectory folder written by set_recording (or the reference driver). ~ is expanded.
+    pub dir: String,
+    /// Milliseconds between turns. Default 500.
+    pub delay_ms: Option<u64>,
+    /// Stop at the first failed turn. Default true.
+    pub stop_on_error: Option<bool>,
+}
+
+pub struct ReplayTrajectory;
+
+#[async_trait]
+impl ToolSpec for ReplayTrajectory {
+    type Args = ReplayArgs;
+    const NAME: &'static str = "replay_trajectory";
+    const DESCRIPTION: &'static str = "Replay a recorded trajectory: each turn's tool call is re-dispatched in order, with recorded pids and windows rebound to live ones (a recorded launch_app launches the app again) and element-indexed turns resolved through their recorded locator in a fresh snapshot (exact path, then role + name, then nearest frame). Waits up to 5 s per turn for the window and element. While recording is on, the replay is itself recorded. Returns attempted, succeeded, failed, first_failure and per-turn results (rebinding, locator_match, duration_ms).";
+    const READ_ONLY: bool = false;
+    const RECORDED: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: ReplayArgs) -> Result<ToolOutput, ToolError> {
+        let dir = crate::platform::linux::apps::expand_home(&a.dir);
+        let opts = ReplayOptions {
+            delay_ms: a.delay_ms.unwrap_or(500),
+            stop_on_error: a.stop_on_error.unwrap_or(true),
+        };
+        if opts.delay_ms > 60_000 {
+            return Err(ToolError::invalid(format!(
+                "`delay_ms`: at most 60000, got {}",
+                opts.delay_ms
+            )));
+        }
+        let registry = ToolRegistry::new();
+        let report = replay(ctx, &registry, &dir, &opts, |_| {}).await?;
+        let summary = format!(
+            "replayed {} of {} turns from {}: {} succeeded, {} failed{}",
+            report.attempted,
+            crate::replay::turn_dirs(&dir).map(|t| t.len()).unwrap_or(0),
+            dir.display(),
+            report.succeeded,
+            report.failed,
+            report
+                .first_failure
+                .map(|n| format!(" (first failure: turn {n})"))
+                .unwrap_or_default()
+        );
+        Ok(ToolOutput::new(summary, json!(report)))
+    }
+}

@@ -1,0 +1,305 @@
+//! Replay against a fresh run: a recorded scenario is re-driven after the apps were quit
+//! and relaunched (new pids and windows), element-indexed turns included.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::runtime;
+use cua::replay::{ReplayOptions, replay};
+use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::tools::{ToolContext, ToolRegistry};
+use serde_json::{Value, json};
+
+struct Run {
+    rt: tokio::runtime::Runtime,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+}
+
+impl Run {
+    fn new(sandbox: &Sandbox) -> Run {
+        Run {
+            rt: runtime(),
+            ctx: ToolContext::for_desktop(sandbox.desktop()),
+            registry: ToolRegistry::new(),
+        }
+    }
+    fn call(&self, tool: &str, args: Value) -> Value {
+        self.rt
+            .block_on(self.registry.call(&self.ctx, tool, args.clone()))
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
+            .structured
+    }
+    fn element(&self, pid: &Value, window: &Value, pred: impl Fn(&Value) -> bool) -> Value {
+        let st = self.call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+        );
+        st["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| pred(e))
+            .cloned()
+            .unwrap_or_else(|| panic!("no element in {}", st["tree_markdown"]))
+    }
+    fn replay(&self, dir: &Path, stop_on_error: bool) -> cua::replay::ReplayReport {
+        let opts = ReplayOptions {
+            delay_ms: 0,
+            stop_on_error,
+        };
+        self.rt
+            .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))
+            .unwrap()
+    }
+    /// Windows of the app whose title is `title`.
+    fn window_of(&self, title: &str) -> (Value, Value) {
+        let list = self.call("list_windows", json!({}));
+        let w = list["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["title"] == title)
+            .cloned()
+            .unwrap_or_else(|| panic!("no window {title}: {list}"));
+        (w["pid"].clone(), w["window_id"].clone())
+    }
+    fn quit_all(&self) {
+        let list = self.call("list_windows", json!({}));
+        for w in list["windows"].as_array().unwrap() {
+            let pid = w["pid"].as_i64().unwrap() as i32;
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.call("list_windows", json!({}))["windows"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+        {
+            assert!(Instant::now() < deadline, "apps did not quit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn sensitive(e: &Value) -> bool {
+    e["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s == "sensitive")
+}
+
+fn has_state(e: &Value, s: &str) -> bool {
+    e["states"].as_array().unwrap().iter().any(|x| x == s)
+}
+
+fn turn_count(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("turn-"))
+        .count()
+}
+
+#[test]
+fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_state() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1600,
+        height: 900,
+    })
+    .expect("sandbox");
+    let base = std::env::temp_dir().join(format!("cua-replay-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let original = base.join("original");
+
+    // Record.
+    let rec = Run::new(&sandbox);
+    rec.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": original }),
+    );
+    let calc = rec.call("launch_app", json!({ "name": "Calculator" }));
+    let (cp, cw) = (calc["pid"].clone(), calc["windows"][0]["window_id"].clone());
+    for key in ["7", "×", "6", "="] {
+        let el = rec.element(&cp, &cw, |e| {
+            e["role"] == "button" && e["name"].as_str().unwrap().split(' ').next() == Some(key)
+        });
+        rec.call(
+            "click",
+            json!({ "pid": cp, "window_id": cw, "element_index": el["index"], "settle_ms": 2000 }),
+        );
+    }
+    let wf = rec.call("launch_app", json!({ "name": "gtk3-widget-factory" }));
+    let (wp, ww) = (wf["pid"].clone(), wf["windows"][0]["window_id"].clone());
+    let toggle = rec.element(&wp, &ww, |e| {
+        e["role"] == "toggle_button"
+            && e["name"] == "togglebutton"
+            && sensitive(e)
+            && !has_state(e, "checked")
+    });
+    rec.call(
+        "click",
+        json!({ "pid": wp, "window_id": ww, "element_index": toggle["index"], "settle_ms": 2000 }),
+    );
+    let slider = rec.element(&wp, &ww, |e| {
+        e["role"] == "slider" && sensitive(e) && has_state(e, "vertical")
+    });
+    rec.call(
+        "set_value",
+        json!({ "pid": wp, "window_id": ww, "element_index": slider["index"], "value": "73" }),
+    );
+    let entry = rec.element(&wp, &ww, |e| {
+        e["role"] == "text" && sensitive(e) && e["value"] == "entry"
+    });
+    rec.call("set_value", json!({ "pid": wp, "window_id": ww, "element_index": entry["index"], "value": "replayed text" }));
+    rec.call("set_recording", json!({ "enabled": false }));
+    drop(rec);
+    let recorded_turns = turn_count(&original);
+    assert_eq!(recorded_turns, 9);
+
+    // Fresh apps: quit everything, then replay into a new recording.
+    let run = Run::new(&sandbox);
+    run.quit_all();
+    let again = base.join("replayed");
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": again }),
+    );
+    let report = run.replay(&original, true);
+    run.call("set_recording", json!({ "enabled": false }));
+    assert_eq!(report.failed, 0, "{:#?}", report.turns);
+    assert_eq!(report.succeeded, recorded_turns);
+    assert_eq!(
+        turn_count(&again),
+        recorded_turns,
+        "the replay recorded as many turns"
+    );
+    let element_turns: Vec<_> = report
+        .turns
+        .iter()
+        .filter(|t| t.locator_match.is_some())
+        .collect();
+    assert_eq!(element_turns.len(), 7, "{:#?}", report.turns);
+    assert!(
+        element_turns
+            .iter()
+            .all(|t| t.locator_match.as_deref() == Some("exact_path")),
+        "{:#?}",
+        element_turns
+    );
+    assert_ne!(
+        run.window_of("Calculator").0,
+        cp,
+        "a new calculator process"
+    );
+
+    // The apps end in the recorded state, read from their trees.
+    let (cp2, cw2) = run.window_of("Calculator");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let st = run.call(
+            "get_window_state",
+            json!({ "pid": cp2, "window_id": cw2, "include_screenshot": false }),
+        );
+        if st["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["value"].as_str().is_some_and(|v| v.trim() == "42"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "calculator never showed 42:\n{}",
+            st["tree_markdown"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (wp2, ww2) = run.window_of("gtk3-widget-factory");
+    let st = run.call(
+        "get_window_state",
+        json!({ "pid": wp2, "window_id": ww2, "include_screenshot": false }),
+    );
+    let els = st["elements"].as_array().unwrap();
+    assert!(
+        has_state(&els[toggle["index"].as_u64().unwrap() as usize], "checked"),
+        "toggle button checked again"
+    );
+    assert_eq!(
+        els[slider["index"].as_u64().unwrap() as usize]["value"],
+        "73"
+    );
+    assert_eq!(
+        els[entry["index"].as_u64().unwrap() as usize]["value"],
+        "replayed text"
+    );
+
+    // A corrupted action.json fails its turn with the JSON error; the others go on.
+    let corrupt = base.join("corrupt");
+    copy_dir(&original, &corrupt);
+    let bad = corrupt.join("turn-00003/action.json");
+    let text = std::fs::read_to_string(&bad).unwrap();
+    std::fs::write(&bad, &text[..text.len() / 2]).unwrap();
+    run.quit_all();
+    let report = run.replay(&corrupt, false);
+    assert_eq!(report.failed, 1, "{:#?}", report.turns);
+    assert_eq!(report.first_failure, Some(3));
+    let failed = &report.turns[2];
+    assert!(
+        failed.result_summary.contains("corrupt") && failed.result_summary.contains("line"),
+        "{}",
+        failed.result_summary
+    );
+    assert_eq!(report.succeeded, recorded_turns - 1);
+    // With stop_on_error, replay stops there.
+    run.quit_all();
+    let report = run.replay(&corrupt, true);
+    assert_eq!((report.attempted, report.failed), (3, 1));
+
+    // A hand-written folder in the reference driver's format (no locator, no identity).
+    run.quit_all();
+    let reference = base.join("reference");
+    std::fs::create_dir_all(reference.join("turn-00001")).unwrap();
+    std::fs::create_dir_all(reference.join("turn-00002")).unwrap();
+    std::fs::write(
+        reference.join("turn-00001/action.json"),
+        r#"{"tool":"launch_app","arguments":{"name":"Calculator"},"result_summary":"launched","result_error":null,"timestamp":"1795300000.123"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        reference.join("turn-00002/action.json"),
+        r#"{"tool":"click","arguments":{"pid":4242,"window_id":777,"element_index":5},"result_summary":"clicked","result_error":null,"timestamp":"1795300001.456"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        reference.join("turn-00002/before_state.json"),
+        r#"{"pid":4242,"window_id":777,"element_count":9,"tree_markdown":"- frame \"Calculator\"\n  - [4] button \"8 8\" [actions=[click]]\n  - [5] button \"9 9\" [actions=[click]]\n"}"#,
+    )
+    .unwrap();
+    let report = run.replay(&reference, true);
+    assert_eq!(report.failed, 0, "{:#?}", report.turns);
+    assert_eq!(
+        report.turns[1].locator_match.as_deref(),
+        Some("tree_markdown")
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
