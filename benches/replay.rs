@@ -19,21 +19,49 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let sandbox = Sandbox::start(SandboxOptions { width: 1600, height: 900 }).expect("sandbox");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1600,
+        height: 900,
+    })
+    .expect("sandbox");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let registry = ToolRegistry::new();
     println!("| app | turns | replay turn p50 | direct click p50 | overhead per turn p50 |");
     println!("|---|---|---|---|---|");
     for (app, pick) in [
-        ("Calculator", Box::new(|e: &Value| e["name"].as_str().is_some_and(|n| n.starts_with("1 "))) as Box<dyn Fn(&Value) -> bool>),
-        ("gtk3-widget-factory", Box::new(|e: &Value| e["role"] == "toggle_button" && e["name"] == "togglebutton")),
+        (
+            "Calculator",
+            Box::new(|e: &Value| e["name"].as_str().is_some_and(|n| n.starts_with("1 ")))
+                as Box<dyn Fn(&Value) -> bool>,
+        ),
+        (
+            "gtk3-widget-factory",
+            Box::new(|e: &Value| e["role"] == "toggle_button" && e["name"] == "togglebutton"),
+        ),
     ] {
         let ctx = ToolContext::for_desktop(sandbox.desktop());
         let call = |tool: &str, args: Value| rt.block_on(registry.call(&ctx, tool, args)).unwrap();
         let launched = call("launch_app", json!({ "name": app })).structured;
-        let (pid, window) = (launched["pid"].clone(), launched["windows"][0]["window_id"].clone());
-        let state = call("get_window_state", json!({ "pid": pid, "window_id": window, "include_screenshot": false })).structured;
-        let index = state["elements"].as_array().unwrap().iter().find(|e| pick(e)).unwrap()["index"].clone();
+        let (pid, window) = (
+            launched["pid"].clone(),
+            launched["windows"][0]["window_id"].clone(),
+        );
+        let state = call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+        )
+        .structured;
+        let index = state["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| pick(e))
+            .unwrap()["index"]
+            .clone();
         let click = json!({ "pid": pid, "window_id": window, "element_index": index });
         let mut direct = Vec::new();
         for _ in 0..TURNS {
@@ -41,15 +69,22 @@ fn main() {
             call("click", click.clone());
             direct.push(t.elapsed().as_secs_f64() * 1000.0);
         }
-        let dir = std::env::temp_dir().join(format!("cua-bench-replay-{}-{app}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("cua-bench-replay-{}-{app}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        call("set_recording", json!({ "enabled": true, "output_dir": dir }));
+        call(
+            "set_recording",
+            json!({ "enabled": true, "output_dir": dir }),
+        );
         for _ in 0..TURNS {
             call("click", click.clone());
         }
         call("set_recording", json!({ "enabled": false }));
         let fresh = ToolContext::for_desktop(sandbox.desktop());
-        let opts = ReplayOptions { delay_ms: 0, stop_on_error: true };
+        let opts = ReplayOptions {
+            delay_ms: 0,
+            stop_on_error: true,
+        };
         let t = Instant::now();
         let mut per_turn = Vec::new();
         let mut last = Instant::now();
@@ -62,7 +97,10 @@ fn main() {
         let _ = t;
         assert_eq!(report.failed, 0, "{:?}", report.turns);
         let (turn, click_ms) = (median(per_turn), median(direct));
-        println!("| {app} | {TURNS} | {turn:.1} ms | {click_ms:.2} ms | {:.1} ms |", turn - click_ms);
+        println!(
+            "| {app} | {TURNS} | {turn:.1} ms | {click_ms:.2} ms | {:.1} ms |",
+            turn - click_ms
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -165,6 +165,15 @@ fn out(text: &str) {
     let _ = writeln!(stdout, "{text}");
 }
 
+/// The async runtime tools run on; on failure, the exit code after reporting it.
+fn runtime() -> Result<tokio::runtime::Runtime, i32> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| fail(1, format!("cannot start the async runtime: {e}")))
+}
+
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     eprintln!("error: {msg}");
     code
@@ -222,13 +231,9 @@ pub fn main() -> i32 {
         Command::Sandbox(cmd) => run_sandbox(cmd),
         Command::Serve { socket } => {
             let socket = socket.unwrap_or_else(crate::daemon::default_socket);
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-            {
+            let runtime = match runtime() {
                 Ok(r) => r,
-                Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+                Err(code) => return code,
             };
             match runtime.block_on(crate::daemon::serve(&socket)) {
                 Ok(()) => 0,
@@ -321,13 +326,9 @@ fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i32 {
     let result = match crate::daemon::call(&crate::daemon::default_socket(), name, &args) {
         Some(result) => result,
         None => {
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-            {
+            let runtime = match runtime() {
                 Ok(r) => r,
-                Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+                Err(code) => return code,
             };
             let ctx = ToolContext::new();
             // Through the registry, so a recording (in-process) would see it too.
@@ -480,13 +481,9 @@ fn run_replay(
         Ok(t) => t.len(),
         Err(e) => return fail(e.exit_code(), e),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(r) => r,
-        Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+        Err(code) => return code,
     };
     let ctx = ToolContext::new();
     let registry = ToolRegistry::new();
