@@ -217,3 +217,68 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&file);
 }
+
+#[test]
+fn video_is_h264_faststart_and_lasts_as_long_as_the_recording() {
+    let d = desktop();
+    let rt = runtime();
+    let ctx = ToolContext::for_desktop(d.env.clone());
+    let registry = ToolRegistry::new();
+    let call = |tool: &str, args: Value| rt.block_on(registry.call(&ctx, tool, args)).unwrap();
+    let dir = std::env::temp_dir().join(format!("cua-video-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let started = std::time::Instant::now();
+    call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir, "video_experimental": true }),
+    );
+    // Something moves on screen meanwhile.
+    let wf = &d.widget_factory;
+    for _ in 0..10 {
+        call(
+            "press_key",
+            json!({ "pid": wf.pid, "window_id": wf.window_id, "key": "tab" }),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    let stopped = call("set_recording", json!({ "enabled": false })).structured;
+    let wall = started.elapsed().as_secs_f64();
+    assert!(stopped["last_error"].is_null(), "{stopped}");
+    let video = dir.join("recording.mp4");
+    let probe = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_name,pix_fmt,r_frame_rate:format=duration",
+            "-of",
+            "json",
+        ])
+        .arg(&video)
+        .output()
+        .expect("ffprobe runs");
+    let info: Value = serde_json::from_slice(&probe.stdout).expect("ffprobe json");
+    assert_eq!(info["streams"][0]["codec_name"], "h264", "{info}");
+    assert_eq!(info["streams"][0]["pix_fmt"], "yuv420p");
+    assert_eq!(info["streams"][0]["r_frame_rate"], "30/1");
+    let duration: f64 = info["format"]["duration"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (duration - wall).abs() <= wall * 0.1,
+        "video {duration:.2} s vs wall {wall:.2} s"
+    );
+    // faststart: the index (moov) comes before the media data (mdat).
+    let bytes = std::fs::read(&video).unwrap();
+    let find = |tag: &[u8]| bytes.windows(4).position(|w| w == tag).unwrap();
+    assert!(
+        find(b"moov") < find(b"mdat"),
+        "moov after mdat: not faststart"
+    );
+    let session = read_json(&dir.join("session.json"));
+    assert_eq!(session["video"]["codec"], "h264");
+    assert!(session["video"]["frames"].as_u64().unwrap() > 60);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -7,6 +7,8 @@
 //! numbers are given at write time, so a failed write leaves no hole; the failure goes to
 //! `last_error` and never fails the action itself.
 
+pub mod video;
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -20,6 +22,9 @@ use crate::tools::{Tool, ToolContext, ToolOutput};
 use crate::trajectory::{
     Action, AppIdentity, Locator, Point, SCHEMA_VERSION, Session, parse_turn_dir, turn_dir_name,
 };
+
+/// The video's file name inside a recording folder.
+pub const VIDEO_FILE: &str = "recording.mp4";
 
 /// A window's state at one instant: get_window_state's structured result and the pixels.
 #[derive(Clone)]
@@ -35,6 +40,7 @@ struct TurnJob {
 }
 
 struct Active {
+    video: Option<video::VideoRecorder>,
     dir: PathBuf,
     started: Instant,
     session: Session,
@@ -117,12 +123,14 @@ impl Recorder {
 
     /// Starts recording into `dir` (created with parents). A folder that already holds
     /// turns is refused unless `append`, which continues after the last one.
+    /// With `video_display`, the display is also recorded to `recording.mp4`.
     pub fn start(
         &self,
         dir: &Path,
         append: bool,
         screen: Option<(u32, u32)>,
         platform: &str,
+        video_display: Option<&str>,
     ) -> Result<RecordingState, ToolError> {
         let mut active = self.active.lock().unwrap();
         if let Some(a) = active.as_ref() {
@@ -171,6 +179,19 @@ impl Recorder {
             )));
         }
         let first_turn = turns.last().map(|n| n + 1).unwrap_or(1);
+        let video = match video_display {
+            Some(display) => {
+                let file = dir.join(VIDEO_FILE);
+                if file.exists() {
+                    return Err(ToolError::invalid(format!(
+                        "`output_dir`: `{}` already holds a video; pick another folder (videos are never overwritten)",
+                        dir.display()
+                    )));
+                }
+                Some(video::VideoRecorder::start(display, &file).map_err(ToolError::failed)?)
+            }
+            None => None,
+        };
         let session = Session {
             schema_version: SCHEMA_VERSION,
             driver: "cua".into(),
@@ -181,7 +202,7 @@ impl Recorder {
             screen: screen.map(|(width, height)| crate::trajectory::ScreenSize { width, height }),
             first_turn,
             turns_written: 0,
-            video: None,
+            video: video.as_ref().map(|_| json!({ "path": VIDEO_FILE, "codec": "h264", "fps": video::FPS, "status": "recording" })),
         };
         write_atomic(
             &dir.join("session.json"),
@@ -209,6 +230,7 @@ impl Recorder {
             }
         });
         *active = Some(Active {
+            video,
             dir: dir.to_path_buf(),
             started: Instant::now(),
             session,
@@ -226,6 +248,15 @@ impl Recorder {
         drop(active.tx);
         let _ = active.writer.join();
         let mut session = active.session;
+        if let Some(v) = active.video {
+            session.video = Some(match v.stop() {
+                Ok(info) => json!(info),
+                Err(e) => {
+                    self.progress.lock().unwrap().last_error = Some(e.clone());
+                    json!({ "path": VIDEO_FILE, "error": e })
+                }
+            });
+        }
         let next = self.progress.lock().unwrap().next_turn;
         session.stopped_at = Some(chrono::Utc::now().to_rfc3339());
         session.turns_written = next.saturating_sub(session.first_turn);

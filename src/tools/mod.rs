@@ -99,6 +99,11 @@ impl ToolContext {
         ctx
     }
 
+    /// The desktop this context talks to.
+    pub fn desktop(&self) -> &DesktopEnv {
+        &self.desktop
+    }
+
     /// The desktop, connected on first use so tools that need none never touch it.
     pub async fn platform(&self) -> Result<Arc<dyn Platform>, ToolError> {
         self.platform

@@ -17,7 +17,7 @@ pub struct SetRecordingArgs {
     pub output_dir: Option<String>,
     /// Continue after the turns already in output_dir instead of refusing. Default false.
     pub append: Option<bool>,
-    /// Also record the display as H.264 video (not available yet in this build).
+    /// Also record the whole display as H.264 video (output_dir/recording.mp4, 30 fps). Default false.
     pub video_experimental: Option<bool>,
 }
 
@@ -52,11 +52,6 @@ impl ToolSpec for SetRecording {
                 ),
             });
         }
-        if a.video_experimental == Some(true) {
-            return Err(ToolError::invalid(
-                "`video_experimental`: video recording is not available in this build yet",
-            ));
-        }
         let dir = a
             .output_dir
             .ok_or_else(|| ToolError::invalid("`output_dir`: required when enabled is true"))?;
@@ -68,9 +63,22 @@ impl ToolSpec for SetRecording {
             Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
             Err(_) => (None, "unknown".to_string()),
         };
-        let state = ctx
-            .recorder
-            .start(&path, a.append.unwrap_or(false), screen, &platform)?;
+        let video_display = if a.video_experimental == Some(true) {
+            Some(ctx.desktop().display.clone().ok_or_else(|| {
+                ToolError::NoDesktop(
+                    "no desktop: DISPLAY is not set; start one with `eval \"$(cua sandbox start)\"`".into(),
+                )
+            })?)
+        } else {
+            None
+        };
+        let state = ctx.recorder.start(
+            &path,
+            a.append.unwrap_or(false),
+            screen,
+            &platform,
+            video_display.as_deref(),
+        )?;
         Ok(ToolOutput::new(
             format!(
                 "recording into {} from turn {}",

@@ -1,0 +1,298 @@
+//! H.264 video of the whole display while recording (`video_experimental`, `--video`):
+//! frames are captured through MIT-SHM on a 30 fps timeline (a late frame takes its real
+//! slot, so the video's duration follows the wall clock), converted to yuv420p and encoded
+//! with libx264 into `recording.mp4` (faststart). An unchanged screen reuses the previous
+//! converted frame, which keeps a quiet desktop cheap.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use ffmpeg_next as ffmpeg;
+use x11rb::connection::Connection;
+use x11rb::protocol::shm::ConnectionExt as _;
+use x11rb::protocol::xproto::ImageFormat;
+
+pub const FPS: i32 = 30;
+
+/// What session.json records about the video.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VideoInfo {
+    pub path: String,
+    pub codec: &'static str,
+    pub fps: i32,
+    pub width: u32,
+    pub height: u32,
+    pub frames: u64,
+    pub duration_s: f64,
+}
+
+pub struct VideoRecorder {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<VideoInfo, String>>>,
+}
+
+/// A System V shared-memory segment attached to the X server.
+struct Segment {
+    id: i32,
+    addr: *mut u8,
+    len: usize,
+}
+
+impl Segment {
+    fn new(len: usize) -> Result<Segment, String> {
+        // SAFETY: plain System V calls; the segment is marked for removal right away, so it
+        // is freed when both we and the server detach.
+        unsafe {
+            let id = libc::shmget(libc::IPC_PRIVATE, len, libc::IPC_CREAT | 0o600);
+            if id < 0 {
+                return Err(format!("shmget: {}", std::io::Error::last_os_error()));
+            }
+            let addr = libc::shmat(id, std::ptr::null(), 0);
+            if addr as isize == -1 {
+                libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+                return Err(format!("shmat: {}", std::io::Error::last_os_error()));
+            }
+            Ok(Segment {
+                id,
+                addr: addr as *mut u8,
+                len,
+            })
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: addr points at len bytes mapped for the segment's lifetime.
+        unsafe { std::slice::from_raw_parts(self.addr, self.len) }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: detaching and removing the segment we created.
+        unsafe {
+            libc::shmdt(self.addr as *const libc::c_void);
+            libc::shmctl(self.id, libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
+}
+
+impl VideoRecorder {
+    /// Starts recording `display` into `path`; returns once the encoder is running.
+    pub fn start(display: &str, path: &Path) -> Result<VideoRecorder, String> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (display, path, flag) = (display.to_string(), path.to_path_buf(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("cua-video".into())
+            .spawn(move || record(&display, &path, &flag, ready_tx))
+            .map_err(|e| e.to_string())?;
+        match ready_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => Ok(VideoRecorder {
+                stop,
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(thread
+                .join()
+                .ok()
+                .and_then(|r| r.err())
+                .unwrap_or_else(|| "video encoder did not start".into())),
+        }
+    }
+
+    /// Stops and finalizes the file (flushes the encoder, writes the index).
+    pub fn stop(mut self) -> Result<VideoInfo, String> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread
+            .take()
+            .map(|t| t.join().map_err(|_| "video thread panicked".to_string())?)
+            .unwrap_or(Err("not running".into()))
+    }
+}
+
+impl Drop for VideoRecorder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn record(
+    display: &str,
+    path: &PathBuf,
+    stop: &AtomicBool,
+    ready: std::sync::mpsc::Sender<Result<(), String>>,
+) -> Result<VideoInfo, String> {
+    let setup = (|| -> Result<_, String> {
+        let (conn, screen) = x11rb::connect(Some(display))
+            .map_err(|e| format!("video: cannot open {display}: {e}"))?;
+        let root = conn.setup().roots[screen].root;
+        let (sw, sh) = (
+            conn.setup().roots[screen].width_in_pixels as u32,
+            conn.setup().roots[screen].height_in_pixels as u32,
+        );
+        // yuv420p needs even sizes.
+        let (w, h) = (sw & !1, sh & !1);
+        let segment = Segment::new((sw * sh * 4) as usize)?;
+        let seg = conn.generate_id().map_err(|e| e.to_string())?;
+        conn.shm_attach(seg, segment.id as u32, false)
+            .map_err(|e| e.to_string())?
+            .check()
+            .map_err(|e| format!("video: MIT-SHM attach failed: {e}"))?;
+
+        ffmpeg::init().map_err(|e| format!("video: ffmpeg init: {e}"))?;
+        let mut octx = ffmpeg::format::output(path)
+            .map_err(|e| format!("video: cannot create {}: {e}", path.display()))?;
+        let codec = ffmpeg::encoder::find_by_name("libx264")
+            .ok_or("video: libx264 encoder not available")?;
+        let global_header = octx
+            .format()
+            .flags()
+            .contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+        let mut stream = octx.add_stream(codec).map_err(|e| e.to_string())?;
+        let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
+            .encoder()
+            .video()
+            .map_err(|e| e.to_string())?;
+        enc.set_width(w);
+        enc.set_height(h);
+        enc.set_format(ffmpeg::format::Pixel::YUV420P);
+        enc.set_time_base(ffmpeg::Rational(1, FPS));
+        enc.set_frame_rate(Some(ffmpeg::Rational(FPS, 1)));
+        if global_header {
+            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+        }
+        let mut opts = ffmpeg::Dictionary::new();
+        opts.set("preset", "ultrafast");
+        opts.set("tune", "zerolatency");
+        opts.set("crf", "28");
+        let encoder = enc
+            .open_with(opts)
+            .map_err(|e| format!("video: cannot open libx264: {e}"))?;
+        stream.set_parameters(&encoder);
+        stream.set_time_base(ffmpeg::Rational(1, FPS));
+        let mut mux_opts = ffmpeg::Dictionary::new();
+        mux_opts.set("movflags", "+faststart");
+        octx.write_header_with(mux_opts)
+            .map_err(|e| format!("video: mp4 header: {e}"))?;
+        let scaler = ffmpeg::software::scaling::Context::get(
+            ffmpeg::format::Pixel::BGRZ,
+            w,
+            h,
+            ffmpeg::format::Pixel::YUV420P,
+            w,
+            h,
+            ffmpeg::software::scaling::Flags::FAST_BILINEAR,
+        )
+        .map_err(|e| format!("video: scaler: {e}"))?;
+        Ok((conn, root, sw, w, h, segment, seg, octx, encoder, scaler))
+    })();
+    let (conn, root, sw, w, h, segment, seg, mut octx, mut encoder, mut scaler) = match setup {
+        Ok(s) => {
+            let _ = ready.send(Ok(()));
+            s
+        }
+        Err(e) => {
+            let _ = ready.send(Err(e.clone()));
+            return Err(e);
+        }
+    };
+    let stream_tb = octx
+        .stream(0)
+        .map(|s| s.time_base())
+        .unwrap_or(ffmpeg::Rational(1, FPS));
+    let mut src = ffmpeg::frame::Video::new(ffmpeg::format::Pixel::BGRZ, w, h);
+    let mut yuv = ffmpeg::frame::Video::new(ffmpeg::format::Pixel::YUV420P, w, h);
+    let mut previous: Vec<u8> = Vec::new();
+    let mut frames = 0u64;
+    let mut last_slot: i64 = -1;
+    let start = Instant::now();
+    let drain = |encoder: &mut ffmpeg::encoder::Video,
+                 octx: &mut ffmpeg::format::context::Output| {
+        let mut packet = ffmpeg::Packet::empty();
+        while encoder.receive_packet(&mut packet).is_ok() {
+            packet.set_stream(0);
+            packet.rescale_ts(ffmpeg::Rational(1, FPS), stream_tb);
+            let _ = packet.write_interleaved(octx);
+        }
+    };
+    let mut error = None;
+    while !stop.load(Ordering::SeqCst) {
+        let next_due = start + Duration::from_secs_f64((last_slot + 1) as f64 / FPS as f64);
+        let now = Instant::now();
+        if next_due > now {
+            std::thread::sleep(next_due - now);
+        }
+        let slot = (start.elapsed().as_secs_f64() * FPS as f64).floor() as i64;
+        if slot <= last_slot {
+            continue;
+        }
+        let grabbed = conn
+            .shm_get_image(
+                root,
+                0,
+                0,
+                sw as u16,
+                h as u16,
+                !0,
+                ImageFormat::Z_PIXMAP.into(),
+                seg,
+                0,
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|c| c.reply().map_err(|e| e.to_string()));
+        if let Err(e) = grabbed {
+            error = Some(format!("video: capture failed: {e}"));
+            break;
+        }
+        let raw = &segment.bytes()[..(sw * h * 4) as usize];
+        if raw != previous.as_slice() {
+            let stride = src.stride(0);
+            let row = (w * 4) as usize;
+            let data = src.data_mut(0);
+            for y in 0..h as usize {
+                let from = y * (sw as usize) * 4;
+                data[y * stride..y * stride + row].copy_from_slice(&raw[from..from + row]);
+            }
+            if let Err(e) = scaler.run(&src, &mut yuv) {
+                error = Some(format!("video: convert: {e}"));
+                break;
+            }
+            previous.clear();
+            previous.extend_from_slice(raw);
+        }
+        yuv.set_pts(Some(slot));
+        if let Err(e) = encoder.send_frame(&yuv) {
+            error = Some(format!("video: encode: {e}"));
+            break;
+        }
+        drain(&mut encoder, &mut octx);
+        frames += 1;
+        last_slot = slot;
+    }
+    let _ = encoder.send_eof();
+    drain(&mut encoder, &mut octx);
+    octx.write_trailer()
+        .map_err(|e| format!("video: finalize: {e}"))?;
+    let _ = conn.shm_detach(seg);
+    let _ = conn.flush();
+    if let Some(e) = error {
+        return Err(e);
+    }
+    Ok(VideoInfo {
+        path: path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        codec: "h264",
+        fps: FPS,
+        width: w,
+        height: h,
+        frames,
+        duration_s: (last_slot + 1).max(0) as f64 / FPS as f64,
+    })
+}
