@@ -244,3 +244,54 @@ fn docs_schema_matches_the_trajectory_types() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sigterm_to_the_daemon_finalizes_its_recording() {
+    let base = std::env::temp_dir().join(format!("cua-daemon-term-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let socket = base.join("d.sock");
+    let mut daemon = cua(&["serve", "--socket", socket.to_str().unwrap()])
+        .env_remove("DISPLAY")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(std::time::Instant::now() < deadline, "daemon did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(&base).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    let dir = base.join("rec");
+    let started = cua::daemon::call(
+        &socket,
+        "set_recording",
+        &serde_json::json!({ "enabled": true, "output_dir": dir }),
+    )
+    .unwrap();
+    assert!(started.is_ok(), "{:?}", started.err());
+    let session: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("session.json")).unwrap()).unwrap();
+    assert!(session["stopped_at"].is_null());
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert!(daemon.wait().unwrap().success());
+    let session: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("session.json")).unwrap()).unwrap();
+    assert!(
+        session["stopped_at"].is_string(),
+        "session finalized: {session}"
+    );
+    assert!(!socket.exists(), "socket removed");
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -214,7 +214,24 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
         a1,
         "earlier turns untouched"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    // A write that fails (the folder vanished) never fails the action: last_error says why.
+    call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir, "append": true }),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = call("press_key", json!({ "pid": wf.pid, "key": "tab" }));
+    assert!(out.is_ok(), "the action itself succeeds: {:?}", out.err());
+    let stopped = call("set_recording", json!({ "enabled": false }))
+        .unwrap()
+        .structured;
+    assert!(
+        stopped["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not written")),
+        "{stopped}"
+    );
     let _ = std::fs::remove_file(&file);
 }
 

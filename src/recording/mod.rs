@@ -252,7 +252,7 @@ impl Recorder {
             session.video = Some(match v.stop() {
                 Ok(info) => json!(info),
                 Err(e) => {
-                    self.progress.lock().unwrap().last_error = Some(e.clone());
+                    self.note_error(e.clone());
                     json!({ "path": VIDEO_FILE, "error": e })
                 }
             });
@@ -264,13 +264,21 @@ impl Recorder {
             &active.dir.join("session.json"),
             &serde_json::to_vec_pretty(&session).unwrap(),
         ) {
-            self.progress.lock().unwrap().last_error =
-                Some(format!("cannot write session.json: {e}"));
+            self.note_error(format!("cannot write session.json: {e}"));
         }
         let mut state = self.state();
         state.output_dir = Some(active.dir);
         state.next_turn = next;
         Some(state)
+    }
+
+    /// Adds to last_error without hiding an earlier failure.
+    fn note_error(&self, e: String) {
+        let mut p = self.progress.lock().unwrap();
+        p.last_error = Some(match p.last_error.take() {
+            Some(earlier) => format!("{earlier}; {e}"),
+            None => e,
+        });
     }
 
     /// Where to send a turn, and its time since the start; None when not recording.

@@ -207,7 +207,6 @@ fn record(
         .unwrap_or(ffmpeg::Rational(1, FPS));
     let mut src = ffmpeg::frame::Video::new(ffmpeg::format::Pixel::BGRZ, w, h);
     let mut yuv = ffmpeg::frame::Video::new(ffmpeg::format::Pixel::YUV420P, w, h);
-    let mut previous: Vec<u8> = Vec::new();
     let mut frames = 0u64;
     let mut last_slot: i64 = -1;
     let start = Instant::now();
@@ -249,21 +248,26 @@ fn record(
             error = Some(format!("video: capture failed: {e}"));
             break;
         }
+        // Rows that differ from the frame buffer are copied in; an unchanged screen keeps
+        // the previous converted frame (one compare pass, no copies).
         let raw = &segment.bytes()[..(sw * h * 4) as usize];
-        if raw != previous.as_slice() {
-            let stride = src.stride(0);
-            let row = (w * 4) as usize;
-            let data = src.data_mut(0);
-            for y in 0..h as usize {
-                let from = y * (sw as usize) * 4;
-                data[y * stride..y * stride + row].copy_from_slice(&raw[from..from + row]);
+        let stride = src.stride(0);
+        let row = (w * 4) as usize;
+        let data = src.data_mut(0);
+        let mut changed = frames == 0;
+        for y in 0..h as usize {
+            let from = &raw[y * (sw as usize) * 4..y * (sw as usize) * 4 + row];
+            let to = &mut data[y * stride..y * stride + row];
+            if to != from {
+                to.copy_from_slice(from);
+                changed = true;
             }
+        }
+        if changed {
             if let Err(e) = scaler.run(&src, &mut yuv) {
                 error = Some(format!("video: convert: {e}"));
                 break;
             }
-            previous.clear();
-            previous.extend_from_slice(raw);
         }
         yuv.set_pts(Some(slot));
         if let Err(e) = encoder.send_frame(&yuv) {

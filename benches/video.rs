@@ -1,0 +1,132 @@
+//! Benchmark: CPU cost of recording a 1080p display with a moving window, cua's video
+//! recorder next to `ffmpeg -f x11grab -preset ultrafast` in the same run, 10 s each.
+//! CPU is user + system time of the recorder (this process's video thread / the ffmpeg
+//! process) over the wall time, as a share of one core. `cargo bench --bench video`.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cua::recording::video::VideoRecorder;
+use cua::sandbox::{Sandbox, SandboxOptions};
+
+const SECONDS: u64 = 10;
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) as f64 }
+}
+
+/// utime + stime of a /proc stat file, in seconds (fields 14 and 15).
+fn cpu_seconds(stat_path: &str) -> f64 {
+    let stat = std::fs::read_to_string(stat_path).unwrap_or_default();
+    let Some(end) = stat.rfind(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = stat[end + 2..].split_whitespace().collect();
+    let utime: f64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let stime: f64 = fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    (utime + stime) / ticks_per_second()
+}
+
+/// CPU seconds of every thread of this process named `cua-video`.
+fn video_thread_cpu() -> f64 {
+    let mut total = 0.0;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() == "cua-video" {
+            total += cpu_seconds(&task.path().join("stat").to_string_lossy());
+        }
+    }
+    total
+}
+
+fn main() {
+    let mut sandbox = Sandbox::start(SandboxOptions {
+        width: 1920,
+        height: 1080,
+    })
+    .expect("sandbox");
+    sandbox.spawn_app("gtk3-widget-factory", &[]).expect("app");
+    std::thread::sleep(Duration::from_secs(2));
+    // A window that keeps moving across the screen.
+    let mut mover = sandbox.command("sh");
+    mover
+        .args(["-c", "W=$(xdotool search --name gtk3-widget-factory | head -1); while true; do for x in $(seq 0 40 500); do xdotool windowmove $W $x 100; sleep 0.03; done; done"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    use std::os::unix::process::CommandExt;
+    let mover = mover.spawn().expect("mover");
+    let dir = std::env::temp_dir().join(format!("cua-bench-video-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let started = Instant::now();
+    let process_before = cpu_seconds("/proc/self/stat");
+    let recorder =
+        VideoRecorder::start(&sandbox.display_name(), &dir.join("cua.mp4")).expect("video starts");
+    std::thread::sleep(Duration::from_secs(SECONDS));
+    let thread_cpu = video_thread_cpu();
+    // The whole process: libx264 encodes on worker threads of its own.
+    let process_cpu = cpu_seconds("/proc/self/stat") - process_before;
+    let wall = started.elapsed().as_secs_f64();
+    let info = recorder.stop().expect("video finalizes");
+    let cua_share = process_cpu / wall * 100.0;
+    let thread_share = thread_cpu / wall * 100.0;
+
+    let mut ffmpeg = sandbox.command("ffmpeg");
+    ffmpeg
+        .args([
+            "-y",
+            "-loglevel",
+            "error",
+            "-f",
+            "x11grab",
+            "-framerate",
+            "30",
+            "-video_size",
+            "1920x1080",
+            "-i",
+            &sandbox.display_name(),
+        ])
+        .args([
+            "-t",
+            &SECONDS.to_string(),
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-pix_fmt",
+            "yuv420p",
+        ])
+        .arg(dir.join("ffmpeg.mp4"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = ffmpeg.spawn().expect("ffmpeg");
+    let stat = format!("/proc/{}/stat", child.id());
+    let mut ffmpeg_cpu = 0.0;
+    while child.try_wait().unwrap().is_none() {
+        ffmpeg_cpu = cpu_seconds(&stat).max(ffmpeg_cpu);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ffmpeg_wall = started.elapsed().as_secs_f64();
+    let ffmpeg_share = ffmpeg_cpu / ffmpeg_wall * 100.0;
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(mover.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+
+    println!("| 1080p, moving window, {SECONDS} s | CPU (% of one core) | frames | notes |");
+    println!("|---|---|---|---|");
+    println!(
+        "| cua video (MIT-SHM + libx264 ultrafast), whole process | {cua_share:.1}% | {} | {:.1} s of video; capture+convert thread alone {thread_share:.1}% |",
+        info.frames, info.duration_s
+    );
+    println!("| ffmpeg -f x11grab -preset ultrafast | {ffmpeg_share:.1}% | - | same run |");
+    println!(
+        "| ratio ffmpeg / cua | {:.2}x | | |",
+        ffmpeg_share / cua_share
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
