@@ -3,7 +3,7 @@
 //! CPU is user + system time of the recorder (this process's video thread / the ffmpeg
 //! process) over the wall time, as a share of one core. `cargo bench --bench video`.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use cua::recording::video::VideoRecorder;
@@ -56,7 +56,7 @@ fn main() {
         .stderr(Stdio::null())
         .process_group(0);
     use std::os::unix::process::CommandExt;
-    let mover = mover.spawn().expect("mover");
+    let mut mover = mover.spawn().expect("mover");
     let dir = std::env::temp_dir().join(format!("cua-bench-video-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
