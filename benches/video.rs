@@ -116,6 +116,7 @@ fn main() {
         nix::unistd::Pid::from_raw(mover.id() as i32),
         nix::sys::signal::Signal::SIGKILL,
     );
+    let _ = mover.wait();
 
     println!("| 1080p, moving window, {SECONDS} s | CPU (% of one core) | frames | notes |");
     println!("|---|---|---|---|");
