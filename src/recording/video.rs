@@ -145,6 +145,8 @@ fn record(
             .map_err(|e| format!("video: MIT-SHM attach failed: {e}"))?;
 
         ffmpeg::init().map_err(|e| format!("video: ffmpeg init: {e}"))?;
+        // Errors only: libx264 otherwise prints its settings banner on every start.
+        ffmpeg::log::set_level(ffmpeg::log::Level::Error);
         let mut octx = ffmpeg::format::output(path)
             .map_err(|e| format!("video: cannot create {}: {e}", path.display()))?;
         let codec = ffmpeg::encoder::find_by_name("libx264")
