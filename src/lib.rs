@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod daemon;
 pub mod demo;
+pub mod diff;
 pub mod docs;
 pub mod errors;
 pub mod platform;
