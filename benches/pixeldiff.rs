@@ -110,7 +110,7 @@ fn main() {
         for x in 0..W / 2 {
             let i = ((y * W + x) * 4) as usize;
             half[i] = 255 - half[i];
-            half[i + 2] = half[i + 2] / 2;
+            half[i + 2] /= 2;
         }
     }
     let a = dir.join("a.png");
