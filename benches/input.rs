@@ -2,6 +2,10 @@
 //! type_text of 100 characters and a pixel click, next to xdotool clicking the same button
 //! in the same run. Prints a Markdown table. Run with `cargo bench --bench input`.
 
+#[path = "support/stats.rs"]
+mod stats;
+use stats::median_p95;
+
 use std::time::Instant;
 
 use cua::sandbox::{Sandbox, SandboxOptions};
@@ -10,14 +14,6 @@ use serde_json::{Value, json};
 
 const RUNS: usize = 40;
 const WARMUP: usize = 3;
-
-fn median_p95(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    (
-        v[v.len() / 2],
-        v[((v.len() - 1) as f64 * 0.95).round() as usize],
-    )
-}
 
 fn main() {
     let sandbox = Sandbox::start(SandboxOptions {

@@ -2,6 +2,10 @@
 //! pyatspi walk of the same fields in the same run. Prints a Markdown table of medians and
 //! p95s. Run with `cargo bench --bench observe`.
 
+#[path = "support/stats.rs"]
+mod stats;
+use stats::median_p95;
+
 use std::time::Instant;
 
 use cua::sandbox::{Sandbox, SandboxOptions};
@@ -10,16 +14,6 @@ use serde_json::json;
 
 const RUNS: usize = 30;
 const WARMUP: usize = 3;
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx]
-}
-
-fn stats(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    (percentile(&samples, 0.5), percentile(&samples, 0.95))
-}
 
 fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
@@ -67,7 +61,7 @@ fn main() {
                 }
                 last = Some(out);
             }
-            (stats(samples), last.unwrap())
+            (median_p95(samples), last.unwrap())
         };
         let ((tree_p50, tree_p95), tree_out) = measure(false);
         let ((full_p50, full_p95), full_out) = measure(true);
@@ -100,7 +94,7 @@ fn main() {
             .skip(WARMUP)
             .map(|v| v.as_f64().unwrap())
             .collect();
-        let (py_p50, py_p95) = stats(py_samples);
+        let (py_p50, py_p95) = median_p95(py_samples);
         println!(
             "| {app} | {} | {} | {tree_p50:.1} ms | {tree_p95:.1} ms | {full_p50:.1} ms | {full_p95:.1} ms | {}x{} | {py_p50:.1} ms | {py_p95:.1} ms | {:.1}x |",
             report["nodes"],

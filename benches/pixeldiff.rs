@@ -4,6 +4,10 @@
 //! The npm peers are installed into target/bench-peers on first use.
 //! `cargo bench --bench pixeldiff`.
 
+#[path = "support/stats.rs"]
+mod stats;
+use stats::median;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -62,11 +66,6 @@ fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
             .collect();
     }
     (info.width, info.height, buf)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn peers_dir() -> PathBuf {

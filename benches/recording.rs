@@ -3,6 +3,10 @@
 //! after-state once the window is quiet, PNG encoding and writes on the writer thread) is
 //! awaited outside the timed region and reported on its own. `cargo bench --bench recording`.
 
+#[path = "support/stats.rs"]
+mod stats;
+use stats::median;
+
 use std::time::Instant;
 
 use cua::sandbox::{Sandbox, SandboxOptions};
@@ -10,11 +14,6 @@ use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::json;
 
 const RUNS: usize = 30;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
 
 fn main() {
     let sandbox = Sandbox::start(SandboxOptions {

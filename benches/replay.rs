@@ -4,6 +4,10 @@
 //! replay time minus the median of the same click dispatched directly.
 //! `cargo bench --bench replay`.
 
+#[path = "support/stats.rs"]
+mod stats;
+use stats::median;
+
 use std::time::Instant;
 
 use cua::replay::{ReplayOptions, replay};
@@ -12,11 +16,6 @@ use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 
 const TURNS: usize = 20;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
 
 fn main() {
     let sandbox = Sandbox::start(SandboxOptions {

@@ -32,6 +32,11 @@ impl Rect {
         self.width <= 0 || self.height <= 0
     }
 
+    /// True when the point lies inside the rectangle.
+    pub fn contains(&self, x: i32, y: i32) -> bool {
+        x >= self.x && y >= self.y && x < self.x + self.width && y < self.y + self.height
+    }
+
     /// True when the two rectangles share at least one pixel.
     pub fn intersects(&self, other: &Rect) -> bool {
         self.x < other.x + other.width

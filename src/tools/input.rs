@@ -454,8 +454,33 @@ async fn resolve(
     Ok(Target::Window { window })
 }
 
-/// The smallest actionable element under a window-local point, from the window's last
-/// snapshot (what the caller saw) or a fresh walk.
+/// The window's last snapshot tree (what the caller saw), or a fresh walk when there is none.
+async fn tree_for(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Result<crate::platform::AxTree, PlatformError> {
+    match ctx.snapshot(pid, window.window_id) {
+        Some(s) => Ok(s.tree.clone()),
+        None => platform.accessibility_tree(pid, window).await,
+    }
+}
+
+/// The smallest node whose frame holds a window-local point (actionable ones only, if asked).
+fn node_at(tree: &crate::platform::AxTree, x: i32, y: i32, actionable_only: bool) -> Option<usize> {
+    (0..tree.nodes.len())
+        .filter(|i| !actionable_only || tree.nodes[*i].actionable)
+        .filter(|i| tree.nodes[*i].frame.is_some_and(|f| f.contains(x, y)))
+        .min_by_key(|i| {
+            tree.nodes[*i]
+                .frame
+                .map(|f| f.width as i64 * f.height as i64)
+                .unwrap_or(i64::MAX)
+        })
+}
+
+/// The smallest actionable element under a window-local point.
 async fn element_at(
     ctx: &ToolContext,
     platform: &dyn Platform,
@@ -464,22 +489,9 @@ async fn element_at(
     x: i32,
     y: i32,
 ) -> Option<AxNode> {
-    let tree = match ctx.snapshot(pid, window.window_id) {
-        Some(s) => s.tree.clone(),
-        None => platform.accessibility_tree(pid, window).await.ok()?,
-    };
-    tree.nodes
-        .into_iter()
-        .filter(|n| n.actionable)
-        .filter(|n| {
-            n.frame
-                .is_some_and(|f| x >= f.x && y >= f.y && x < f.x + f.width && y < f.y + f.height)
-        })
-        .min_by_key(|n| {
-            n.frame
-                .map(|f| f.width as i64 * f.height as i64)
-                .unwrap_or(i64::MAX)
-        })
+    let mut tree = tree_for(ctx, platform, pid, window).await.ok()?;
+    let i = node_at(&tree, x, y, true)?;
+    Some(tree.nodes.swap_remove(i))
 }
 
 fn element_json(index: Option<usize>, n: &AxNode) -> Value {
@@ -524,6 +536,14 @@ fn pick_action(
             .find(|a| a.eq_ignore_ascii_case(p))
             .cloned()
     }))
+}
+
+/// The route name of raw input events in this delivery mode.
+fn event_path(mode: Delivery) -> &'static str {
+    match mode {
+        Delivery::Foreground => "xtest_fg",
+        Delivery::Background => "x11_event",
+    }
 }
 
 fn delivery(mode: Option<Delivery>) -> Delivery {
@@ -728,11 +748,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     let expect = expect_window_change(p, r.pid, &window, settle_ms).await;
     p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
         .await?;
-    let path = if mode == Delivery::Foreground {
-        "xtest_fg"
-    } else {
-        "x11_event"
-    };
+    let path = event_path(mode);
     let mut outcome = Outcome::new(format!("{verb} at ({x}, {y})"), path)
         .with("click_point", json!({ "x": x, "y": y }));
     if let Some(node) = &element {
@@ -1031,11 +1047,7 @@ impl ToolSpec for TypeText {
             None => expect_window_change(p, a.pid, &window, settle_ms).await,
         };
         p.send_input(&window, &events, mode).await?;
-        let path = if mode == Delivery::Foreground {
-            "xtest_fg"
-        } else {
-            "x11_event"
-        };
+        let path = event_path(mode);
         let mut outcome = Outcome::new(format!("typed {chars} characters as key events"), path);
         if let Some(node) = &element {
             outcome = outcome.with("element", element_json(index, node));
@@ -1092,11 +1104,7 @@ async fn send_combo(
     events.extend(mods_up(mods));
     let expect = expect_window_change(p, pid, &window, settle_ms).await;
     p.send_input(&window, &events, mode).await?;
-    let path = if mode == Delivery::Foreground {
-        "xtest_fg"
-    } else {
-        "x11_event"
-    };
+    let path = event_path(mode);
     let mut outcome = Outcome::new(format!("pressed {label}"), path).with("keys", json!(label));
     if let Some((node, index)) = &element {
         outcome = outcome.with("element", element_json(*index, node));
@@ -1462,23 +1470,8 @@ impl ToolSpec for Scroll {
                 Some((snap.tree.clone(), node))
             }
             Target::Pixel { x, y, .. } => {
-                let tree = match ctx.snapshot(a.pid, window.window_id) {
-                    Some(s) => s.tree.clone(),
-                    None => p.accessibility_tree(a.pid, &window).await?,
-                };
-                let node = (0..tree.nodes.len())
-                    .filter(|i| {
-                        tree.nodes[*i].frame.is_some_and(|f| {
-                            *x >= f.x && *y >= f.y && *x < f.x + f.width && *y < f.y + f.height
-                        })
-                    })
-                    .min_by_key(|i| {
-                        tree.nodes[*i]
-                            .frame
-                            .map(|f| f.width as i64 * f.height as i64)
-                            .unwrap_or(i64::MAX)
-                    });
-                node.map(|n| (tree, n))
+                let tree = tree_for(ctx, p, a.pid, &window).await?;
+                node_at(&tree, *x, *y, false).map(|n| (tree, n))
             }
             Target::Window { .. } => None,
         };
@@ -1567,11 +1560,7 @@ impl ToolSpec for Scroll {
         }
         let expect = expect_window_change(p, a.pid, &window, settle_ms).await;
         p.send_input(&window, &events, mode).await?;
-        let path = if mode == Delivery::Foreground {
-            "xtest_fg"
-        } else {
-            "x11_event"
-        };
+        let path = event_path(mode);
         let mut outcome = Outcome::new(
             format!(
                 "scrolled {:?} {amount} {:?}s at ({x}, {y})",
@@ -1701,11 +1690,7 @@ impl ToolSpec for Drag {
         events.extend(mods_up(&mods));
         let expect = expect_window_change(p, a.pid, &window, settle_ms).await;
         p.send_input(&window, &events, mode).await?;
-        let path = if mode == Delivery::Foreground {
-            "xtest_fg"
-        } else {
-            "x11_event"
-        };
+        let path = event_path(mode);
         let mut outcome = Outcome::new(format!("dragged ({fx}, {fy}) → ({tx}, {ty})"), path)
             .with("click_point", json!({ "x": fx, "y": fy }))
             .with("end_point", json!({ "x": tx, "y": ty }));

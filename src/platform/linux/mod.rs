@@ -158,12 +158,8 @@ impl Platform for LinuxPlatform {
     }
 
     async fn running_apps(&self) -> PlatformResult<Vec<crate::platform::RunningApp>> {
-        let mut pids: Vec<u32> = self
-            .x11
-            .client_windows()?
-            .iter()
-            .filter_map(|w| w.pid)
-            .collect();
+        let windows = self.x11.client_windows()?;
+        let mut pids: Vec<u32> = windows.iter().filter_map(|w| w.pid).collect();
         if let Ok(a) = self.atspi().await {
             if let Ok(list) = a.applications().await {
                 pids.extend(list.into_iter().map(|(_, p)| p));
@@ -171,7 +167,6 @@ impl Platform for LinuxPlatform {
         }
         pids.sort_unstable();
         pids.dedup();
-        let windows = self.x11.client_windows()?;
         let entries = self.entries();
         Ok(pids
             .into_iter()
