@@ -126,7 +126,10 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
         assert_eq!(action["schema_version"], 1);
         assert_eq!(action["turn"], n);
         let t = action["t_ms"].as_u64().unwrap();
-        assert!(t >= last_t, "t_ms goes forward");
+        assert!(
+            t >= last_t,
+            "t_ms goes forward: turn {n} at {t} ms after {last_t} ms"
+        );
         last_t = t;
         assert!(
             chrono::DateTime::parse_from_rfc3339(action["timestamp"].as_str().unwrap()).is_ok()

@@ -462,6 +462,9 @@ pub async fn record_call(
     tool: &dyn Tool,
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
+    // The previous turn must reach the writer first: turns stay in call order, and its
+    // after-state can stand in for this turn's before-state.
+    ctx.recorder.finish_pending().await;
     let platform = ctx.platform().await.ok();
     let mut pid = arg_u64(&args, "pid").map(|p| p as u32);
     let mut window_id = arg_u64(&args, "window_id");
