@@ -4,9 +4,11 @@
 //! Recorded pids and window ids belong to another run, so they are rebound: a recorded
 //! `launch_app` launches the app again and binds its new pid and window; other turns find
 //! the live window by the recorded app identity (executable, app name, window title).
-//! Element-indexed turns take a fresh snapshot and resolve the recorded locator to the
-//! current index: exact path, then role + name, then the nearest frame. Before each turn
-//! replay waits (bounded) for the window to exist and the locator to resolve.
+//! Element-indexed turns resolve the recorded locator to a current index: exact path, then
+//! role + name, then the nearest frame, in a fresh snapshot (or in the previous turn's
+//! snapshot when the locator's exact path leads to an element that is still live and
+//! unchanged). Before each turn replay waits (bounded) for the window to exist and the
+//! locator to resolve.
 //!
 //! Also reads the reference driver's recordings (no schema_version, Unix-seconds
 //! timestamps, no locator: an element turn is resolved through the line of that index in
@@ -21,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::errors::ToolError;
 use crate::platform::WindowInfo;
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::{Snapshot, ToolContext, ToolRegistry};
 use crate::trajectory::{Locator, PathStep, SCHEMA_VERSION, parse_turn_dir};
 
 /// How long a turn waits for its window and element to be there.
@@ -143,71 +145,71 @@ fn locator_from_markdown(turn_dir: &Path, index: u64) -> Option<Locator> {
     })
 }
 
-/// The element index in a fresh snapshot that a locator designates, and the rule that found it.
-pub fn resolve_locator(
-    elements: &[Value],
-    paths: &[Vec<PathStep>],
-    loc: &Locator,
-) -> Result<(usize, &'static str), String> {
-    if loc.path.len() > 1 {
-        if let Some(i) = paths.iter().position(|p| *p == loc.path) {
-            return Ok((i, "exact_path"));
+/// How a locator was matched in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocatorRule {
+    ExactPath,
+    RoleName,
+    NearestFrame,
+}
+
+impl LocatorRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LocatorRule::ExactPath => "exact_path",
+            LocatorRule::RoleName => "role_name",
+            LocatorRule::NearestFrame => "nearest_frame",
         }
     }
-    let same = |e: &Value| e["role"] == loc.role.as_str() && e["name"] == loc.name.as_str();
-    let matches: Vec<usize> = (0..elements.len())
-        .filter(|i| same(&elements[*i]))
-        .collect();
-    let distance = |e: &Value| -> i64 {
-        let (Some(f), Some(r)) = (e.get("frame").filter(|f| !f.is_null()), loc.frame) else {
+}
+
+/// The element index in `snapshot` that a locator designates, and the rule that found it:
+/// exact path, then role + name (the nearest frame among several), then the nearest frame
+/// of the same role. On failure the message lists the closest candidates.
+pub fn resolve_locator(snapshot: &Snapshot, loc: &Locator) -> Result<(usize, LocatorRule), String> {
+    let nodes = &snapshot.tree.nodes;
+    let node = |i: usize| &nodes[snapshot.elements[i]];
+    let count = snapshot.elements.len();
+    if loc.path.len() > 1 {
+        let found = (0..count).find(|&i| {
+            let n = node(i);
+            // Cheap filter before building the path.
+            n.role == loc.role
+                && n.name == loc.name
+                && Locator::of(&snapshot.tree, snapshot.elements[i], i).path == loc.path
+        });
+        if let Some(i) = found {
+            return Ok((i, LocatorRule::ExactPath));
+        }
+    }
+    let distance = |i: usize| -> i64 {
+        let (Some(f), Some(r)) = (node(i).frame, loc.frame) else {
             return i64::MAX / 2;
         };
-        let (x, y) = (
-            f["x"].as_i64().unwrap_or(0) + f["width"].as_i64().unwrap_or(0) / 2,
-            f["y"].as_i64().unwrap_or(0) + f["height"].as_i64().unwrap_or(0) / 2,
-        );
-        let (cx, cy) = r.center();
-        (x - cx as i64).abs() + (y - cy as i64).abs()
+        let ((x, y), (cx, cy)) = (f.center(), r.center());
+        (x as i64 - cx as i64).abs() + (y as i64 - cy as i64).abs()
     };
-    match matches.len() {
-        1 => return Ok((matches[0], "role_name")),
-        n if n > 1 => {
-            return Ok((
-                *matches
-                    .iter()
-                    .min_by_key(|i| distance(&elements[**i]))
-                    .unwrap(),
-                "role_name",
-            ));
-        }
-        _ => {}
+    let same = (0..count)
+        .filter(|&i| node(i).role == loc.role && node(i).name == loc.name)
+        .min_by_key(|&i| distance(i));
+    if let Some(i) = same {
+        return Ok((i, LocatorRule::RoleName));
     }
     if loc.frame.is_some() {
-        let near = (0..elements.len())
-            .filter(|i| elements[*i]["role"] == loc.role.as_str())
-            .min_by_key(|i| distance(&elements[*i]))
-            .filter(|i| distance(&elements[*i]) < 40);
+        let near = (0..count)
+            .filter(|&i| node(i).role == loc.role)
+            .min_by_key(|&i| distance(i))
+            .filter(|&i| distance(i) < 40);
         if let Some(i) = near {
-            return Ok((i, "nearest_frame"));
+            return Ok((i, LocatorRule::NearestFrame));
         }
     }
-    let mut closest: Vec<(i64, String)> = elements
-        .iter()
-        .map(|e| {
-            let score = (e["role"] == loc.role.as_str()) as i64 * 2
-                + e["name"]
-                    .as_str()
-                    .is_some_and(|n| n.contains(&loc.name) || loc.name.contains(n))
-                    as i64;
-            (
-                -score,
-                format!(
-                    "[{}] {} \"{}\"",
-                    e["index"],
-                    e["role"].as_str().unwrap_or(""),
-                    e["name"].as_str().unwrap_or("")
-                ),
-            )
+    let mut closest: Vec<(i64, String)> = (0..count)
+        .map(|i| {
+            let n = node(i);
+            let score = (n.role == loc.role) as i64 * 2
+                + (n.name.contains(&loc.name) || loc.name.contains(&n.name)) as i64;
+            (-score, format!("[{i}] {} \"{}\"", n.role, n.name))
         })
         .collect();
     closest.sort();
@@ -218,6 +220,22 @@ pub fn resolve_locator(
         loc.name,
         shown.join(", ")
     ))
+}
+
+/// Whether the element a cached snapshot resolves to is still that element: alive, same
+/// name, and still visible/showing when it was. One round trip instead of a new tree walk.
+async fn still_live(ctx: &ToolContext, snapshot: &Snapshot, index: usize) -> bool {
+    let node = &snapshot.tree.nodes[snapshot.elements[index]];
+    let Ok(platform) = ctx.platform().await else {
+        return false;
+    };
+    let Ok(live) = platform.read_element(&node.handle).await else {
+        return false;
+    };
+    let kept = |state: &str| {
+        !node.states.iter().any(|s| s == state) || live.states.iter().any(|s| s == state)
+    };
+    live.name == node.name && kept("visible") && kept("showing") && kept("sensitive")
 }
 
 /// Recorded ids → live ones, built up as the replay goes.
@@ -462,37 +480,42 @@ async fn replay_turn(
         };
         let from_markdown = action.get("target").is_none_or(Value::is_null);
         let pid = w.pid.unwrap_or(0);
-        let (index, rule) = loop {
-            let state = registry
-                .call(
-                    ctx,
-                    "get_window_state",
-                    json!({ "pid": pid, "window_id": w.window_id, "include_screenshot": false }),
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-            let elements = state.structured["elements"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let snapshot = ctx.snapshot(pid, w.window_id).ok_or("snapshot missing")?;
-            let paths: Vec<Vec<PathStep>> = snapshot
-                .elements
-                .iter()
-                .enumerate()
-                .map(|(i, &node)| Locator::of(&snapshot.tree, node, i).path)
-                .collect();
-            match resolve_locator(&elements, &paths, &locator) {
-                Ok(found) => break found,
-                Err(e) if Instant::now() >= deadline => return Err(e),
-                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            }
+        // The snapshot a previous turn took stands when the locator resolves in it by its
+        // exact path to an element that is still live and unchanged: element turns then cost
+        // one round trip instead of a tree walk. Anything less certain takes a fresh one.
+        let cached = match ctx.snapshot(pid, w.window_id) {
+            Some(snap) => match resolve_locator(&snap, &locator) {
+                Ok((i, LocatorRule::ExactPath)) if still_live(ctx, &snap, i).await => {
+                    Some((i, LocatorRule::ExactPath))
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        let (index, rule) = match cached {
+            Some(found) => found,
+            None => loop {
+                registry
+                    .call(
+                        ctx,
+                        "get_window_state",
+                        json!({ "pid": pid, "window_id": w.window_id, "include_screenshot": false }),
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let snapshot = ctx.snapshot(pid, w.window_id).ok_or("snapshot missing")?;
+                match resolve_locator(&snapshot, &locator) {
+                    Ok(found) => break found,
+                    Err(e) if Instant::now() >= deadline => return Err(e),
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            },
         };
         args["element_index"] = json!(index);
         result.locator_match = Some(if from_markdown {
             "tree_markdown".to_string()
         } else {
-            rule.to_string()
+            rule.as_str().to_string()
         });
     }
 
@@ -501,4 +524,90 @@ async fn replay_turn(
         .await
         .map_err(|e| e.to_string())?;
     Ok(out.summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::{AxNode, AxTree, Rect};
+
+    fn node(role: &str, name: &str, parent: Option<usize>, children: Vec<usize>, x: i32) -> AxNode {
+        AxNode {
+            role: role.into(),
+            name: name.into(),
+            value: None,
+            states: vec![],
+            actions: vec![],
+            frame: Some(Rect {
+                x,
+                y: 0,
+                width: 10,
+                height: 10,
+            }),
+            actionable: true,
+            parent,
+            children,
+            handle: String::new(),
+        }
+    }
+
+    /// frame > [panel A > button "1" x=0, button "1" x=100], [panel B > button "2" x=200]
+    fn snapshot() -> Snapshot {
+        let nodes = vec![
+            node("frame", "w", None, vec![1, 4], 0),
+            node("panel", "A", Some(0), vec![2, 3], 0),
+            node("push_button", "1", Some(1), vec![], 0),
+            node("push_button", "1", Some(1), vec![], 100),
+            node("panel", "B", Some(0), vec![5], 0),
+            node("push_button", "2", Some(4), vec![], 200),
+        ];
+        Snapshot {
+            snapshot_id: "t".into(),
+            tree: AxTree {
+                nodes,
+                warning: None,
+            },
+            elements: vec![2, 3, 5],
+        }
+    }
+
+    #[test]
+    fn exact_path_wins_then_role_name_by_nearest_frame_then_nearest_frame() {
+        let snap = snapshot();
+        let second_one = Locator::of(&snap.tree, 3, 1);
+        assert_eq!(
+            resolve_locator(&snap, &second_one),
+            Ok((1, LocatorRule::ExactPath))
+        );
+
+        let mut moved = second_one.clone();
+        moved.path[1].name = "renamed panel".into();
+        moved.frame = Some(Rect {
+            x: 90,
+            ..moved.frame.unwrap()
+        });
+        assert_eq!(
+            resolve_locator(&snap, &moved),
+            Ok((1, LocatorRule::RoleName))
+        );
+
+        let mut renamed = Locator::of(&snap.tree, 5, 2);
+        renamed.name = "two".into();
+        renamed.path.last_mut().unwrap().name = "two".into();
+        assert_eq!(
+            resolve_locator(&snap, &renamed),
+            Ok((2, LocatorRule::NearestFrame))
+        );
+
+        renamed.frame = Some(Rect {
+            x: 700,
+            ..renamed.frame.unwrap()
+        });
+        let err = resolve_locator(&snap, &renamed).unwrap_err();
+        assert!(
+            err.contains("no element matches push_button \"two\""),
+            "{err}"
+        );
+        assert!(err.contains("closest: [0] push_button \"1\""), "{err}");
+    }
 }
