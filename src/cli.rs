@@ -5,7 +5,7 @@
 //! Exit codes: 0 success, 1 the tool (or command) reported an error, 2 bad usage or input.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use clap::{Parser, Subcommand};
@@ -43,6 +43,31 @@ enum Command {
     /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Run regression scenarios (harness/<name>.toml), each in its own sandbox, and diff
+    /// every run against its golden. Exit 0 all pass, 1 any fails, 2 bad input.
+    Test {
+        /// Scenario names (default: every harness/*.toml).
+        scenarios: Vec<String>,
+        /// Scenarios run in parallel, each with its own desktop.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Run only this part of the scenarios, I/N (from 1), for a CI matrix.
+        #[arg(long, value_name = "I/N", value_parser = crate::harness::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// Make each run the new golden instead of comparing (refused when CI is set).
+        #[arg(long)]
+        update: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+        /// Where runs are recorded (default: $TMPDIR/cua-test-<uid>).
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<PathBuf>,
+        #[command(flatten)]
+        outputs: ReportFlags,
+    },
+    /// Review, accept or reject pending goldens (goldens/<scenario>.new).
+    #[command(subcommand)]
+    Golden(GoldenCommand),
     /// Start a headless desktop, drive a real app, observe it, and leave the artifacts in a folder.
     Demo {
         /// Where to write the artifacts (default: ./artifacts/demo-<timestamp>).
@@ -74,6 +99,17 @@ enum Command {
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
     Record(RecordCommand),
+    /// Compare two trajectories turn by turn: action, accessibility tree, screenshot.
+    /// Exit 0 within tolerances, 1 when they differ, 2 on bad input (nothing written).
+    Diff {
+        expected: PathBuf,
+        actual: PathBuf,
+        /// Diff config (TOML): threshold, max_diff_pixels, max_diff_pixel_ratio, mask, redact.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        outputs: ReportFlags,
+    },
     /// Print generated documentation (docs/tools.md) to stdout, or write the trajectory
     /// JSON Schemas into a folder (docs/schema).
     #[command(hide = true)]
@@ -83,6 +119,78 @@ enum Command {
     },
     #[command(external_subcommand)]
     Tool(Vec<String>),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct HarnessDirs {
+    /// Folder of scenario files.
+    #[arg(long, value_name = "DIR", default_value = "harness")]
+    harness: PathBuf,
+    /// Folder of goldens.
+    #[arg(long, value_name = "DIR", default_value = "goldens")]
+    goldens: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+enum GoldenCommand {
+    /// Scenarios with their golden state (ok, pending, missing, obsolete).
+    List {
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+    /// Go through a pending golden's changed turns: accept, reject or skip each.
+    Review {
+        /// Scenario (default: every one with a pending golden).
+        scenario: Option<String>,
+        /// Decide one turn without asking (with --accept or --reject).
+        #[arg(long, requires = "scenario")]
+        turn: Option<u32>,
+        #[arg(long, requires = "turn", conflicts_with = "reject")]
+        accept: bool,
+        #[arg(long, requires = "turn")]
+        reject: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+    /// Make pending goldens the goldens.
+    Accept {
+        scenarios: Vec<String>,
+        #[arg(long, conflicts_with = "scenarios")]
+        all: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+    /// Drop pending goldens.
+    Reject {
+        scenarios: Vec<String>,
+        #[arg(long, conflicts_with = "scenarios")]
+        all: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct ReportFlags {
+    /// Write the HTML report (index.html, images) and report.json into DIR.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Write JUnit XML (a test case per turn) to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Print the results as JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ReportFlags {
+    fn outputs(&self) -> crate::report::Outputs {
+        crate::report::Outputs {
+            report_dir: self.report.clone(),
+            junit: self.junit.clone(),
+            json: self.json,
+        }
+    }
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -254,6 +362,33 @@ pub fn main() -> i32 {
             record_to.as_deref(),
             json,
         ),
+        Command::Diff {
+            expected,
+            actual,
+            config,
+            outputs,
+        } => run_diff(&expected, &actual, config.as_deref(), &outputs.outputs()),
+        Command::Test {
+            scenarios,
+            jobs,
+            shard,
+            update,
+            dirs,
+            work_dir,
+            outputs,
+        } => run_test(
+            crate::harness::TestOptions {
+                harness_dir: dirs.harness,
+                goldens_dir: dirs.goldens,
+                scenarios,
+                jobs,
+                shard,
+                update,
+                work_dir: work_dir.unwrap_or_else(default_work_dir),
+            },
+            &outputs.outputs(),
+        ),
+        Command::Golden(cmd) => run_golden(cmd),
         Command::Demo { out: dir } => crate::demo::run(dir),
         Command::Docs { schemas: None } => {
             out(&crate::docs::tools_markdown(&ToolRegistry::new()));
@@ -593,4 +728,292 @@ fn run_record(cmd: RecordCommand) -> i32 {
 
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Reads a diff config file, or the defaults.
+pub fn read_diff_config(path: Option<&Path>) -> Result<crate::diff::DiffConfig, String> {
+    match path {
+        None => Ok(crate::diff::DiffConfig::default()),
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| format!("--config {}: {e}", p.display()))?;
+            crate::diff::DiffConfig::from_toml(&text, &p.display().to_string())
+        }
+    }
+}
+
+fn run_diff(
+    expected: &Path,
+    actual: &Path,
+    config: Option<&Path>,
+    outputs: &crate::report::Outputs,
+) -> i32 {
+    let started = std::time::Instant::now();
+    let config = match read_diff_config(config) {
+        Ok(c) => c,
+        Err(e) => return fail(2, e),
+    };
+    let diff = match crate::diff::diff_trajectories(expected, actual, &config) {
+        Ok(d) => d,
+        Err(e) => return fail(2, e),
+    };
+    let name = expected
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trajectory".into());
+    let report = crate::report::ScenarioReport {
+        name,
+        passed: diff.passed,
+        diff: Some(diff),
+        error: None,
+        notes: Vec::new(),
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    let passed = report.passed;
+    if let Err(e) = outputs.emit("cua diff", std::slice::from_ref(&report)) {
+        return fail(1, format!("writing the report: {e}"));
+    }
+    if passed { 0 } else { 1 }
+}
+
+fn default_work_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("cua-test-{}", nix::unistd::getuid()))
+}
+
+fn run_test(opts: crate::harness::TestOptions, outputs: &crate::report::Outputs) -> i32 {
+    if opts.update && crate::harness::in_ci() {
+        return fail(
+            2,
+            "--update: CI is set, and nothing under goldens/ is written under CI",
+        );
+    }
+    if opts.jobs == 0 {
+        return fail(2, "--jobs must be at least 1");
+    }
+    let scenarios = match crate::harness::select(&opts) {
+        Ok(s) => s,
+        Err(problems) => return fail(2, problems.join("\n       ")),
+    };
+    eprintln!(
+        "running {} scenario(s) with {} job(s); runs in {}",
+        scenarios.len(),
+        opts.jobs,
+        opts.work_dir.display()
+    );
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let reports = crate::harness::run_all(&scenarios, &opts, |r| {
+        let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        eprintln!(
+            "[{n}/{}] {} {} in {:.1} s",
+            scenarios.len(),
+            r.name,
+            if r.passed { "passed" } else { "FAILED" },
+            r.duration_ms as f64 / 1000.0
+        );
+    });
+    if opts.scenarios.is_empty() {
+        for name in crate::harness::obsolete_goldens(&opts.goldens_dir, &opts.harness_dir) {
+            eprintln!(
+                "warning: obsolete golden {} (no {}.toml in {})",
+                opts.goldens_dir.join(&name).display(),
+                name,
+                opts.harness_dir.display()
+            );
+        }
+    }
+    if let Err(e) = outputs.emit("cua test", &reports) {
+        return fail(1, format!("writing the report: {e}"));
+    }
+    if reports.iter().all(|r| r.passed) {
+        0
+    } else {
+        1
+    }
+}
+
+/// The diff config a scenario declares, or the defaults when it has no file.
+fn scenario_config(dirs: &HarnessDirs, scenario: &str) -> Result<crate::diff::DiffConfig, String> {
+    let file = dirs.harness.join(format!("{scenario}.toml"));
+    if !file.is_file() {
+        return Ok(crate::diff::DiffConfig::default());
+    }
+    crate::harness::Scenario::load(&file).map(|s| s.spec.diff)
+}
+
+fn run_golden(cmd: GoldenCommand) -> i32 {
+    use crate::golden::{Decision, Goldens};
+    match cmd {
+        GoldenCommand::List { dirs } => {
+            let goldens = Goldens::new(&dirs.goldens);
+            let obsolete = crate::harness::obsolete_goldens(&dirs.goldens, &dirs.harness);
+            let mut names: Vec<String> = crate::harness::discover(&dirs.harness)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect();
+            names.extend(obsolete.iter().cloned());
+            names.sort();
+            names.dedup();
+            for name in names {
+                let mut state = Vec::new();
+                state.push(if goldens.golden(&name).is_dir() {
+                    "golden"
+                } else {
+                    "no golden"
+                });
+                if goldens.pending(&name).is_dir() {
+                    state.push("pending");
+                }
+                if obsolete.contains(&name) {
+                    state.push("obsolete (no scenario)");
+                }
+                out(&format!("{name:<24} {}", state.join(", ")));
+            }
+            0
+        }
+        GoldenCommand::Accept {
+            scenarios,
+            all,
+            dirs,
+        }
+        | GoldenCommand::Reject {
+            scenarios,
+            all,
+            dirs,
+        } if scenarios.is_empty() && !all => {
+            let _ = dirs;
+            fail(2, "name the scenarios, or give --all")
+        }
+        GoldenCommand::Accept {
+            scenarios,
+            all,
+            dirs,
+        } => {
+            let goldens = Goldens::new(&dirs.goldens);
+            let names = if all {
+                pending_names(&goldens)
+            } else {
+                scenarios
+            };
+            let mut code = 0;
+            for name in names {
+                match goldens.accept(&name) {
+                    Ok(p) => out(&format!("accepted: {}", p.display())),
+                    Err(e) => code = fail(2, e),
+                }
+            }
+            code
+        }
+        GoldenCommand::Reject {
+            scenarios,
+            all,
+            dirs,
+        } => {
+            let goldens = Goldens::new(&dirs.goldens);
+            let names = if all {
+                pending_names(&goldens)
+            } else {
+                scenarios
+            };
+            let mut code = 0;
+            for name in names {
+                match goldens.reject(&name) {
+                    Ok(()) => out(&format!("rejected: {}", goldens.pending(&name).display())),
+                    Err(e) => code = fail(2, e),
+                }
+            }
+            code
+        }
+        GoldenCommand::Review {
+            scenario,
+            turn,
+            accept,
+            reject,
+            dirs,
+        } => {
+            let goldens = Goldens::new(&dirs.goldens);
+            let names = match scenario {
+                Some(s) => vec![s],
+                None => pending_names(&goldens),
+            };
+            if names.is_empty() {
+                out("no pending goldens");
+                return 0;
+            }
+            if turn.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                return fail(
+                    2,
+                    "review asks on a terminal; without one use --turn N --accept|--reject, or cua golden accept|reject",
+                );
+            }
+            if turn.is_some() && !accept && !reject {
+                return fail(2, "--turn needs --accept or --reject");
+            }
+            for name in names {
+                let config = match scenario_config(&dirs, &name) {
+                    Ok(c) => c,
+                    Err(e) => return fail(2, e),
+                };
+                let mut stdout = std::io::stdout();
+                let result = match turn {
+                    Some(t) => {
+                        let wanted = if accept {
+                            Decision::Accept
+                        } else {
+                            Decision::Reject
+                        };
+                        crate::golden::review(
+                            &goldens,
+                            &name,
+                            &config,
+                            &mut std::io::sink(),
+                            &mut |n| {
+                                if n == t || n == 0 {
+                                    wanted
+                                } else {
+                                    Decision::Skip
+                                }
+                            },
+                        )
+                        .map(|accepted| {
+                            out(&format!(
+                                "{name} turn {t}: {}",
+                                if accepted > 0 {
+                                    "accepted into the golden"
+                                } else {
+                                    "kept as in the golden"
+                                }
+                            ));
+                            if !goldens.pending(&name).exists() {
+                                out(&format!(
+                                    "{name}: no changed turn left undecided, pending golden removed"
+                                ));
+                            }
+                        })
+                    }
+                    None => crate::golden::review(
+                        &goldens,
+                        &name,
+                        &config,
+                        &mut stdout,
+                        &mut crate::golden::ask_terminal,
+                    )
+                    .map(|n| out(&format!("{name}: {n} turn(s) accepted"))),
+                };
+                if let Err(e) = result {
+                    return fail(2, e);
+                }
+            }
+            0
+        }
+    }
+}
+
+fn pending_names(goldens: &crate::golden::Goldens) -> Vec<String> {
+    goldens
+        .list()
+        .into_iter()
+        .filter(|g| g.pending)
+        .map(|g| g.scenario)
+        .collect()
 }

@@ -295,6 +295,8 @@ pub struct DesktopEnv {
     pub dbus_address: Option<String>,
     /// State directory of the cua sandbox this desktop belongs to, if any.
     pub sandbox_dir: Option<std::path::PathBuf>,
+    /// Extra variables for apps launched on this desktop (a harness scenario's `app.env`).
+    pub app_env: Vec<(String, String)>,
 }
 
 impl DesktopEnv {
@@ -305,26 +307,36 @@ impl DesktopEnv {
             display: var("DISPLAY"),
             dbus_address: var("DBUS_SESSION_BUS_ADDRESS"),
             sandbox_dir: var(crate::sandbox::SANDBOX_DIR_ENV).map(Into::into),
+            app_env: Vec::new(),
         }
     }
 
     /// Variables a process started on this desktop needs.
-    pub fn child_env(&self) -> Vec<(&'static str, String)> {
+    pub fn child_env(&self) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if let Some(d) = &self.display {
-            env.push(("DISPLAY", d.clone()));
+            env.push(("DISPLAY".into(), d.clone()));
         }
         if let Some(a) = &self.dbus_address {
-            env.push(("DBUS_SESSION_BUS_ADDRESS", a.clone()));
+            env.push(("DBUS_SESSION_BUS_ADDRESS".into(), a.clone()));
         }
         if let Some(dir) = &self.sandbox_dir {
             env.push((
-                crate::sandbox::SANDBOX_DIR_ENV,
+                crate::sandbox::SANDBOX_DIR_ENV.into(),
                 dir.to_string_lossy().into_owned(),
             ));
-            // Apps in a sandbox keep settings in memory: every run starts from defaults.
-            env.push(("GSETTINGS_BACKEND", "memory".into()));
+            // Apps in a sandbox keep settings in memory and read a private config home
+            // (no caret blink, no animations): every run starts from the same defaults and
+            // draws the same pixels.
+            env.push(("GSETTINGS_BACKEND".into(), "memory".into()));
+            env.push((
+                "XDG_CONFIG_HOME".into(),
+                crate::sandbox::config_home(dir)
+                    .to_string_lossy()
+                    .into_owned(),
+            ));
         }
+        env.extend(self.app_env.iter().cloned());
         env
     }
 }

@@ -18,6 +18,25 @@ use serde::{Deserialize, Serialize};
 
 /// Environment variable naming the state directory of the sandbox a process runs in.
 pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
+
+/// The XDG config home apps in the sandbox at `dir` read.
+pub fn config_home(dir: &Path) -> PathBuf {
+    dir.join("config")
+}
+
+/// GTK settings for apps in the sandbox: no caret blink and no animations, so two runs of
+/// the same steps draw the same pixels (goldens compare screenshots).
+fn write_toolkit_settings(dir: &Path) -> std::io::Result<()> {
+    for toolkit in ["gtk-3.0", "gtk-4.0"] {
+        let folder = config_home(dir).join(toolkit);
+        std::fs::create_dir_all(&folder)?;
+        std::fs::write(
+            folder.join("settings.ini"),
+            "[Settings]\ngtk-cursor-blink = false\ngtk-enable-animations = false\n",
+        )?;
+    }
+    Ok(())
+}
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 #[derive(Debug, thiserror::Error)]
@@ -215,6 +234,7 @@ impl Sandbox {
         }
         std::fs::rename(&self.dir, &final_dir)?;
         self.dir = final_dir;
+        write_toolkit_settings(&self.dir)?;
 
         let mut setxkb = self.command("setxkbmap");
         setxkb
@@ -297,10 +317,10 @@ impl Sandbox {
     }
 
     /// The variables that put a process on this desktop.
-    pub fn env(&self) -> Vec<(&'static str, String)> {
+    pub fn env(&self) -> Vec<(String, String)> {
         let mut env = self.desktop().child_env();
-        env.push(("GTK_A11Y", "atspi".to_string()));
-        env.push(("GDK_CORE_DEVICE_EVENTS", "1".to_string()));
+        env.push(("GTK_A11Y".into(), "atspi".into()));
+        env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
         env
     }
 
@@ -310,6 +330,7 @@ impl Sandbox {
             display: Some(self.display_name()),
             dbus_address: Some(self.state.dbus_address.clone()),
             sandbox_dir: Some(self.dir.clone()),
+            app_env: Vec::new(),
         }
     }
 

@@ -222,7 +222,9 @@ pub struct LaunchPlan {
     pub args: Vec<String>,
 }
 
-pub fn plan_launch(req: &LaunchRequest) -> PlatformResult<LaunchPlan> {
+/// `scratch` holds per-launch state (a browser's private profile): the sandbox's folder when
+/// there is one, so it goes away with the sandbox.
+pub fn plan_launch(req: &LaunchRequest, scratch: &Path) -> PlatformResult<LaunchPlan> {
     let (name, words) = if let Some(path) = &req.path {
         let p = expand_home(path);
         if !p.exists() {
@@ -258,7 +260,7 @@ pub fn plan_launch(req: &LaunchRequest) -> PlatformResult<LaunchPlan> {
                 Some(e) => e,
                 // A program on PATH with no desktop entry still launches by name.
                 None if !name.contains('/') && find_on_path(name).is_some() => {
-                    return plan_from_words(name.clone(), vec![name.clone()], req);
+                    return plan_from_words(name.clone(), vec![name.clone()], req, scratch);
                 }
                 None => {
                     return Err(PlatformError::Launch(format!(
@@ -273,7 +275,7 @@ pub fn plan_launch(req: &LaunchRequest) -> PlatformResult<LaunchPlan> {
         };
         (entry.name.clone(), exec_words(&entry.exec))
     };
-    plan_from_words(name, words, req)
+    plan_from_words(name, words, req, scratch)
 }
 
 fn find_on_path(program: &str) -> Option<PathBuf> {
@@ -286,6 +288,7 @@ fn plan_from_words(
     name: String,
     mut words: Vec<String>,
     req: &LaunchRequest,
+    scratch: &Path,
 ) -> PlatformResult<LaunchPlan> {
     if words.is_empty() {
         return Err(PlatformError::Launch(format!(
@@ -295,7 +298,7 @@ fn plan_from_words(
     let program = words.remove(0);
     let mut args = words;
     if is_chromium_family(&program) {
-        args.extend(chromium_flags(&req.additional_arguments));
+        args.extend(chromium_flags(&req.additional_arguments, scratch));
     }
     args.extend(req.additional_arguments.iter().cloned());
     args.extend(req.urls.iter().cloned());
@@ -326,7 +329,7 @@ pub fn is_chromium_family(program: &str) -> bool {
 
 /// Flags a Chromium-family browser needs to be driven: an accessibility tree, no first-run
 /// UI, no network chatter, and its own profile unless the caller chose one.
-fn chromium_flags(user_args: &[String]) -> Vec<String> {
+fn chromium_flags(user_args: &[String], scratch: &Path) -> Vec<String> {
     let mut flags = vec![
         "--force-renderer-accessibility".to_string(),
         "--no-first-run".into(),
@@ -343,7 +346,7 @@ fn chromium_flags(user_args: &[String]) -> Vec<String> {
         flags.push("--no-sandbox".into());
     }
     if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
-        let dir = std::env::temp_dir().join(format!(
+        let dir = scratch.join(format!(
             "cua-chromium-{}-{}",
             std::process::id(),
             std::time::SystemTime::now()

@@ -194,7 +194,12 @@ impl Platform for LinuxPlatform {
     }
 
     async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
-        let plan = apps::plan_launch(request)?;
+        let scratch = self
+            .desktop
+            .sandbox_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        let plan = apps::plan_launch(request, &scratch)?;
         if !request.creates_new_application_instance {
             let program = std::path::Path::new(&plan.program)
                 .file_name()

@@ -1,0 +1,335 @@
+//! Goldens: `goldens/<scenario>/` holds the expected trajectory (turn folders and
+//! session.json); a run that differs leaves its trajectory as the pending
+//! `goldens/<scenario>.new/`, which a person accepts or rejects, whole or turn by turn.
+//! With `CI` set nothing here writes. Replacing a golden goes through a temporary folder
+//! and renames, so an interrupted accept leaves the old golden or the new one, never half.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use crate::diff::{DiffConfig, TurnStatus, diff_trajectories};
+use crate::harness::in_ci;
+use crate::trajectory::{parse_turn_dir, turn_dir_name};
+
+const CI_REFUSAL: &str =
+    "CI is set: nothing under goldens/ is written (unset CI to update goldens)";
+
+pub struct Goldens {
+    dir: PathBuf,
+}
+
+/// A scenario's golden state, for `cua golden list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoldenEntry {
+    pub scenario: String,
+    pub golden: bool,
+    pub pending: bool,
+}
+
+impl Goldens {
+    pub fn new(dir: &Path) -> Goldens {
+        Goldens {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn golden(&self, scenario: &str) -> PathBuf {
+        self.dir.join(scenario)
+    }
+
+    pub fn pending(&self, scenario: &str) -> PathBuf {
+        self.dir.join(format!("{scenario}.new"))
+    }
+
+    /// Every scenario with a golden or a pending golden.
+    pub fn list(&self) -> Vec<GoldenEntry> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .map(|n| n.strip_suffix(".new").map(String::from).unwrap_or(n))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|scenario| GoldenEntry {
+                golden: self.golden(&scenario).is_dir(),
+                pending: self.pending(&scenario).is_dir(),
+                scenario,
+            })
+            .collect()
+    }
+
+    /// Makes `run_dir`'s trajectory the golden (`cua test --update`).
+    pub fn store(&self, scenario: &str, run_dir: &Path) -> Result<PathBuf, String> {
+        self.replace_with_copy(run_dir, &self.golden(scenario))
+    }
+
+    /// Leaves `run_dir`'s trajectory as the pending golden.
+    pub fn store_pending(&self, scenario: &str, run_dir: &Path) -> Result<PathBuf, String> {
+        self.replace_with_copy(run_dir, &self.pending(scenario))
+    }
+
+    /// The pending golden becomes the golden.
+    pub fn accept(&self, scenario: &str) -> Result<PathBuf, String> {
+        refuse_in_ci()?;
+        let pending = self.pending(scenario);
+        if !pending.is_dir() {
+            return Err(format!(
+                "no pending golden for `{scenario}` ({} does not exist)",
+                pending.display()
+            ));
+        }
+        let golden = self.golden(scenario);
+        swap_in(&pending, &golden).map_err(|e| format!("{}: {e}", golden.display()))?;
+        Ok(golden)
+    }
+
+    /// Drops the pending golden.
+    pub fn reject(&self, scenario: &str) -> Result<(), String> {
+        refuse_in_ci()?;
+        let pending = self.pending(scenario);
+        if !pending.is_dir() {
+            return Err(format!("no pending golden for `{scenario}`"));
+        }
+        std::fs::remove_dir_all(&pending).map_err(|e| format!("{}: {e}", pending.display()))
+    }
+
+    /// Takes turn `turn` of the pending golden into the golden (or removes it from the
+    /// golden when the pending run has no such turn).
+    pub fn accept_turn(&self, scenario: &str, turn: u32) -> Result<(), String> {
+        sync_turn(&self.pending(scenario), &self.golden(scenario), turn)
+    }
+
+    /// Keeps the golden's turn `turn`: the pending golden's copy is made equal to it, so the
+    /// turn no longer shows as changed.
+    pub fn reject_turn(&self, scenario: &str, turn: u32) -> Result<(), String> {
+        sync_turn(&self.golden(scenario), &self.pending(scenario), turn)
+    }
+
+    fn replace_with_copy(&self, run_dir: &Path, dest: &Path) -> Result<PathBuf, String> {
+        refuse_in_ci()?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let name = dest
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let tmp = self.dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        copy_trajectory(run_dir, &tmp)
+            .map_err(|e| format!("copying {}: {e}", run_dir.display()))?;
+        swap_in(&tmp, dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+        Ok(dest.to_path_buf())
+    }
+}
+
+/// Makes turn `turn` of trajectory `to` what it is in `from` (copied, or removed when
+/// `from` has no such turn).
+fn sync_turn(from: &Path, to: &Path, turn: u32) -> Result<(), String> {
+    refuse_in_ci()?;
+    let name = turn_dir_name(turn);
+    let (src, dest) = (from.join(&name), to.join(&name));
+    if !src.is_dir() && !dest.is_dir() {
+        return Err(format!(
+            "`--turn {turn}`: neither the golden nor the pending run has {name}"
+        ));
+    }
+    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    if src.is_dir() {
+        let tmp = to.join(format!(".{name}.tmp"));
+        let _ = std::fs::remove_dir_all(&tmp);
+        copy_dir(&src, &tmp).map_err(|e| format!("{}: {e}", src.display()))?;
+        swap_in(&tmp, &dest).map_err(|e| format!("{}: {e}", dest.display()))
+    } else {
+        std::fs::remove_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))
+    }
+}
+
+fn refuse_in_ci() -> Result<(), String> {
+    if in_ci() {
+        Err(CI_REFUSAL.into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Moves folder `new` to `dest`, replacing what was there: the old folder is renamed aside
+/// first and removed last.
+fn swap_in(new: &Path, dest: &Path) -> std::io::Result<()> {
+    let aside = dest.with_file_name(format!(
+        ".{}.old-{}",
+        dest.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let had_old = dest.exists();
+    if had_old {
+        let _ = std::fs::remove_dir_all(&aside);
+        std::fs::rename(dest, &aside)?;
+    }
+    if let Err(e) = std::fs::rename(new, dest) {
+        if had_old {
+            let _ = std::fs::rename(&aside, dest);
+        }
+        return Err(e);
+    }
+    if had_old {
+        std::fs::remove_dir_all(&aside)?;
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies what a golden keeps of a run: session.json and the turn folders (not the video,
+/// not files the app wrote next to them).
+fn copy_trajectory(run_dir: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(run_dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if parse_turn_dir(&name).is_some() {
+            copy_dir(&entry.path(), &to.join(&name))?;
+        } else if name == "session.json" {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Goldens with no scenario file (`goldens/x/` without `harness/x.toml`).
+pub fn obsolete_goldens(goldens_dir: &Path, harness_dir: &Path) -> Vec<String> {
+    Goldens::new(goldens_dir)
+        .list()
+        .into_iter()
+        .filter(|g| !harness_dir.join(format!("{}.toml", g.scenario)).is_file())
+        .map(|g| g.scenario)
+        .collect()
+}
+
+/// One decision of a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Accept,
+    Reject,
+    Skip,
+    Quit,
+}
+
+/// Reviews a scenario's pending golden turn by turn. `decide` is asked per changed turn
+/// (after the turn's diff was printed to `out`). The pending golden is removed once no
+/// changed turn is left undecided. Returns how many turns were accepted.
+pub fn review(
+    goldens: &Goldens,
+    scenario: &str,
+    config: &DiffConfig,
+    out: &mut dyn Write,
+    decide: &mut dyn FnMut(u32) -> Decision,
+) -> Result<usize, String> {
+    refuse_in_ci()?;
+    let (golden, pending) = (goldens.golden(scenario), goldens.pending(scenario));
+    if !pending.is_dir() {
+        return Err(format!("no pending golden for `{scenario}`"));
+    }
+    if !golden.is_dir() {
+        let _ = writeln!(
+            out,
+            "{scenario}: no golden yet; the pending run would become it"
+        );
+        return match decide(0) {
+            Decision::Accept => goldens.accept(scenario).map(|_| 1),
+            Decision::Reject => goldens.reject(scenario).map(|_| 0),
+            _ => Ok(0),
+        };
+    }
+    let d = diff_trajectories(&golden, &pending, config).map_err(|e| e.to_string())?;
+    let (mut accepted, mut undecided) = (0, 0);
+    for t in d.failed_turns() {
+        let _ = writeln!(
+            out,
+            "\n{scenario} turn-{:05} {} ({})",
+            t.turn,
+            t.tool,
+            match t.status {
+                TurnStatus::Missing => "missing in the new run",
+                TurnStatus::Extra => "new in this run",
+                _ => "changed",
+            }
+        );
+        for r in &t.reasons {
+            let _ = writeln!(out, "  {r}");
+        }
+        for a in &t.action_diff {
+            let _ = writeln!(out, "  action {a}");
+        }
+        if let Some(tree) = &t.tree_diff {
+            for line in tree.lines().take(40) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        if let (Some(e), Some(a)) = (&t.expected_dir, &t.actual_dir) {
+            let _ = writeln!(
+                out,
+                "  screenshots: {} vs {}",
+                e.join("screenshot.png").display(),
+                a.join("screenshot.png").display()
+            );
+        }
+        match decide(t.turn) {
+            Decision::Accept => {
+                goldens.accept_turn(scenario, t.turn)?;
+                accepted += 1;
+            }
+            Decision::Reject => goldens.reject_turn(scenario, t.turn)?,
+            Decision::Skip => undecided += 1,
+            Decision::Quit => {
+                undecided += 1;
+                break;
+            }
+        }
+    }
+    if undecided == 0 {
+        std::fs::remove_dir_all(&pending).map_err(|e| format!("{}: {e}", pending.display()))?;
+        let _ = writeln!(out, "{scenario}: review done, pending golden removed");
+    }
+    Ok(accepted)
+}
+
+/// Asks on the terminal: `[a]ccept / [r]eject / [s]kip / [q]uit`.
+pub fn ask_terminal(turn: u32) -> Decision {
+    let stdin = std::io::stdin();
+    loop {
+        if turn == 0 {
+            eprint!("accept the new golden? [a]ccept / [r]eject / [s]kip: ");
+        } else {
+            eprint!("turn {turn}: [a]ccept / [r]eject / [s]kip / [q]uit: ");
+        }
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 {
+            return Decision::Quit;
+        }
+        match line.trim() {
+            "a" | "accept" => return Decision::Accept,
+            "r" | "reject" => return Decision::Reject,
+            "s" | "skip" | "" => return Decision::Skip,
+            "q" | "quit" => return Decision::Quit,
+            _ => continue,
+        }
+    }
+}

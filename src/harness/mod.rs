@@ -1,0 +1,644 @@
+//! The regression harness behind `cua test`: scenarios (`harness/<name>.toml`) are run each
+//! in its own sandbox (own Xvfb, D-Bus and AT-SPI bus): launch the app, drive it (a
+//! recorded trajectory replayed, or inline tool calls) with recording on, then diff the run
+//! against `goldens/<name>/` and hand the result to the reports.
+//!
+//! Paths in a scenario (app path, URLs, trajectory) are relative to the project root, the
+//! folder holding `harness/`. In env values `{run_dir}` is the scenario's run folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::diff::{DiffConfig, diff_trajectories};
+use crate::golden::{self, Goldens};
+use crate::replay::{ReplayOptions, resolve_locator};
+use crate::report::ScenarioReport;
+use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::tools::{ToolContext, ToolRegistry};
+use crate::trajectory::Locator;
+
+/// How long a scenario waits for its app's window and its steps' elements.
+const READY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// `harness/<name>.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    #[serde(default)]
+    pub description: String,
+    pub app: AppSpec,
+    /// Screen size of the scenario's sandbox, `WIDTHxHEIGHT` (default 1280x800).
+    pub screen: Option<String>,
+    /// A recorded trajectory to replay (relative to the project root)...
+    pub trajectory: Option<String>,
+    /// ... or inline tool calls.
+    #[serde(default)]
+    pub step: Vec<Step>,
+    #[serde(default)]
+    pub diff: DiffConfig,
+}
+
+/// The app a scenario launches (through launch_app).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// An app name, desktop id or program (launch_app `name`)...
+    pub name: Option<String>,
+    /// ... or an executable relative to the project root (launch_app `path`).
+    pub path: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Files or URLs handed to the app; relative paths are taken from the project root.
+    #[serde(default)]
+    pub urls: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Substring of the window title to wait for before the steps start.
+    pub window: Option<String>,
+}
+
+/// One inline tool call. `pid` and `window_id` are filled in with the app's; `target`
+/// (role and name) is resolved to an `element_index` in a fresh snapshot.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Option<Value>,
+    pub target: Option<TargetSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub role: String,
+    #[serde(default)]
+    pub name: String,
+}
+
+/// A scenario, read and checked.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub file: PathBuf,
+    pub root: PathBuf,
+    pub spec: ScenarioFile,
+    pub screen: (u32, u32),
+}
+
+impl Scenario {
+    /// Reads and validates `harness/<name>.toml`; errors name the file, line and field.
+    pub fn load(file: &Path) -> Result<Scenario, String> {
+        let label = file.display().to_string();
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{label}: {e}"))?;
+        let spec: ScenarioFile = toml::from_str(&text).map_err(|e| format!("{label}: {e}"))?;
+        spec.diff
+            .validate()
+            .map_err(|e| format!("{label}: [diff] {e}"))?;
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let root = file
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let root = if root.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            root
+        };
+        if spec.app.name.is_some() == spec.app.path.is_some() {
+            return Err(format!(
+                "{label}: [app] give exactly one of `name` and `path`"
+            ));
+        }
+        match (&spec.trajectory, spec.step.is_empty()) {
+            (Some(_), false) => {
+                return Err(format!(
+                    "{label}: give `trajectory` or `[[step]]` tables, not both"
+                ));
+            }
+            (None, true) => {
+                return Err(format!(
+                    "{label}: no steps: give `trajectory = \"trajectories/...\"` or `[[step]]` tables"
+                ));
+            }
+            _ => {}
+        }
+        if let Some(t) = &spec.trajectory {
+            let dir = root.join(t);
+            crate::replay::turn_dirs(&dir).map_err(|e| format!("{label}: `trajectory`: {e}"))?;
+        }
+        let registry = ToolRegistry::new();
+        for (i, step) in spec.step.iter().enumerate() {
+            let tool = registry
+                .get(&step.tool)
+                .map_err(|e| format!("{label}: `step[{i}].tool`: {e}"))?;
+            if tool.read_only() {
+                return Err(format!(
+                    "{label}: `step[{i}].tool`: {} only observes; steps are actions",
+                    step.tool
+                ));
+            }
+            if step.args.as_ref().is_some_and(|a| !a.is_object()) {
+                return Err(format!("{label}: `step[{i}].args` must be a table"));
+            }
+        }
+        if let Some(p) = &spec.app.path {
+            if !root.join(p).is_file() {
+                return Err(format!(
+                    "{label}: `app.path`: {} does not exist",
+                    root.join(p).display()
+                ));
+            }
+        }
+        let screen = match &spec.screen {
+            None => (1280, 800),
+            Some(s) => parse_screen(s).map_err(|e| format!("{label}: `screen`: {e}"))?,
+        };
+        Ok(Scenario {
+            name,
+            file: file.to_path_buf(),
+            root,
+            spec,
+            screen,
+        })
+    }
+}
+
+fn parse_screen(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("`{s}` is not WIDTHxHEIGHT"))?;
+    let (w, h): (u32, u32) = (
+        w.parse().map_err(|_| format!("bad width in `{s}`"))?,
+        h.parse().map_err(|_| format!("bad height in `{s}`"))?,
+    );
+    if !(200..=8192).contains(&w) || !(200..=8192).contains(&h) {
+        return Err(format!("`{s}` out of range (200-8192 per side)"));
+    }
+    Ok((w, h))
+}
+
+/// Every scenario under `harness_dir`, by name.
+pub fn discover(harness_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(harness_dir)
+        .map_err(|e| format!("harness folder {}: {e}", harness_dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// `cua test` options.
+#[derive(Debug, Clone)]
+pub struct TestOptions {
+    pub harness_dir: PathBuf,
+    pub goldens_dir: PathBuf,
+    /// Scenario names; empty means all.
+    pub scenarios: Vec<String>,
+    pub jobs: usize,
+    /// (index from 1, count)
+    pub shard: Option<(usize, usize)>,
+    pub update: bool,
+    /// Where runs are recorded (one folder per scenario, emptied first).
+    pub work_dir: PathBuf,
+}
+
+/// Whether this is a CI run: goldens are then never written.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Parses `I/N` (I from 1).
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not I/N"))?;
+    let (i, n): (usize, usize) = (
+        i.parse().map_err(|_| format!("bad shard index in `{s}`"))?,
+        n.parse().map_err(|_| format!("bad shard count in `{s}`"))?,
+    );
+    if n == 0 || i == 0 || i > n {
+        return Err(format!("`{s}`: need 1 <= I <= N"));
+    }
+    Ok((i, n))
+}
+
+/// The scenarios a `cua test` invocation runs, loaded; bad input is every problem found.
+pub fn select(opts: &TestOptions) -> Result<Vec<Scenario>, Vec<String>> {
+    let files = discover(&opts.harness_dir).map_err(|e| vec![e])?;
+    let mut problems = Vec::new();
+    let mut chosen: Vec<PathBuf> = if opts.scenarios.is_empty() {
+        files
+    } else {
+        opts.scenarios
+            .iter()
+            .filter_map(|name| {
+                let f = opts.harness_dir.join(format!("{name}.toml"));
+                if f.is_file() {
+                    Some(f)
+                } else {
+                    problems.push(format!(
+                        "no scenario `{name}` ({} does not exist)",
+                        f.display()
+                    ));
+                    None
+                }
+            })
+            .collect()
+    };
+    chosen.sort();
+    chosen.dedup();
+    if let Some((i, n)) = opts.shard {
+        chosen = chosen
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i - 1)
+            .map(|(_, f)| f)
+            .collect();
+    }
+    let scenarios: Vec<Scenario> = chosen
+        .iter()
+        .filter_map(|f| Scenario::load(f).map_err(|e| problems.push(e)).ok())
+        .collect();
+    if scenarios.is_empty() && problems.is_empty() && opts.shard.is_none() {
+        problems.push(format!("no scenarios in {}", opts.harness_dir.display()));
+    }
+    if problems.is_empty() {
+        Ok(scenarios)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Runs scenarios on `jobs` threads, each scenario in its own sandbox; `done` is told of
+/// each result as it comes. Results come back in scenario order.
+pub fn run_all(
+    scenarios: &[Scenario],
+    opts: &TestOptions,
+    done: impl Fn(&ScenarioReport) + Sync,
+) -> Vec<ScenarioReport> {
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<ScenarioReport>>> = Mutex::new(vec![None; scenarios.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.clamp(1, scenarios.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().unwrap();
+                        let i = *n;
+                        *n += 1;
+                        i
+                    };
+                    let Some(scenario) = scenarios.get(i) else {
+                        break;
+                    };
+                    let report = run_scenario(scenario, opts);
+                    done(&report);
+                    results.lock().unwrap()[i] = Some(report);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Runs one scenario and compares it with its golden.
+pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
+    let started = Instant::now();
+    let run_dir = opts.work_dir.join(&scenario.name);
+    let mut report = ScenarioReport {
+        name: scenario.name.clone(),
+        passed: false,
+        diff: None,
+        error: None,
+        notes: Vec::new(),
+        duration_ms: 0,
+    };
+    let finish = |mut r: ScenarioReport| {
+        r.duration_ms = started.elapsed().as_millis() as u64;
+        r
+    };
+    if let Err(e) = drive(scenario, &run_dir) {
+        report.error = Some(e);
+        return finish(report);
+    }
+    let goldens = Goldens::new(&opts.goldens_dir);
+    let ci = in_ci();
+    if opts.update {
+        match goldens.store(&scenario.name, &run_dir) {
+            Ok(dest) => {
+                report.passed = true;
+                report
+                    .notes
+                    .push(format!("golden updated: {}", dest.display()));
+            }
+            Err(e) => report.error = Some(format!("updating the golden: {e}")),
+        }
+        return finish(report);
+    }
+    let golden = goldens.golden(&scenario.name);
+    if !golden.is_dir() {
+        report.error = Some(format!(
+            "no golden at {} (run `cua test {} --update`, or accept the pending one)",
+            golden.display(),
+            scenario.name
+        ));
+        report
+            .notes
+            .extend(write_pending(&goldens, scenario, &run_dir, ci));
+        return finish(report);
+    }
+    match diff_trajectories(&golden, &run_dir, &scenario.spec.diff) {
+        Err(e) => report.error = Some(format!("golden {}: {e}", golden.display())),
+        Ok(d) => {
+            report.passed = d.passed;
+            if d.passed {
+                if !ci && goldens.pending(&scenario.name).exists() {
+                    let _ = goldens.reject(&scenario.name);
+                    report
+                        .notes
+                        .push("passes again: stale pending golden removed".into());
+                }
+            } else {
+                report
+                    .notes
+                    .extend(write_pending(&goldens, scenario, &run_dir, ci));
+            }
+            report.diff = Some(d);
+        }
+    }
+    finish(report)
+}
+
+fn write_pending(
+    goldens: &Goldens,
+    scenario: &Scenario,
+    run_dir: &Path,
+    ci: bool,
+) -> Option<String> {
+    if ci {
+        return Some("CI is set: no pending golden written".into());
+    }
+    Some(match goldens.store_pending(&scenario.name, run_dir) {
+        Ok(p) => format!(
+            "pending golden: {} (review: cua golden review {n}; accept: cua golden accept {n})",
+            p.display(),
+            n = scenario.name
+        ),
+        Err(e) => format!("could not write the pending golden: {e}"),
+    })
+}
+
+/// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
+/// also receives files the app writes there, such as the fixture's journal; the diff reads
+/// only turn folders).
+fn drive(scenario: &Scenario, run_dir: &Path) -> Result<(), String> {
+    if run_dir.exists() {
+        std::fs::remove_dir_all(run_dir)
+            .map_err(|e| format!("cannot empty {}: {e}", run_dir.display()))?;
+    }
+    std::fs::create_dir_all(run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    let run_dir = run_dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: scenario.screen.0,
+        height: scenario.screen.1,
+    })
+    .map_err(|e| format!("sandbox: {e}"))?;
+    let mut desktop = sandbox.desktop();
+    desktop.app_env = scenario
+        .spec
+        .app
+        .env
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.replace("{run_dir}", &run_dir.to_string_lossy()),
+            )
+        })
+        .collect();
+    let ctx = ToolContext::for_desktop(desktop);
+    let registry = ToolRegistry::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("async runtime: {e}"))?;
+    let result = runtime.block_on(async {
+        let (pid, window) = launch(&ctx, &registry, scenario).await?;
+        registry
+            .call(
+                &ctx,
+                "set_recording",
+                json!({ "enabled": true, "output_dir": run_dir }),
+            )
+            .await
+            .map_err(|e| format!("set_recording: {e}"))?;
+        let steps = match &scenario.spec.trajectory {
+            Some(t) => replay_steps(&ctx, &registry, &scenario.root.join(t)).await,
+            None => inline_steps(&ctx, &registry, &scenario.spec.step, pid, window).await,
+        };
+        let stopped = registry
+            .call(&ctx, "set_recording", json!({ "enabled": false }))
+            .await
+            .map_err(|e| format!("set_recording off: {e}"));
+        steps.and(stopped.map(|_| ()))
+    });
+    drop(sandbox);
+    result
+}
+
+async fn launch(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    scenario: &Scenario,
+) -> Result<(u32, u64), String> {
+    let app = &scenario.spec.app;
+    let mut args = serde_json::Map::new();
+    if let Some(n) = &app.name {
+        args.insert("name".into(), json!(n));
+    }
+    if let Some(p) = &app.path {
+        args.insert(
+            "path".into(),
+            json!(
+                scenario
+                    .root
+                    .join(p)
+                    .canonicalize()
+                    .map_err(|e| format!("app.path: {e}"))?
+            ),
+        );
+    }
+    if !app.args.is_empty() {
+        args.insert("additional_arguments".into(), json!(app.args));
+    }
+    if !app.urls.is_empty() {
+        let urls: Vec<String> = app
+            .urls
+            .iter()
+            .map(|u| {
+                let local = scenario.root.join(u);
+                if !u.contains("://") && local.exists() {
+                    local
+                        .canonicalize()
+                        .map(|p| format!("file://{}", p.display()))
+                        .unwrap_or_else(|_| u.clone())
+                } else {
+                    u.clone()
+                }
+            })
+            .collect();
+        args.insert("urls".into(), json!(urls));
+    }
+    args.insert("creates_new_application_instance".into(), json!(true));
+    let out = registry
+        .call(ctx, "launch_app", Value::Object(args))
+        .await
+        .map_err(|e| format!("launch_app: {e}"))?;
+    let pid = out.structured["pid"]
+        .as_u64()
+        .ok_or("launch_app returned no pid")? as u32;
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let title = app.window.clone().unwrap_or_default();
+    loop {
+        let windows = registry
+            .call(ctx, "list_windows", json!({ "pid": pid }))
+            .await
+            .map_err(|e| format!("list_windows: {e}"))?;
+        let found = windows.structured["windows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|w| w["title"].as_str().is_some_and(|t| t.contains(&title)))
+            .and_then(|w| w["window_id"].as_u64());
+        if let Some(window) = found {
+            // The window is there; wait for its accessibility tree too.
+            let state = registry
+                .call(
+                    ctx,
+                    "get_window_state",
+                    json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+                )
+                .await;
+            if state.is_ok_and(|s| s.structured["element_count"].as_u64().unwrap_or(0) > 0) {
+                return Ok((pid, window));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{}: no window{} with an accessibility tree after {} s",
+                app.name.as_deref().or(app.path.as_deref()).unwrap_or("app"),
+                if title.is_empty() {
+                    String::new()
+                } else {
+                    format!(" titled \"…{title}…\"")
+                },
+                READY_TIMEOUT.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn replay_steps(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    dir: &Path,
+) -> Result<(), String> {
+    let opts = ReplayOptions {
+        delay_ms: 0,
+        stop_on_error: false,
+    };
+    // Failed turns are recorded and show up in the diff; only a replay that could not
+    // start is an error here.
+    crate::replay::replay(ctx, registry, dir, &opts, |_| {})
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("replay {}: {e}", dir.display()))
+}
+
+async fn inline_steps(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    steps: &[Step],
+    pid: u32,
+    window: u64,
+) -> Result<(), String> {
+    for step in steps {
+        let mut args = step.args.clone().unwrap_or(json!({}));
+        let schema = registry
+            .get(&step.tool)
+            .map_err(|e| e.to_string())?
+            .input_schema();
+        let takes = |k: &str| schema["properties"].get(k).is_some();
+        if takes("pid") && args.get("pid").is_none() {
+            args["pid"] = json!(pid);
+        }
+        if takes("window_id") && args.get("window_id").is_none() {
+            args["window_id"] = json!(window);
+        }
+        if let Some(target) = &step.target {
+            let index = wait_for_target(ctx, registry, pid, window, target).await?;
+            args["element_index"] = json!(index);
+        }
+        // A failed step is recorded as a failed turn; the diff judges it.
+        let _ = registry.call(ctx, &step.tool, args).await;
+    }
+    Ok(())
+}
+
+async fn wait_for_target(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    pid: u32,
+    window: u64,
+    target: &TargetSpec,
+) -> Result<usize, String> {
+    let locator = Locator {
+        role: target.role.clone(),
+        name: target.name.clone(),
+        path: Vec::new(),
+        frame: None,
+        states: Vec::new(),
+        element_index: 0,
+    };
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        registry
+            .call(
+                ctx,
+                "get_window_state",
+                json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+            )
+            .await
+            .map_err(|e| format!("get_window_state: {e}"))?;
+        let snapshot = ctx.snapshot(pid, window).ok_or("no snapshot")?;
+        match resolve_locator(&snapshot, &locator) {
+            Ok((i, _)) => return Ok(i),
+            Err(e) if Instant::now() >= deadline => return Err(format!("step target: {e}")),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+pub use golden::obsolete_goldens;

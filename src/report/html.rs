@@ -1,0 +1,279 @@
+//! The static HTML report: `index.html` plus the images it shows, copied next to it, so
+//! the folder opens from file:// with no server and survives being kept as a CI artifact.
+//! Per scenario a film strip of the run; per turn the reasons, expected / actual / diff
+//! screenshots side by side, a slider that wipes between expected and actual, click.png,
+//! the action diff and the tree diff.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::ScenarioReport;
+use crate::diff::TurnDiff;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A name safe as a folder and an HTML id.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+const STYLE: &str = r#"
+body{font:14px system-ui,sans-serif;margin:0;padding:16px 24px;background:#f6f7f9;color:#1d2330}
+h1{font-size:20px} h2{font-size:17px;margin:28px 0 8px}
+h1 .pass,h2.pass,summary.pass{color:#1a7f37} h1 .fail,h2.fail,summary.fail{color:#c62828}
+.strip{display:flex;gap:6px;overflow-x:auto;padding:6px 0}
+.strip a{flex:none;border:3px solid #1a7f37;border-radius:4px;display:block;text-align:center;font-size:11px;color:#444;text-decoration:none;background:#fff}
+.strip a.fail{border-color:#c62828}
+.strip img{display:block;height:72px}
+details.turn{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:8px 0;padding:6px 12px}
+details.turn.fail{border-left:5px solid #c62828} details.turn.pass{border-left:5px solid #1a7f37}
+summary{cursor:pointer;font-weight:600}
+.reasons{margin:6px 0;color:#c62828}
+.shots{display:flex;gap:12px;flex-wrap:wrap;align-items:flex-start}
+figure{margin:0} figcaption{font-size:12px;color:#555}
+.shots img{max-width:420px;border:1px solid #ccc;display:block}
+.swipe{position:relative;display:inline-block;max-width:420px}
+.swipe img{max-width:420px;display:block;border:1px solid #ccc}
+.swipe img.top{position:absolute;left:0;top:0;clip-path:inset(0 50% 0 0)}
+.swipe input{width:100%}
+pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12px}
+pre .add{color:#1a7f37;background:#e6f4ea} pre .del{color:#c62828;background:#fdecea}
+.note{color:#555}
+"#;
+
+const SCRIPT: &str = r#"
+document.querySelectorAll('.swipe input').forEach(function (r) {
+  r.addEventListener('input', function () {
+    r.parentElement.querySelector('img.top').style.clipPath = 'inset(0 ' + (100 - r.value) + '% 0 0)';
+  });
+});
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  document.body.dataset.images = imgs.length;
+  document.body.dataset.brokenImages = imgs.filter(function (i) { return !i.complete || i.naturalWidth === 0; }).length;
+  document.body.dataset.failingTurns = document.querySelectorAll('details.turn.fail').length;
+  document.body.dataset.rendered = 'yes';
+});
+"#;
+
+/// Copies `src` to `dir/name` when it exists; returns the path relative to the report.
+fn copy_asset(
+    src: Option<PathBuf>,
+    dir: &Path,
+    rel: &str,
+    name: &str,
+) -> std::io::Result<Option<String>> {
+    let Some(src) = src.filter(|p| p.is_file()) else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir)?;
+    std::fs::copy(&src, dir.join(name))?;
+    Ok(Some(format!("{rel}/{name}")))
+}
+
+fn colored_diff(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let class = if l.starts_with('+') && !l.starts_with("+++") {
+                "add"
+            } else if l.starts_with('-') && !l.starts_with("---") {
+                "del"
+            } else {
+                ""
+            };
+            format!("<span class=\"{class}\">{}</span>", esc(l))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+struct TurnAssets {
+    expected: Option<String>,
+    actual: Option<String>,
+    diff: Option<String>,
+    click: Option<String>,
+}
+
+fn write_turn_assets(
+    report_dir: &Path,
+    scenario: &str,
+    t: &TurnDiff,
+) -> std::io::Result<TurnAssets> {
+    let rel = format!("{}/turn-{:05}", slug(scenario), t.turn);
+    let dir = report_dir.join(&rel);
+    let expected = copy_asset(
+        t.expected_dir.as_ref().map(|d| d.join("screenshot.png")),
+        &dir,
+        &rel,
+        "expected.png",
+    )?;
+    let actual = copy_asset(
+        t.actual_dir.as_ref().map(|d| d.join("screenshot.png")),
+        &dir,
+        &rel,
+        "actual.png",
+    )?;
+    let click = copy_asset(
+        t.actual_dir
+            .as_ref()
+            .or(t.expected_dir.as_ref())
+            .map(|d| d.join("click.png")),
+        &dir,
+        &rel,
+        "click.png",
+    )?;
+    let diff = match &t.diff_png {
+        Some(png) => {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join("diff.png"), png)?;
+            Some(format!("{rel}/diff.png"))
+        }
+        None => None,
+    };
+    Ok(TurnAssets {
+        expected,
+        actual,
+        diff,
+        click,
+    })
+}
+
+fn figure(src: &Option<String>, caption: &str) -> String {
+    match src {
+        Some(s) => format!(
+            "<figure><img src=\"{}\" alt=\"{caption}\"><figcaption>{caption}</figcaption></figure>",
+            esc(s)
+        ),
+        None => String::new(),
+    }
+}
+
+/// Writes `dir/index.html` and its images; returns the index path.
+pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let failed = reports.iter().filter(|r| !r.passed).count();
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<h1>{} <span class=\"{}\">{} of {} scenario(s) failed</span></h1>",
+        esc(title),
+        if failed > 0 { "fail" } else { "pass" },
+        failed,
+        reports.len()
+    );
+    for r in reports {
+        let sid = slug(&r.name);
+        let _ = write!(
+            body,
+            "<section id=\"{sid}\"><h2 class=\"{}\">{} {}</h2>",
+            if r.passed { "pass" } else { "fail" },
+            if r.passed { "✓" } else { "✗" },
+            esc(&r.name)
+        );
+        if let Some(e) = &r.error {
+            let _ = write!(body, "<p class=\"reasons\">{}</p>", esc(e));
+        }
+        for n in &r.notes {
+            let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
+        }
+        let Some(d) = &r.diff else {
+            body.push_str("</section>");
+            continue;
+        };
+        let _ = write!(
+            body,
+            "<p class=\"note\">expected <code>{}</code>, actual <code>{}</code></p>",
+            esc(&d.expected.display().to_string()),
+            esc(&d.actual.display().to_string())
+        );
+        let mut strip = String::from("<div class=\"strip\">");
+        let mut turns = String::new();
+        for t in &d.turns {
+            let assets = write_turn_assets(dir, &r.name, t)?;
+            let class = if t.passed() { "pass" } else { "fail" };
+            let anchor = format!("{sid}-turn-{:05}", t.turn);
+            let thumb = assets.actual.as_ref().or(assets.expected.as_ref());
+            let _ = write!(
+                strip,
+                "<a class=\"{class}\" href=\"#{anchor}\">{}<span>{} {}</span></a>",
+                thumb
+                    .map(|s| format!("<img src=\"{}\" alt=\"turn {}\">", esc(s), t.turn))
+                    .unwrap_or_default(),
+                t.turn,
+                esc(&t.tool)
+            );
+            let _ = write!(
+                turns,
+                "<details class=\"turn {class}\" id=\"{anchor}\"{}><summary class=\"{class}\">{} turn-{:05} {}</summary>",
+                if t.passed() { "" } else { " open" },
+                if t.passed() { "✓" } else { "✗" },
+                t.turn,
+                esc(&t.tool)
+            );
+            if !t.reasons.is_empty() {
+                let _ = write!(
+                    turns,
+                    "<div class=\"reasons\">{}</div>",
+                    t.reasons
+                        .iter()
+                        .map(|s| esc(s))
+                        .collect::<Vec<_>>()
+                        .join("<br>")
+                );
+            }
+            turns.push_str("<div class=\"shots\">");
+            turns.push_str(&figure(&assets.expected, "expected"));
+            turns.push_str(&figure(&assets.actual, "actual"));
+            turns.push_str(&figure(&assets.diff, "diff"));
+            if let (Some(e), Some(a), false) = (&assets.expected, &assets.actual, t.passed()) {
+                let _ = write!(
+                    turns,
+                    "<figure class=\"swipe\"><img src=\"{}\" alt=\"expected\"><img class=\"top\" src=\"{}\" alt=\"actual\"><input type=\"range\" min=\"0\" max=\"100\" value=\"50\" aria-label=\"wipe between expected and actual\"><figcaption>actual (left of the wipe) over expected</figcaption></figure>",
+                    esc(e),
+                    esc(a)
+                );
+            }
+            turns.push_str(&figure(&assets.click, "click"));
+            turns.push_str("</div>");
+            if !t.action_diff.is_empty() {
+                let _ = write!(
+                    turns,
+                    "<h4>Action</h4><pre>{}</pre>",
+                    esc(&t.action_diff.join("\n"))
+                );
+            }
+            if let Some(tree) = &t.tree_diff {
+                let _ = write!(
+                    turns,
+                    "<h4>Accessibility tree</h4><pre>{}</pre>",
+                    colored_diff(tree)
+                );
+            }
+            turns.push_str("</details>");
+        }
+        strip.push_str("</div>");
+        body.push_str(&strip);
+        body.push_str(&turns);
+        body.push_str("</section>");
+    }
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>{body}<script>{SCRIPT}</script></body></html>\n",
+        esc(title)
+    );
+    let index = dir.join("index.html");
+    super::write_atomic(&index, html.as_bytes())?;
+    Ok(index)
+}

@@ -1,0 +1,176 @@
+//! Reports of diff and test results: a terminal summary, JSON, JUnit XML (one test case
+//! per turn) and a static HTML report ([`html`]). Takes finished results; decides nothing
+//! about pass or fail.
+
+pub mod html;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::diff::{TrajectoryDiff, TurnStatus};
+
+/// The result of one scenario (or of one `cua diff`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioReport {
+    pub name: String,
+    pub passed: bool,
+    /// Present when the run got as far as a diff.
+    pub diff: Option<TrajectoryDiff>,
+    /// Why the scenario failed without (or besides) a diff: no golden, app did not start...
+    pub error: Option<String>,
+    /// What happened to goldens, e.g. `pending golden written to goldens/x.new`.
+    pub notes: Vec<String>,
+    pub duration_ms: u64,
+}
+
+impl ScenarioReport {
+    pub fn turn_count(&self) -> usize {
+        self.diff.as_ref().map_or(0, |d| d.turns.len())
+    }
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok { "✓" } else { "✗" }
+}
+
+/// Per scenario a line, then per turn pass / fail with the reasons.
+pub fn terminal(reports: &[ScenarioReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        out.push_str(&format!(
+            "{} {} ({} turns, {:.1} s)\n",
+            mark(r.passed),
+            r.name,
+            r.turn_count(),
+            r.duration_ms as f64 / 1000.0
+        ));
+        if let Some(e) = &r.error {
+            out.push_str(&format!("    error: {e}\n"));
+        }
+        if let Some(d) = &r.diff {
+            for t in &d.turns {
+                out.push_str(&format!(
+                    "    {} turn-{:05} {:<14}{}\n",
+                    mark(t.passed()),
+                    t.turn,
+                    t.tool,
+                    if t.reasons.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", t.reasons.join("; "))
+                    }
+                ));
+            }
+        }
+        for n in &r.notes {
+            out.push_str(&format!("    {n}\n"));
+        }
+    }
+    let failed = reports.iter().filter(|r| !r.passed).count();
+    out.push_str(&format!(
+        "{} scenario(s): {} passed, {failed} failed\n",
+        reports.len(),
+        reports.len() - failed
+    ));
+    out
+}
+
+pub fn json(reports: &[ScenarioReport]) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({
+        "passed": reports.iter().all(|r| r.passed),
+        "scenarios": reports,
+    }))
+    .unwrap_or_default()
+}
+
+/// JUnit XML: a test suite per scenario, a test case per turn; a scenario that failed
+/// before any diff is one failed `run` test case.
+pub fn junit(reports: &[ScenarioReport]) -> String {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new("cua");
+    for r in reports {
+        let mut suite = TestSuite::new(r.name.clone());
+        suite.set_time(Duration::from_millis(r.duration_ms));
+        if let Some(e) = &r.error {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status.set_message(e.clone());
+            let mut case = TestCase::new("run", status);
+            case.set_classname(r.name.clone());
+            suite.add_test_case(case);
+        }
+        if let Some(d) = &r.diff {
+            for t in &d.turns {
+                let status = if t.passed() {
+                    TestCaseStatus::success()
+                } else {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message(t.reasons.join("; "));
+                    s.set_type(match t.status {
+                        TurnStatus::Missing => "missing",
+                        TurnStatus::Extra => "extra",
+                        _ => "diff",
+                    });
+                    let mut detail = t.action_diff.join("\n");
+                    if let Some(tree) = &t.tree_diff {
+                        detail.push('\n');
+                        detail.push_str(tree);
+                    }
+                    s.set_description(detail);
+                    s
+                };
+                let mut case = TestCase::new(format!("turn-{:05} {}", t.turn, t.tool), status);
+                case.set_classname(r.name.clone());
+                suite.add_test_case(case);
+            }
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string().unwrap_or_default()
+}
+
+/// Writes `text` to `path` through a temporary file, so a reader never sees half a file.
+pub fn write_atomic(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().unwrap_or_default().to_string_lossy()
+    ));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Where a run's reports go, as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// Folder for index.html (+ images) and report.json.
+    pub report_dir: Option<std::path::PathBuf>,
+    pub junit: Option<std::path::PathBuf>,
+    /// Print JSON instead of the terminal summary.
+    pub json: bool,
+}
+
+impl Outputs {
+    /// Prints the summary (or JSON) and writes the requested files.
+    pub fn emit(&self, title: &str, reports: &[ScenarioReport]) -> std::io::Result<()> {
+        if self.json {
+            println!("{}", json(reports));
+        } else {
+            print!("{}", terminal(reports));
+        }
+        if let Some(dir) = &self.report_dir {
+            let index = html::write(dir, title, reports)?;
+            write_atomic(&dir.join("report.json"), json(reports).as_bytes())?;
+            if !self.json {
+                println!("report: {}", index.display());
+            }
+        }
+        if let Some(path) = &self.junit {
+            write_atomic(path, junit(reports).as_bytes())?;
+        }
+        Ok(())
+    }
+}
