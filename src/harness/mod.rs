@@ -16,11 +16,10 @@ use serde_json::{Value, json};
 
 use crate::diff::{DiffConfig, diff_trajectories};
 use crate::golden::{self, Goldens};
-use crate::replay::{ReplayOptions, resolve_locator};
+use crate::replay::ReplayOptions;
 use crate::report::ScenarioReport;
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::tools::{ToolContext, ToolRegistry};
-use crate::trajectory::Locator;
 
 /// How long a scenario waits for its app's window and its steps' elements.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -60,6 +59,9 @@ pub struct AppSpec {
     pub env: BTreeMap<String, String>,
     /// Substring of the window title to wait for before the steps start.
     pub window: Option<String>,
+    /// Window size to pin, `WIDTHxHEIGHT` in screenshot pixels, for apps whose first
+    /// layout varies between launches (gnome-calculator's does by 12 px).
+    pub size: Option<String>,
 }
 
 /// One inline tool call. `pid` and `window_id` are filled in with the app's; `target`
@@ -73,12 +75,16 @@ pub struct Step {
     pub target: Option<TargetSpec>,
 }
 
+/// The element a step acts on: role and exact name; `nth` (from 0, in tree order) picks
+/// among several that match.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetSpec {
     pub role: String,
     #[serde(default)]
     pub name: String,
+    #[serde(default)]
+    pub nth: usize,
 }
 
 /// A scenario, read and checked.
@@ -158,6 +164,9 @@ impl Scenario {
                     root.join(p).display()
                 ));
             }
+        }
+        if let Some(size) = &spec.app.size {
+            parse_screen(size).map_err(|e| format!("{label}: `app.size`: {e}"))?;
         }
         let screen = match &spec.screen {
             None => (1280, 800),
@@ -344,6 +353,9 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
     if opts.update {
         match goldens.store(&scenario.name, &run_dir) {
             Ok(dest) => {
+                if goldens.pending(&scenario.name).exists() {
+                    let _ = goldens.reject(&scenario.name);
+                }
                 report.passed = true;
                 report
                     .notes
@@ -365,7 +377,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
             .extend(write_pending(&goldens, scenario, &run_dir, ci));
         return finish(report);
     }
-    match diff_trajectories(&golden, &run_dir, &scenario.spec.diff) {
+    match diff_trajectories(&golden, &run_dir, &diff_config(scenario)) {
         Err(e) => report.error = Some(format!("golden {}: {e}", golden.display())),
         Ok(d) => {
             report.passed = d.passed;
@@ -385,6 +397,19 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         }
     }
     finish(report)
+}
+
+/// The scenario's diff config plus one rule: the project's absolute path (which shows up in
+/// file URLs and titles) reads `<project>`, so goldens hold wherever the project lives.
+fn diff_config(scenario: &Scenario) -> DiffConfig {
+    let mut config = scenario.spec.diff.clone();
+    if let Ok(root) = scenario.root.canonicalize() {
+        config.redact.push(crate::diff::RedactRule {
+            pattern: regex::escape(&root.to_string_lossy()),
+            replacement: Some("<project>".into()),
+        });
+    }
+    config
 }
 
 fn write_pending(
@@ -541,6 +566,9 @@ async fn launch(
                 )
                 .await;
             if state.is_ok_and(|s| s.structured["element_count"].as_u64().unwrap_or(0) > 0) {
+                if let Some(size) = &app.size {
+                    pin_size(ctx, window, size, deadline).await?;
+                }
                 return Ok((pid, window));
             }
         }
@@ -556,6 +584,37 @@ async fn launch(
                 READY_TIMEOUT.as_secs()
             ));
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Resizes the window and waits until its screenshot has that size.
+async fn pin_size(
+    ctx: &ToolContext,
+    window: u64,
+    size: &str,
+    deadline: Instant,
+) -> Result<(), String> {
+    let (width, height) = parse_screen(size)?;
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    loop {
+        let shot = platform
+            .capture_window(window)
+            .await
+            .map_err(|e| format!("capture: {e}"))?;
+        if (shot.width, shot.height) == (width, height) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "`app.size`: the window stays {}x{}, not {size}",
+                shot.width, shot.height
+            ));
+        }
+        platform
+            .resize_window(window, width, height)
+            .await
+            .map_err(|e| format!("resize: {e}"))?;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -614,14 +673,6 @@ async fn wait_for_target(
     window: u64,
     target: &TargetSpec,
 ) -> Result<usize, String> {
-    let locator = Locator {
-        role: target.role.clone(),
-        name: target.name.clone(),
-        path: Vec::new(),
-        frame: None,
-        states: Vec::new(),
-        element_index: 0,
-    };
     let deadline = Instant::now() + READY_TIMEOUT;
     loop {
         registry
@@ -633,11 +684,40 @@ async fn wait_for_target(
             .await
             .map_err(|e| format!("get_window_state: {e}"))?;
         let snapshot = ctx.snapshot(pid, window).ok_or("no snapshot")?;
-        match resolve_locator(&snapshot, &locator) {
-            Ok((i, _)) => return Ok(i),
-            Err(e) if Instant::now() >= deadline => return Err(format!("step target: {e}")),
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        let matches: Vec<usize> = (0..snapshot.elements.len())
+            .filter(|&i| {
+                let n = &snapshot.tree.nodes[snapshot.elements[i]];
+                n.role == target.role && n.name == target.name
+            })
+            .collect();
+        if let Some(&i) = matches.get(target.nth) {
+            return Ok(i);
         }
+        if Instant::now() >= deadline {
+            let similar: Vec<String> = snapshot
+                .elements
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| (i, &snapshot.tree.nodes[n]))
+                .filter(|(_, n)| n.role == target.role || n.name == target.name)
+                .take(5)
+                .map(|(i, n)| format!("[{i}] {} {:?}", n.role, n.name))
+                .collect();
+            return Err(format!(
+                "step target {} {:?} (nth {}): {} match(es) after {} s; similar: {}",
+                target.role,
+                target.name,
+                target.nth,
+                matches.len(),
+                READY_TIMEOUT.as_secs(),
+                if similar.is_empty() {
+                    "none".into()
+                } else {
+                    similar.join(", ")
+                }
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

@@ -286,6 +286,9 @@ pub trait Platform: Send + Sync {
     /// Moves the real pointer to a screen point.
     async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()>;
     async fn focus_state(&self) -> PlatformResult<FocusState>;
+    /// Asks for a window size, in pixels of its screenshot (the harness pins window sizes
+    /// so screenshots compare).
+    async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()>;
 }
 
 /// Which desktop to talk to: an X display and its D-Bus session bus.

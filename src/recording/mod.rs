@@ -420,19 +420,30 @@ async fn capture_state(
     }
 }
 
-/// The window's state once it has stopped changing: toolkits show an action's effect a
-/// little later (GTK4 ~250 ms), so the tree is read until two reads agree, within a bound.
+/// The window's state once the action's effect has shown and the window has stopped
+/// changing. Toolkits show an effect a little after the action returns (GTK4 ~250 ms), and
+/// two reads agreeing right away can both predate it: so while the tree still equals the
+/// before-state, reads go on (up to EFFECT_WAIT) for a change to appear; once it differs,
+/// two reads QUIET_INTERVAL apart must agree. Everything is bounded by QUIET_MAX.
 async fn settled_state(
     platform: &Arc<dyn Platform>,
     pid: u32,
     window: &WindowInfo,
+    before: Option<&Value>,
 ) -> StateCapture {
-    let deadline = Instant::now() + QUIET_MAX;
+    let started = Instant::now();
     tokio::time::sleep(QUIET_FIRST).await;
-    let mut last = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
-    while Instant::now() < deadline {
+    let read = || crate::tools::window_state_json(platform.as_ref(), pid, window);
+    let mut last = read().await;
+    while started.elapsed() < QUIET_MAX {
+        let unchanged = before.is_some_and(|b| *b == last);
+        if unchanged && started.elapsed() < EFFECT_WAIT {
+            tokio::time::sleep(EFFECT_POLL).await;
+            last = read().await;
+            continue;
+        }
         tokio::time::sleep(QUIET_INTERVAL).await;
-        let now = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+        let now = read().await;
         let same = now == last;
         last = now;
         if same {
@@ -445,10 +456,14 @@ async fn settled_state(
 
 /// First look for an effect this long after the action...
 const QUIET_FIRST: std::time::Duration = std::time::Duration::from_millis(60);
+/// ...while nothing changed, look again this often...
+const EFFECT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+/// ...for this long (an action may have no visible effect)...
+const EFFECT_WAIT: std::time::Duration = std::time::Duration::from_millis(400);
 /// ...then compare reads this far apart...
 const QUIET_INTERVAL: std::time::Duration = std::time::Duration::from_millis(120);
-/// ...for at most this long.
-const QUIET_MAX: std::time::Duration = std::time::Duration::from_millis(500);
+/// ...for at most this long in all.
+const QUIET_MAX: std::time::Duration = std::time::Duration::from_millis(900);
 /// An after-state younger than this stands in for the next action's before-state.
 const REUSE_BEFORE: std::time::Duration = std::time::Duration::from_millis(1500);
 
@@ -584,7 +599,7 @@ pub async fn record_call(
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
             (Some(p), Some(pid), Some(w)) => {
-                let state = settled_state(p, pid, w).await;
+                let state = settled_state(p, pid, w, before.as_ref().map(|b| &b.json)).await;
                 *last_state.lock().unwrap() = Some(LastState {
                     window_id: w.window_id,
                     at: Instant::now(),

@@ -336,4 +336,8 @@ impl Platform for LinuxPlatform {
     async fn focus_state(&self) -> PlatformResult<FocusState> {
         self.x11.focus_state()
     }
+
+    async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()> {
+        self.x11.resize(window_id as u32, width, height)
+    }
 }

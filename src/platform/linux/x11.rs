@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::composite::{ConnectionExt as _, Redirect};
-use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, ImageFormat, MapState, Window};
+use x11rb::protocol::xproto::{
+    Atom, AtomEnum, ConfigureWindowAux, ConnectionExt as _, ImageFormat, MapState, Window,
+};
 use x11rb::rust_connection::RustConnection;
 
 use crate::platform::{Capture, PermissionCheck, PlatformError, PlatformResult, Rect};
@@ -303,6 +305,15 @@ impl X11 {
             width: geo.width as i32,
             height: geo.height as i32,
         })
+    }
+
+    /// Asks for a window size (the window manager applies it; the app lays out again).
+    pub fn resize(&self, id: Window, width: u32, height: u32) -> PlatformResult<()> {
+        self.conn
+            .configure_window(id, &ConfigureWindowAux::new().width(width).height(height))
+            .map_err(|e| x_err("configure", e))?;
+        self.conn.flush().map_err(|e| x_err("flush", e))?;
+        Ok(())
     }
 
     /// Left/top of the client-side-decoration margin (`_GTK_FRAME_EXTENTS`), if set.

@@ -1,0 +1,420 @@
+//! The regression loop as a user runs it, through the `cua` binary: `cua test` over the
+//! shipped scenarios (each in its own sandbox) against the checked-in goldens; a
+//! deliberately changed fixture app failing with the right turn and reason, checked in the
+//! terminal summary, JUnit, and the HTML report rendered by headless Chromium; review,
+//! accept and reject; CI never writing goldens; and bad input to `cua diff` / `cua test`
+//! exiting 2 with nothing written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn project() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cua(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cua"));
+    cmd.args(args)
+        .env_remove("CI")
+        .env_remove("CUA_FIXTURE_VARIANT");
+    cmd
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cua-harness-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir` with its size and modification time.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.extend(listing(&e.path()));
+        } else {
+            out.push((e.path(), m.len(), m.modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Renders a report in headless Chromium and returns the <body> tag after the page's
+/// load handler ran (it counts images, broken images and failing turns).
+fn rendered_body(index: &Path) -> String {
+    let profile = temp("chromium-profile");
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            &format!("--user-data-dir={}", profile.display()),
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            &format!("file://{}", index.display()),
+        ])
+        .output()
+        .expect("chromium runs");
+    let _ = std::fs::remove_dir_all(&profile);
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    let start = dom.find("<body").expect("a body in the rendered DOM");
+    let end = start + dom[start..].find('>').unwrap();
+    format!("{}\n{}", &dom[start..=end], dom)
+}
+
+#[test]
+fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_goldens() {
+    let root = project();
+    let before = listing(&root.join("goldens"));
+    let report = root.join("target/cua-report");
+    let _ = std::fs::remove_dir_all(&report);
+    let junit = report.join("junit.xml");
+    let out = cua(&[
+        "test",
+        "--jobs",
+        "2",
+        "--report",
+        report.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ])
+    .current_dir(&root)
+    .env("CI", "1")
+    .output()
+    .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    for scenario in [
+        "calculator",
+        "chromium-page",
+        "fixture",
+        "mousepad",
+        "widget-factory",
+    ] {
+        assert!(
+            said.contains(&format!("✓ {scenario} (")),
+            "{scenario}: {said}"
+        );
+    }
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    assert!(xml.matches("<testcase").count() >= 15, "{xml}");
+    assert!(report.join("index.html").is_file());
+    assert_eq!(
+        listing(&root.join("goldens")),
+        before,
+        "CI is set: nothing under goldens/ may change"
+    );
+}
+
+#[test]
+fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_pass() {
+    let dir = temp("e2e");
+    std::fs::create_dir_all(dir.join("harness/apps")).unwrap();
+    for f in ["harness/fixture.toml", "harness/apps/fixture.py"] {
+        std::fs::copy(project().join(f), dir.join(f)).unwrap();
+    }
+    let work = dir.join("runs");
+    let test = |variant: Option<&str>, ci: bool, extra: &[&str]| {
+        let mut args = vec!["test", "fixture", "--work-dir", work.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let mut cmd = cua(&args);
+        cmd.current_dir(&dir);
+        if let Some(v) = variant {
+            cmd.env("CUA_FIXTURE_VARIANT", v);
+        }
+        if ci {
+            cmd.env("CI", "true");
+        }
+        cmd.output().unwrap()
+    };
+    let journal = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(work.join("fixture/journal.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+
+    // First run: no golden yet → fails and leaves a pending golden; --update makes one.
+    let out = test(None, false, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("no golden"), "{}", text(&out));
+    assert!(dir.join("goldens/fixture.new").is_dir());
+    let out = test(None, false, &["--update"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dir.join("goldens/fixture/turn-00005").is_dir());
+    assert!(
+        !dir.join("goldens/fixture.new").exists(),
+        "a passing run drops the stale pending golden... or --update replaced it"
+    );
+
+    // The steps reached the app: its own journal has every effect, in order.
+    let events: Vec<(String, String)> = journal()
+        .iter()
+        .filter(|e| e["event"] != "started" && e["event"] != "button-press")
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap().to_string(),
+                e["widget"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("clicked", "Increment"),
+        ("clicked", "Increment"),
+        ("toggled", "Enable feature"),
+        ("changed", "Name"),
+        ("value-changed", "Level"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(events, expected);
+    let j = journal();
+    assert_eq!(
+        j.iter().rfind(|e| e["widget"] == "Increment").unwrap()["count"],
+        2
+    );
+    assert_eq!(
+        j.iter().rfind(|e| e["widget"] == "Name").unwrap()["text"],
+        "cua"
+    );
+    assert_eq!(
+        j.iter().rfind(|e| e["widget"] == "Level").unwrap()["value"],
+        40.0
+    );
+
+    // A clean second run passes.
+    let out = test(None, false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // The regression, under CI: fails on turn 1 with the label change named; nothing written.
+    let goldens_before = listing(&dir.join("goldens"));
+    let junit = dir.join("junit.xml");
+    let out = test(Some("relabel"), true, &["--junit", junit.to_str().unwrap()]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("✗ turn-00001 click"), "{said}");
+    assert!(
+        said.contains("label \"Count: 1\" → label \"Total: 1\""),
+        "{said}"
+    );
+    assert!(
+        said.contains("CI is set: no pending golden written"),
+        "{said}"
+    );
+    assert_eq!(listing(&dir.join("goldens")), goldens_before);
+    assert!(!dir.join("goldens/fixture.new").exists());
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("tests=\"5\"") && xml.contains("failures=\"5\""),
+        "{xml}"
+    );
+    assert!(xml.contains("Total: 1"), "{xml}");
+    let out = cua(&["golden", "accept", "fixture"])
+        .current_dir(&dir)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+
+    // Outside CI: a pending golden and an HTML report that renders the failing turns.
+    let report = dir.join("report");
+    let out = test(
+        Some("relabel"),
+        false,
+        &["--report", report.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(dir.join("goldens/fixture.new/turn-00005").is_dir());
+    let body = rendered_body(&report.join("index.html"));
+    assert!(body.contains("data-rendered=\"yes\""), "{body}");
+    assert!(body.contains("data-failing-turns=\"5\""), "{body}");
+    assert!(body.contains("data-broken-images=\"0\""), "{body}");
+    assert!(
+        body.contains("+  - label \"Total: 1\""),
+        "the tree diff of a failing turn"
+    );
+    assert!(report.join("fixture/turn-00001/diff.png").is_file());
+
+    // Review one turn without a terminal: rejecting turn 1 keeps the golden's turn and the
+    // rest stays pending.
+    let out = cua(&["golden", "review", "fixture", "--turn", "1", "--reject"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dir.join("goldens/fixture.new").is_dir());
+    let out = cua(&["golden", "review", "fixture"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "no terminal: {}", text(&out));
+
+    // Drop the half-reviewed pending golden and make a fresh one to accept whole.
+    let out = cua(&["golden", "reject", "fixture"]).current_dir(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = test(Some("relabel"), false, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+
+    // Accept the change: the changed app passes, the old one now fails.
+    let out = cua(&["golden", "accept", "fixture"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!dir.join("goldens/fixture.new").exists());
+    let out = test(Some("relabel"), false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = test(None, false, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let out = cua(&["golden", "reject", "fixture"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!dir.join("goldens/fixture.new").exists());
+
+    // A golden whose scenario is gone is reported as obsolete.
+    std::fs::create_dir_all(dir.join("goldens/removed-scenario/turn-00001")).unwrap();
+    let out = cua(&["golden", "list"]).current_dir(&dir).output().unwrap();
+    assert!(
+        text(&out).contains("removed-scenario") && text(&out).contains("obsolete"),
+        "{}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
+    let dir = temp("bad");
+    let golden = project().join("goldens/fixture");
+    let good = dir.join("good");
+    copy_dir(&golden, &good);
+    let report = dir.join("report");
+    let diff = |a: &Path, b: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "diff".to_string(),
+            a.display().to_string(),
+            b.display().to_string(),
+            "--report".into(),
+            report.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cua(&refs).output().unwrap()
+    };
+
+    let out = diff(&golden, &good, &[]);
+    assert_eq!(out.status.code(), Some(0), "identical: {}", text(&out));
+    std::fs::remove_dir_all(&report).unwrap();
+
+    let check = |out: Output, wanted: &[&str]| {
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        for w in wanted {
+            assert!(said.contains(w), "wanted `{w}` in: {said}");
+        }
+        assert!(!report.exists(), "nothing written on bad input");
+    };
+    check(diff(&dir.join("nope"), &good, &[]), &["expected", "nope"]);
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    check(
+        diff(&golden, &dir.join("empty"), &[]),
+        &["holds no turn-NNNNN folders"],
+    );
+
+    let corrupt = dir.join("corrupt");
+    copy_dir(&golden, &corrupt);
+    std::fs::write(
+        corrupt.join("turn-00003/action.json"),
+        "{\"tool\": \"click\",\n  \"arguments\": {",
+    )
+    .unwrap();
+    std::fs::write(
+        corrupt.join("turn-00004/screenshot.png"),
+        b"\x89PNG not really",
+    )
+    .unwrap();
+    let out = diff(&golden, &corrupt, &[]);
+    check(out, &["turn-00003/action.json: corrupt JSON", "line 2"]);
+    std::fs::copy(
+        golden.join("turn-00003/action.json"),
+        corrupt.join("turn-00003/action.json"),
+    )
+    .unwrap();
+    check(
+        diff(&golden, &corrupt, &[]),
+        &["turn-00004/screenshot.png: unreadable PNG"],
+    );
+
+    let config = dir.join("diff.toml");
+    std::fs::write(&config, "threshold = 0.1\nmax_diff_pixles = 4\n").unwrap();
+    check(
+        diff(&golden, &good, &["--config", config.to_str().unwrap()]),
+        &["diff.toml", "line 2", "max_diff_pixles"],
+    );
+    std::fs::write(&config, "[[mask]]\nx = 3\n").unwrap();
+    check(
+        diff(&golden, &good, &["--config", config.to_str().unwrap()]),
+        &["mask[0]"],
+    );
+
+    // A bad scenario file: its line and field, exit 2, nothing run.
+    std::fs::create_dir_all(dir.join("harness")).unwrap();
+    std::fs::write(
+        dir.join("harness/broken.toml"),
+        "[app]\nname = \"Calculator\"\n\n[[step]]\ntool = \"clik\"\n",
+    )
+    .unwrap();
+    let out = cua(&["test", "broken"]).current_dir(&dir).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("broken.toml") && said.contains("step[0].tool") && said.contains("clik"),
+        "{said}"
+    );
+    std::fs::write(dir.join("harness/broken.toml"), "[app]\nname = 3\n").unwrap();
+    let out = cua(&["test", "broken"]).current_dir(&dir).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("line 2") && said.contains("name"), "{said}");
+    let out = cua(&["test", "no-such-scenario"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no scenario `no-such-scenario`"));
+    let out = cua(&["test", "--update"])
+        .current_dir(&dir)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!dir.join("goldens").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
