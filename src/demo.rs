@@ -1,6 +1,8 @@
 //! `cua demo`: the README's main job. Starts an embedded headless desktop, launches real
-//! apps, observes them through the tools (tree + screenshots), and leaves every artifact in
-//! a folder it prints. Later stages (record, replay, diff) extend this same flow.
+//! apps, observes them through the tools (tree + screenshots), records a calculation on the
+//! calculator, relaunches it and replays the recording (recorded again), diffs the two
+//! trajectories into an HTML + JUnit report, and finally shows the harness catching a
+//! deliberate regression in the fixture app. Every artifact stays in a folder it prints.
 
 use std::path::{Path, PathBuf};
 
@@ -150,8 +152,220 @@ fn run_inner(out: &Path) -> Result<(), String> {
         }
         let windows = demo.call("list_windows", json!({})).await?;
         demo.save("windows.txt", windows.summary.as_bytes())?;
-        Ok::<(), String>(())
+
+        record_replay_diff(&mut demo, calc_pid, calc_win).await
     })?;
     drop(sandbox);
+    regression(out)
+}
+
+/// The display text of the calculator (its GtkSourceView's value).
+async fn calculator_display(demo: &mut Demo, pid: u64, window: u64) -> Result<String, String> {
+    let state = demo
+        .call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+        )
+        .await?;
+    Ok(state.structured["elements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["role"] == "text" && e["name"] == "GtkSourceView")
+        .and_then(|e| e["value"].as_str())
+        .unwrap_or("")
+        .to_string())
+}
+
+/// Waits (bounded) for the calculator to show `want`: GTK4 shows effects a little later.
+async fn expect_display(demo: &mut Demo, pid: u64, window: u64, want: &str) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let shown = calculator_display(demo, pid, window).await?;
+        if shown == want {
+            eprintln!("    the calculator shows {shown}");
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(format!("the calculator shows {shown:?}, expected {want:?}"));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+async fn record_replay_diff(demo: &mut Demo, pid: u64, window: u64) -> Result<(), String> {
+    let recording = demo.out.join("recording");
+    let replayed = demo.out.join("replay");
+    eprintln!(
+        "record: 7 × 6 = on the calculator into {}",
+        recording.display()
+    );
+    demo.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": recording }),
+    )
+    .await?;
+    let state = demo
+        .call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+        )
+        .await?;
+    for key in ["7", "×", "6", "="] {
+        let index = state.structured["elements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["role"] == "button" && e["name"] == format!("{key} {key}").as_str())
+            .and_then(|e| e["index"].as_u64())
+            .ok_or_else(|| format!("no button {key}"))?;
+        demo.call(
+            "click",
+            json!({ "pid": pid, "window_id": window, "element_index": index }),
+        )
+        .await?;
+    }
+    demo.call("set_recording", json!({ "enabled": false }))
+        .await?;
+    expect_display(demo, pid, window, "42").await?;
+
+    eprintln!("replay: quit the calculator, start it again, re-drive the recording");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let (pid, window) = demo.launch("Calculator").await?;
+    // gnome-calculator's first layout varies by a few pixels between launches: give the
+    // new window the recorded size so the screenshots compare.
+    if let Ok((w, h)) = image::image_dimensions(recording.join("turn-00001/before.png")) {
+        let platform = demo.ctx.platform().await.map_err(|e| e.to_string())?;
+        for _ in 0..30 {
+            let shot = platform
+                .capture_window(window)
+                .await
+                .map_err(|e| e.to_string())?;
+            if (shot.width, shot.height) == (w, h) {
+                break;
+            }
+            let _ = platform.resize_window(window, w, h).await;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    demo.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": replayed }),
+    )
+    .await?;
+    let report = crate::replay::replay(
+        &demo.ctx,
+        &demo.registry,
+        &recording,
+        &crate::replay::ReplayOptions {
+            delay_ms: 0,
+            stop_on_error: true,
+        },
+        |t| {
+            eprintln!(
+                "    turn {} {}: {} ({})",
+                t.turn,
+                t.tool,
+                if t.ok { "ok" } else { "FAILED" },
+                t.locator_match.as_deref().unwrap_or("-")
+            )
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    demo.call("set_recording", json!({ "enabled": false }))
+        .await?;
+    if report.failed > 0 {
+        return Err(format!("replay failed at turn {:?}", report.first_failure));
+    }
+    expect_display(demo, pid, window, "42").await?;
+
+    eprintln!("diff: recording vs replay");
+    let diff = crate::diff::diff_trajectories(&recording, &replayed, &Default::default())
+        .map_err(|e| e.to_string())?;
+    let passed = diff.passed;
+    let scenario = crate::report::ScenarioReport {
+        name: "calculator record vs replay".into(),
+        passed,
+        diff: Some(diff),
+        error: None,
+        notes: Vec::new(),
+        duration_ms: 0,
+    };
+    crate::report::Outputs {
+        report_dir: Some(demo.out.join("report")),
+        junit: Some(demo.out.join("report/junit.xml")),
+        json: false,
+    }
+    .emit("cua demo: record, replay, diff", &[scenario])
+    .map_err(|e| e.to_string())?;
+    if !passed {
+        return Err("the replay differs from the recording (see the report)".into());
+    }
+    Ok(())
+}
+
+/// The harness catching a regression: the fixture app's golden is made, then the app is
+/// changed (its counter label reads "Total" instead of "Count") and the run fails.
+fn regression(out: &Path) -> Result<(), String> {
+    let file = Path::new("harness/fixture.toml");
+    if !file.is_file() {
+        eprintln!("(no harness/fixture.toml here: skipping the regression part)");
+        return Ok(());
+    }
+    eprintln!("regression: the fixture scenario, then the same with a changed label");
+    let mut scenario = crate::harness::Scenario::load(file)?;
+    let opts = crate::harness::TestOptions {
+        harness_dir: PathBuf::from("harness"),
+        goldens_dir: out.join("goldens"),
+        scenarios: vec!["fixture".into()],
+        jobs: 1,
+        shard: None,
+        update: !crate::harness::in_ci(),
+        work_dir: out.join("runs"),
+    };
+    if opts.update {
+        let made = crate::harness::run_scenario(&scenario, &opts);
+        if !made.passed {
+            return Err(format!(
+                "fixture golden: {}",
+                made.error.unwrap_or_default()
+            ));
+        }
+    } else {
+        eprintln!("(CI is set: goldens are not written, using the project's goldens)");
+    }
+    scenario
+        .spec
+        .app
+        .env
+        .insert("CUA_FIXTURE_VARIANT".into(), "relabel".into());
+    let opts = crate::harness::TestOptions {
+        update: false,
+        goldens_dir: if opts.update {
+            opts.goldens_dir
+        } else {
+            PathBuf::from("goldens")
+        },
+        ..opts
+    };
+    let changed = crate::harness::run_scenario(&scenario, &opts);
+    crate::report::Outputs {
+        report_dir: Some(out.join("regression-report")),
+        junit: Some(out.join("regression-report/junit.xml")),
+        json: false,
+    }
+    .emit(
+        "cua demo: a caught regression",
+        std::slice::from_ref(&changed),
+    )
+    .map_err(|e| e.to_string())?;
+    if changed.passed {
+        return Err("the changed fixture app passed: the regression was not caught".into());
+    }
+    eprintln!("    the regression was caught, as it should be");
     Ok(())
 }

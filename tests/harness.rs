@@ -275,7 +275,10 @@ fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_p
     assert_eq!(out.status.code(), Some(2), "no terminal: {}", text(&out));
 
     // Drop the half-reviewed pending golden and make a fresh one to accept whole.
-    let out = cua(&["golden", "reject", "fixture"]).current_dir(&dir).output().unwrap();
+    let out = cua(&["golden", "reject", "fixture"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = test(Some("relabel"), false, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));

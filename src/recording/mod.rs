@@ -463,7 +463,7 @@ const EFFECT_WAIT: std::time::Duration = std::time::Duration::from_millis(400);
 /// ...then compare reads this far apart...
 const QUIET_INTERVAL: std::time::Duration = std::time::Duration::from_millis(120);
 /// ...for at most this long in all.
-const QUIET_MAX: std::time::Duration = std::time::Duration::from_millis(900);
+const QUIET_MAX: std::time::Duration = std::time::Duration::from_millis(650);
 /// An after-state younger than this stands in for the next action's before-state.
 const REUSE_BEFORE: std::time::Duration = std::time::Duration::from_millis(1500);
 
