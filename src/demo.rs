@@ -153,7 +153,7 @@ fn run_inner(out: &Path) -> Result<(), String> {
         let windows = demo.call("list_windows", json!({})).await?;
         demo.save("windows.txt", windows.summary.as_bytes())?;
 
-        record_replay_diff(&mut demo, calc_pid, calc_win).await
+        record_replay_diff(&mut demo, calc_pid).await
     })?;
     drop(sandbox);
     regression(out)
@@ -193,13 +193,45 @@ async fn expect_display(demo: &mut Demo, pid: u64, window: u64, want: &str) -> R
     }
 }
 
-async fn record_replay_diff(demo: &mut Demo, pid: u64, window: u64) -> Result<(), String> {
+/// Quits the calculator and starts a new one (focused, on top), optionally resized: the
+/// recording and the replay start from the same conditions.
+async fn fresh_calculator(
+    demo: &mut Demo,
+    old_pid: u64,
+    size: Option<(u32, u32)>,
+) -> Result<(u64, u64), String> {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(old_pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let (pid, window) = demo.launch("Calculator").await?;
+    // gnome-calculator's first layout varies by a few pixels between launches: give the
+    // new window the recorded size so the screenshots compare.
+    if let Some((w, h)) = size {
+        let platform = demo.ctx.platform().await.map_err(|e| e.to_string())?;
+        for _ in 0..30 {
+            let shot = platform
+                .capture_window(window)
+                .await
+                .map_err(|e| e.to_string())?;
+            if (shot.width, shot.height) == (w, h) {
+                break;
+            }
+            let _ = platform.resize_window(window, w, h).await;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    Ok((pid, window))
+}
+
+async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
     let recording = demo.out.join("recording");
     let replayed = demo.out.join("replay");
     eprintln!(
-        "record: 7 × 6 = on the calculator into {}",
+        "record: a fresh calculator, 7 × 6 =, into {}",
         recording.display()
     );
+    let (pid, window) = fresh_calculator(demo, pid, None).await?;
     demo.call(
         "set_recording",
         json!({ "enabled": true, "output_dir": recording }),
@@ -230,27 +262,8 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64, window: u64) -> Result<()
     expect_display(demo, pid, window, "42").await?;
 
     eprintln!("replay: quit the calculator, start it again, re-drive the recording");
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
-    let (pid, window) = demo.launch("Calculator").await?;
-    // gnome-calculator's first layout varies by a few pixels between launches: give the
-    // new window the recorded size so the screenshots compare.
-    if let Ok((w, h)) = image::image_dimensions(recording.join("turn-00001/before.png")) {
-        let platform = demo.ctx.platform().await.map_err(|e| e.to_string())?;
-        for _ in 0..30 {
-            let shot = platform
-                .capture_window(window)
-                .await
-                .map_err(|e| e.to_string())?;
-            if (shot.width, shot.height) == (w, h) {
-                break;
-            }
-            let _ = platform.resize_window(window, w, h).await;
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    }
+    let size = image::image_dimensions(recording.join("turn-00001/before.png")).ok();
+    let (pid, window) = fresh_calculator(demo, pid, size).await?;
     demo.call(
         "set_recording",
         json!({ "enabled": true, "output_dir": replayed }),

@@ -724,9 +724,13 @@ fn tree_reason(unified: &str) -> String {
     let removed: Vec<&str> = body().filter(|l| l.starts_with('-')).collect();
     let added: Vec<&str> = body().filter(|l| l.starts_with('+')).collect();
     let first = |lines: &[&str]| {
-        lines
-            .first()
-            .map(|l| l[1..].trim().trim_start_matches("- ").to_string())
+        lines.first().map(|l| {
+            let line = l[1..].trim().trim_start_matches("- ");
+            match line.char_indices().nth(80) {
+                Some((cut, _)) => format!("{}…", &line[..cut]),
+                None => line.to_string(),
+            }
+        })
     };
     let mut reason = format!(
         "tree: {} line(s) removed, {} added",
