@@ -86,7 +86,7 @@ fn time_diff(expected: &Path, actual: &Path, report: Option<&Path>) -> (f64, f64
             String::from_utf8_lossy(&out.stderr)
         );
         let said = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(said.matches("✗ turn-").count(), 15, "{said}");
+        assert_eq!(said.matches("✗ turn-").count(), TURNS / 10, "{said}");
     }
     median_p95(samples)
 }
