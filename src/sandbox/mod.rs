@@ -7,7 +7,7 @@
 //! directory so `cua sandbox status|exec|stop` can find it later. Every process the
 //! sandbox starts, and every app launched into it, is listed in that directory by pid.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -195,12 +195,29 @@ impl Sandbox {
         // Xvfb picks a free display itself and writes its number to -displayfd.
         let (read_end, write_end) =
             nix::unistd::pipe().map_err(|e| SandboxError::Start(e.to_string()))?;
-        nix::fcntl::fcntl(
-            &read_end,
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        )
-        .map_err(|e| SandboxError::Start(e.to_string()))?;
+        // Both ends close on exec: sandboxes started on other threads at the same moment
+        // must not inherit this pipe (a leaked write end kept our read from ever ending).
+        // Only Xvfb gets the write end, made inheritable between its fork and exec.
+        for end in [&read_end, &write_end] {
+            nix::fcntl::fcntl(
+                end,
+                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+            )
+            .map_err(|e| SandboxError::Start(e.to_string()))?;
+        }
         let mut xvfb = Command::new("Xvfb");
+        let inherited = write_end.as_raw_fd();
+        // SAFETY: the closure runs in the forked child before exec and only calls fcntl(2),
+        // which is async-signal-safe.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            xvfb.pre_exec(move || {
+                if libc::fcntl(inherited, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         xvfb.args([
             "-displayfd",
             &write_end.as_raw_fd().to_string(),
@@ -217,9 +234,9 @@ impl Sandbox {
         ]);
         self.spawn("Xvfb", xvfb, owned)?;
         drop(write_end);
+        // Xvfb writes the number and a newline once it listens; read that line only.
         let mut number = String::new();
-        let mut reader = std::fs::File::from(read_end);
-        reader.read_to_string(&mut number)?;
+        BufReader::new(std::fs::File::from(read_end)).read_line(&mut number)?;
         self.state.display = number.trim().parse().map_err(|_| {
             SandboxError::Start(format!(
                 "Xvfb did not report a display (log: {})",
