@@ -421,3 +421,72 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
     assert!(!dir.join("goldens").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn interactive_review_accepts_and_rejects_turn_by_turn_on_a_terminal() {
+    let dir = temp("review");
+    let goldens = dir.join("goldens");
+    copy_dir(&project().join("goldens/fixture"), &goldens.join("fixture"));
+    copy_dir(
+        &project().join("goldens/fixture"),
+        &goldens.join("fixture.new"),
+    );
+    let change = |turn: &str, from: &str, to: &str| {
+        let path = goldens
+            .join("fixture.new")
+            .join(turn)
+            .join("app_state.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{turn} has {from}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    };
+    change("turn-00002", "Count: 2", "Total: 2");
+    change("turn-00004", "Count: 2", "Sum: 2");
+    // `script` gives the review a terminal; the answers come through it: accept turn 2,
+    // reject turn 4.
+    let out = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} golden review fixture --goldens {} --harness {}",
+                env!("CARGO_BIN_EXE_cua"),
+                goldens.display(),
+                dir.join("harness").display()
+            ),
+            "/dev/null",
+        ])
+        .env_remove("CI")
+        .stdin(
+            std::fs::File::open({
+                let answers = dir.join("answers");
+                std::fs::write(&answers, "a\nr\n").unwrap();
+                answers
+            })
+            .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("turn-00002") && said.contains("Total: 2"),
+        "{said}"
+    );
+    assert!(said.contains("1 turn(s) accepted"), "{said}");
+    let golden = |turn: &str| {
+        std::fs::read_to_string(goldens.join("fixture").join(turn).join("app_state.json")).unwrap()
+    };
+    assert!(
+        golden("turn-00002").contains("Total: 2"),
+        "accepted turn taken"
+    );
+    assert!(
+        golden("turn-00004").contains("Count: 2"),
+        "rejected turn kept"
+    );
+    assert!(
+        !goldens.join("fixture.new").exists(),
+        "every turn decided: pending removed"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
