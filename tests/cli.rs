@@ -202,7 +202,7 @@ fn sandbox_start_status_exec_stop() {
 }
 
 #[test]
-fn the_demo_runs_and_leaves_tree_and_screenshots() {
+fn the_demo_runs_the_loop_and_leaves_trees_screenshots_trajectories_and_reports() {
     let dir = std::env::temp_dir().join(format!("cua-demo-test-{}", std::process::id()));
     let out = cua(&["demo", "--out", dir.to_str().unwrap()])
         .output()
@@ -222,6 +222,19 @@ fn the_demo_runs_and_leaves_tree_and_screenshots() {
         let img = image::open(dir.join(png)).unwrap_or_else(|e| panic!("{png}: {e}"));
         assert!(img.width() > 100 && img.height() > 100, "{png} too small");
     }
+    // The loop: recorded, replayed (recorded again), diffed into a passing report, and a
+    // regression caught in the fixture app.
+    for turn in ["recording/turn-00004", "replay/turn-00004"] {
+        assert!(dir.join(turn).join("action.json").is_file(), "{turn}");
+    }
+    let junit = std::fs::read_to_string(dir.join("report/junit.xml")).unwrap();
+    assert!(
+        junit.contains("tests=\"4\"") && junit.contains("failures=\"0\""),
+        "{junit}"
+    );
+    assert!(dir.join("report/index.html").is_file());
+    let junit = std::fs::read_to_string(dir.join("regression-report/junit.xml")).unwrap();
+    assert!(junit.contains("failures=\"5\""), "{junit}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
