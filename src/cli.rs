@@ -74,6 +74,12 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Serve MCP over stdio: every tool, with its schema, for agents.
+    Mcp {
+        /// Forward calls to the `cua serve` daemon listening on this socket.
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
     /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
     Serve {
         /// Unix socket to listen on (default: per display under $XDG_RUNTIME_DIR/cua or ~/.cache/cua).
@@ -349,6 +355,16 @@ pub fn main() -> i32 {
             }
         }
         Command::Record(cmd) => run_record(cmd),
+        Command::Mcp { socket } => {
+            let runtime = match runtime() {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            match runtime.block_on(crate::mcp::serve_stdio(socket)) {
+                Ok(()) => 0,
+                Err(e) => fail(1, e),
+            }
+        }
         Command::Replay {
             dir,
             no_stop_on_error,

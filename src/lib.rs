@@ -13,6 +13,7 @@ pub mod docs;
 pub mod errors;
 pub mod golden;
 pub mod harness;
+pub mod mcp;
 pub mod platform;
 pub mod recording;
 pub mod replay;

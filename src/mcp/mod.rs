@@ -1,0 +1,231 @@
+//! `cua mcp`: the MCP server over stdio. The only module that knows rmcp (pinned in
+//! Cargo.toml, since its API moves between releases): it lists the registry's tools with
+//! their JSON Schemas, descriptions and read-only annotations, and turns each call into a
+//! result: the summary as the first text block, the tool's image as an image block, the
+//! structured result as structuredContent, failures as `isError` results with the reason.
+//!
+//! The server owns one [`ToolContext`] (element caches, the recorder): a stdio connection is
+//! one client. When the client disconnects or the process is signalled, an active
+//! recording is finalized (queued turns written, video closed, session.json stamped).
+//! With `--socket`, calls are forwarded to a running `cua serve` daemon instead.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::errors::ToolError;
+use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+
+/// Where calls run: in this process, or in a daemon reached through its socket.
+enum Backend {
+    InProcess(Arc<ToolContext>),
+    Daemon(PathBuf),
+}
+
+struct CuaServer {
+    registry: Arc<ToolRegistry>,
+    backend: Backend,
+    tools: Vec<Tool>,
+}
+
+impl CuaServer {
+    fn new(backend: Backend) -> CuaServer {
+        let registry = Arc::new(ToolRegistry::new());
+        let tools = registry
+            .tools()
+            .map(|t| {
+                let schema = match t.input_schema() {
+                    Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(t.name().to_string(), t.description().to_string(), schema)
+                    .with_annotations(
+                        ToolAnnotations::new()
+                            .read_only(t.read_only())
+                            .destructive(false),
+                    )
+            })
+            .collect();
+        CuaServer {
+            registry,
+            backend,
+            tools,
+        }
+    }
+
+    async fn run(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        match &self.backend {
+            Backend::InProcess(ctx) => self.registry.call(ctx, name, args).await,
+            Backend::Daemon(socket) => {
+                let (socket, name) = (socket.clone(), name.to_string());
+                tokio::task::spawn_blocking(move || {
+                    crate::daemon::call(&socket, &name, &args).unwrap_or_else(|| {
+                        Err(ToolError::failed(format!(
+                            "no cua daemon listens on {} (start one with `cua serve`)",
+                            socket.display()
+                        )))
+                    })
+                })
+                .await
+                .map_err(|e| ToolError::failed(format!("daemon call: {e}")))?
+            }
+        }
+    }
+}
+
+/// A tool's output as an MCP result.
+fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
+    match output {
+        Ok(out) => {
+            let mut content = vec![ContentBlock::text(out.summary)];
+            if let Some(img) = out.image {
+                content.push(ContentBlock::image(
+                    base64::engine::general_purpose::STANDARD.encode(&img.data),
+                    img.mime,
+                ));
+            }
+            let mut result = CallToolResult::success(content);
+            result.structured_content = Some(out.structured);
+            result
+        }
+        Err(e) => {
+            let kind = match &e {
+                ToolError::InvalidArguments(_) => "invalid_arguments",
+                ToolError::UnknownTool(_) => "unknown_tool",
+                ToolError::Failed(_) => "failed",
+                ToolError::NoDesktop(_) => "no_desktop",
+            };
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+            result.structured_content = Some(json!({ "error": kind, "message": e.to_string() }));
+            result
+        }
+    }
+}
+
+impl ServerHandler for CuaServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cua", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Computer-use driver: observe windows with get_window_state (accessibility tree \
+                 with element indices + screenshot), act with click / type_text / press_key / \
+                 set_value ... by element_index or pixel, record with set_recording, replay with \
+                 replay_trajectory.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.registry.get(&request.name).is_err() {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                None,
+            ));
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        Ok(result_of(self.run(&request.name, args).await).into())
+    }
+}
+
+/// Stdin/stdout with a guard in front of rmcp: a line that is not JSON gets the JSON-RPC
+/// parse error (-32700) it is owed, and the server goes on reading; rmcp only ever sees
+/// lines that parse. Responses from both reach stdout whole lines at a time.
+fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const PIPE: usize = 1 << 20;
+    let (server_in, mut feed) = tokio::io::duplex(PIPE);
+    let (drain, server_out) = tokio::io::duplex(PIPE);
+    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Value>(&line) {
+                Ok(_) => {
+                    if feed
+                        .write_all(format!("{line}\n").as_bytes())
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let reply = json!({
+                        "jsonrpc": "2.0",
+                        "id": null,
+                        "error": { "code": -32700, "message": format!("parse error: {e}") },
+                    });
+                    let _ = errors_tx.send(reply.to_string());
+                }
+            }
+        }
+        // stdin closed: closing the feed ends the rmcp service (the client disconnected).
+    });
+    tokio::spawn(async move {
+        let mut out = tokio::io::stdout();
+        let mut responses = BufReader::new(drain).lines();
+        loop {
+            let line = tokio::select! {
+                r = responses.next_line() => match r {
+                    Ok(Some(l)) => l,
+                    _ => break,
+                },
+                Some(e) = errors_rx.recv() => e,
+            };
+            if out.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+            let _ = out.flush().await;
+        }
+    });
+    (server_in, server_out)
+}
+
+/// Serves MCP on stdin/stdout until the client disconnects or SIGTERM/SIGINT arrives;
+/// then finalizes any recording this server holds.
+pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
+    let ctx = Arc::new(ToolContext::new());
+    let backend = match socket {
+        Some(s) => Backend::Daemon(s),
+        None => Backend::InProcess(ctx.clone()),
+    };
+    let server = CuaServer::new(backend)
+        .serve(guarded_stdio())
+        .await
+        .map_err(|e| format!("MCP initialization failed: {e}"))?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| e.to_string())?;
+    let cancel = server.cancellation_token();
+    tokio::select! {
+        _ = server.waiting() => {}
+        _ = term.recv() => cancel.cancel(),
+        _ = int.recv() => cancel.cancel(),
+    }
+    ctx.recorder.stop_when_done().await;
+    Ok(())
+}
