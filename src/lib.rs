@@ -6,6 +6,7 @@
 //! is tested against; [`cli`] is a thin shell over the tool registry.
 
 pub mod cli;
+pub mod config;
 pub mod daemon;
 pub mod demo;
 pub mod diff;

@@ -163,3 +163,209 @@ fn bad_json_rpc_gets_error_responses_and_the_server_keeps_serving() {
     assert_eq!(by_id(6)["result"]["isError"], false);
     assert_eq!(by_id(6)["result"]["structuredContent"]["enabled"], false);
 }
+
+/// One JSON-RPC exchange with `cua mcp`: initialize, then `calls` (tool, args); returns the
+/// tool results by call order.
+fn mcp_calls(envs: &[(String, String)], calls: &[(&str, Value)]) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("mcp")
+        .envs(envs.iter().cloned())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        lines.push(json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}));
+    }
+    // Calls run concurrently in the server; send them one at a time, waiting for each.
+    use std::io::BufRead;
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut results = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        stdin.write_all(format!("{l}\n").as_bytes()).unwrap();
+        if i == 1 {
+            continue;
+        }
+        let mut reply = String::new();
+        out.read_line(&mut reply).unwrap();
+        let v: Value = serde_json::from_str(&reply).unwrap();
+        if i > 1 {
+            results.push(v["result"].clone());
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    results
+}
+
+#[test]
+fn set_config_in_a_session_stays_in_memory_and_the_cli_persists_the_global_default() {
+    let home = std::env::temp_dir().join(format!("cua-config-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    let envs = vec![("XDG_CONFIG_HOME".to_string(), home.display().to_string())];
+    let file = home.join("cua/config.json");
+
+    let r = mcp_calls(
+        &envs,
+        &[
+            (
+                "set_config",
+                json!({"key": "max_image_dimension", "value": 640}),
+            ),
+            ("get_config", json!({})),
+            (
+                "set_config",
+                json!({"key": "max_image_dimension", "value": "big"}),
+            ),
+            ("set_config", json!({"key": "no_such_key", "value": 1})),
+        ],
+    );
+    assert_eq!(r[0]["isError"], false, "{r:?}");
+    assert_eq!(r[1]["structuredContent"]["max_image_dimension"], 640);
+    assert_eq!(
+        r[1]["structuredContent"]["overridden"],
+        json!(["max_image_dimension"])
+    );
+    assert!(
+        r[2]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("`value`"),
+        "{r:?}"
+    );
+    assert!(
+        r[3]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("unknown config key"),
+        "{r:?}"
+    );
+    assert!(
+        !file.exists(),
+        "a session's set_config never touches the global file"
+    );
+
+    // Another session does not see the first one's override.
+    let r = mcp_calls(&envs, &[("get_config", json!({}))]);
+    assert_eq!(r[0]["structuredContent"]["max_image_dimension"], 0);
+
+    // The anonymous CLI writes the global default, which sessions then start from.
+    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args([
+            "set_config",
+            r#"{"key": "policy.forbidden_apps", "value": ["xterm"]}"#,
+        ])
+        .envs(envs.iter().cloned())
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stored: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(stored["policy"]["forbidden_apps"], json!(["xterm"]));
+    assert_eq!(stored["schema_version"], 1);
+    let r = mcp_calls(&envs, &[("get_config", json!({}))]);
+    assert_eq!(
+        r[0]["structuredContent"]["policy"]["forbidden_apps"],
+        json!(["xterm"])
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1280,
+        height: 800,
+    })
+    .expect("sandbox");
+    let home = std::env::temp_dir().join(format!("cua-config-scale-{}", std::process::id()));
+    let mut envs = sandbox.env();
+    envs.push(("XDG_CONFIG_HOME".into(), home.display().to_string()));
+    let r = mcp_calls(&envs, &[("launch_app", json!({"name": "Calculator"}))]);
+    let (pid, window) = (
+        r[0]["structuredContent"]["pid"].clone(),
+        r[0]["structuredContent"]["windows"][0]["window_id"].clone(),
+    );
+    let state = |envs: &[(String, String)], max: Option<u32>| {
+        let mut calls = vec![];
+        if let Some(m) = max {
+            calls.push((
+                "set_config",
+                json!({"key": "max_image_dimension", "value": m}),
+            ));
+        }
+        calls.push(("get_window_state", json!({"pid": pid, "window_id": window})));
+        mcp_calls(envs, &calls).pop().unwrap()
+    };
+    let full = state(&envs, None)["structuredContent"].clone();
+    let small_result = state(&envs, Some(200));
+    let small = small_result["structuredContent"].clone();
+    let (fw, fh) = (
+        full["screenshot"]["width"].as_f64().unwrap(),
+        full["screenshot"]["height"].as_f64().unwrap(),
+    );
+    let (sw, sh) = (
+        small["screenshot"]["width"].as_f64().unwrap(),
+        small["screenshot"]["height"].as_f64().unwrap(),
+    );
+    assert_eq!(sw.max(sh), 200.0, "{small}");
+    let scale = small["screenshot"]["scale"].as_f64().unwrap();
+    assert!((scale - 200.0 / fw.max(fh)).abs() < 1e-9);
+    let seven = |s: &Value| {
+        s["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "7 7")
+            .unwrap()["frame"]
+            .clone()
+    };
+    let (f, sf) = (seven(&full), seven(&small));
+    assert!((sf["x"].as_f64().unwrap() - f["x"].as_f64().unwrap() * scale).abs() <= 1.0);
+
+    // A pixel click at the centre of the scaled frame presses 7 (read from the app's tree).
+    let cx = sf["x"].as_f64().unwrap() + sf["width"].as_f64().unwrap() / 2.0;
+    let cy = sf["y"].as_f64().unwrap() + sf["height"].as_f64().unwrap() / 2.0;
+    let r = mcp_calls(
+        &envs,
+        &[
+            (
+                "set_config",
+                json!({"key": "max_image_dimension", "value": 200}),
+            ),
+            (
+                "click",
+                json!({"pid": pid, "window_id": window, "x": cx, "y": cy}),
+            ),
+        ],
+    );
+    assert_eq!(r[1]["isError"], false, "{r:?}");
+    let mut shown = String::new();
+    for _ in 0..50 {
+        let s = state(&envs, None)["structuredContent"].clone();
+        shown = s["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "GtkSourceView")
+            .and_then(|e| e["value"].as_str())
+            .unwrap_or("")
+            .to_string();
+        if shown == "7" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(shown, "7");
+    let _ = std::fs::remove_dir_all(&home);
+}

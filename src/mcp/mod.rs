@@ -4,8 +4,8 @@
 //! result: the summary as the first text block, the tool's image as an image block, the
 //! structured result as structuredContent, failures as `isError` results with the reason.
 //!
-//! The server owns one [`ToolContext`] (element caches, the recorder): a stdio connection is
-//! one client. When the client disconnects or the process is signalled, an active
+//! The server owns one [`ToolContext`] (element caches, the recorder, set_config overrides
+//! held in memory): a stdio connection is one client and one session. When the client disconnects or the process is signalled, an active
 //! recording is finalized (queued turns written, video closed, session.json stamped).
 //! With `--socket`, calls are forwarded to a running `cua serve` daemon instead.
 
@@ -207,7 +207,17 @@ fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
 /// Serves MCP on stdin/stdout until the client disconnects or SIGTERM/SIGINT arrives;
 /// then finalizes any recording this server holds.
 pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
-    let ctx = Arc::new(ToolContext::new());
+    // One session per connection: its element caches, recorder and set_config overrides
+    // are its own.
+    let session = format!(
+        "mcp-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis()
+    );
+    let ctx = Arc::new(ToolContext::for_session(
+        crate::platform::DesktopEnv::from_process_env(),
+        session,
+    ));
     let backend = match socket {
         Some(s) => Backend::Daemon(s),
         None => Backend::InProcess(ctx.clone()),

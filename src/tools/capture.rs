@@ -29,6 +29,30 @@ pub fn encode_png(capture: &Capture) -> Result<Vec<u8>, ToolError> {
     Ok(out)
 }
 
+/// The capture scaled by `scale` (≤ 1; 1 returns it as is), for max_image_dimension.
+pub fn downscale(capture: Capture, scale: f64) -> Capture {
+    if scale >= 1.0 {
+        return capture;
+    }
+    let (w, h) = (
+        ((capture.width as f64 * scale).round() as u32).max(1),
+        ((capture.height as f64 * scale).round() as u32).max(1),
+    );
+    let Some(img) = image::RgbaImage::from_raw(capture.width, capture.height, capture.rgba) else {
+        return Capture {
+            width: 0,
+            height: 0,
+            rgba: Vec::new(),
+        };
+    };
+    let small = image::imageops::resize(&img, w, h, image::imageops::FilterType::Triangle);
+    Capture {
+        width: w,
+        height: h,
+        rgba: small.into_raw(),
+    }
+}
+
 fn rgba_to_rgb(rgba: &[u8]) -> Vec<u8> {
     let mut rgb = Vec::with_capacity(rgba.len() / 4 * 3);
     for px in rgba.chunks_exact(4) {
@@ -69,6 +93,8 @@ pub struct ScreenshotArgs {
     pub quality: Option<u8>,
     /// Write the image to this path instead of returning it inline.
     pub screenshot_out_file: Option<String>,
+    /// Downscale so the longest side fits (overrides the config key of that name; 0: full size).
+    pub max_image_dimension: Option<u32>,
 }
 
 pub struct Screenshot;
@@ -92,6 +118,8 @@ impl ToolSpec for Screenshot {
         let platform = ctx.platform().await?;
         let window = window_of(platform.as_ref(), None, args.window_id).await?;
         let capture = platform.capture_window(args.window_id).await?;
+        let scale = ctx.image_scale(capture.width, capture.height, args.max_image_dimension);
+        let capture = downscale(capture, scale);
         let (data, mime) = match format {
             ImageFormat::Png => (encode_png(&capture)?, "image/png"),
             ImageFormat::Jpeg => (
@@ -103,7 +131,7 @@ impl ToolSpec for Screenshot {
             "window_id": args.window_id,
             "width": capture.width,
             "height": capture.height,
-            "scale": 1.0,
+            "scale": scale,
             "format": if format == ImageFormat::Png { "png" } else { "jpeg" },
             "bytes": data.len(),
         });
@@ -176,19 +204,24 @@ impl ToolSpec for Zoom {
         let platform = ctx.platform().await?;
         window_of(platform.as_ref(), Some(a.pid), a.window_id).await?;
         let capture = platform.capture_window(a.window_id).await?;
+        // The region is in get_window_state's (possibly downscaled) pixels; the crop comes
+        // from the full-size capture.
+        let scale = ctx.image_scale(capture.width, capture.height, None);
+        let (x1, y1, x2, y2) = (a.x1 / scale, a.y1 / scale, a.x2 / scale, a.y2 / scale);
         let (w, h) = (capture.width as f64, capture.height as f64);
-        if a.x1 >= w || a.y1 >= h {
+        if x1 >= w || y1 >= h {
             return Err(ToolError::invalid(format!(
                 "region starts outside the {}x{} screenshot",
-                capture.width, capture.height
+                (w * scale).round(),
+                (h * scale).round()
             )));
         }
-        let pad_x = (a.x2 - a.x1) * 0.2;
-        let pad_y = (a.y2 - a.y1) * 0.2;
-        let left = (a.x1 - pad_x).max(0.0).floor() as u32;
-        let top = (a.y1 - pad_y).max(0.0).floor() as u32;
-        let right = (a.x2 + pad_x).min(w).ceil() as u32;
-        let bottom = (a.y2 + pad_y).min(h).ceil() as u32;
+        let pad_x = (x2 - x1) * 0.2;
+        let pad_y = (y2 - y1) * 0.2;
+        let left = (x1 - pad_x).max(0.0).floor() as u32;
+        let top = (y1 - pad_y).max(0.0).floor() as u32;
+        let right = (x2 + pad_x).min(w).ceil() as u32;
+        let bottom = (y2 + pad_y).min(h).ceil() as u32;
         let crop = crop(&capture, left, top, right - left, bottom - top);
         let data = encode_png(&crop)?;
         Ok(ToolOutput {
@@ -197,7 +230,8 @@ impl ToolSpec for Zoom {
                 crop.width, crop.height
             ),
             structured: json!({
-                "x": left, "y": top, "width": crop.width, "height": crop.height, "scale": 1.0,
+                "x": left, "y": top, "width": crop.width, "height": crop.height,
+                "screenshot_scale": scale,
             }),
             image: Some(ImageBlock {
                 mime: "image/png",

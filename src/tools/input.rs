@@ -438,20 +438,36 @@ async fn resolve(
     }
     let window = target_window(platform, pid, window_id).await?;
     if let (Some(x), Some(y)) = (x, y) {
-        let (w, h) = (window.bounds.width as f64, window.bounds.height as f64);
+        // x, y are in the screenshot's pixels, which max_image_dimension may have scaled.
+        let scale = screenshot_scale(ctx, &window);
+        let (w, h) = (
+            window.bounds.width as f64 * scale,
+            window.bounds.height as f64 * scale,
+        );
         if x >= w || y >= h {
             return Err(ToolError::invalid(format!(
                 "({x}, {y}) is outside the window's {}x{} screenshot",
-                window.bounds.width, window.bounds.height
+                w.round(),
+                h.round()
             )));
         }
         return Ok(Target::Pixel {
             window,
-            x: x as i32,
-            y: y as i32,
+            x: (x / scale) as i32,
+            y: (y / scale) as i32,
         });
     }
     Ok(Target::Window { window })
+}
+
+/// The factor between the window's screenshot (as get_window_state returns it) and the
+/// window itself.
+fn screenshot_scale(ctx: &ToolContext, window: &WindowInfo) -> f64 {
+    ctx.image_scale(
+        window.bounds.width.max(0) as u32,
+        window.bounds.height.max(0) as u32,
+        None,
+    )
 }
 
 /// The window's last snapshot tree (what the caller saw), or a fresh walk when there is none.
@@ -1646,25 +1662,29 @@ impl ToolSpec for Drag {
         let platform = ctx.platform().await?;
         let p = platform.as_ref();
         let window = target_window(p, a.pid, a.window_id).await?;
+        // Coordinates are in the screenshot's pixels (max_image_dimension may scale them).
+        let scale = screenshot_scale(ctx, &window);
         for (name, v, limit) in [
             ("from_x", a.from_x, window.bounds.width),
             ("to_x", a.to_x, window.bounds.width),
             ("from_y", a.from_y, window.bounds.height),
             ("to_y", a.to_y, window.bounds.height),
         ] {
-            if v >= limit as f64 {
+            let limit = (limit as f64 * scale).round();
+            if v >= limit {
                 return Err(ToolError::invalid(format!(
                     "`{name}`: {v} is outside the window ({limit} px)"
                 )));
             }
         }
-        let button = a.button.unwrap_or(MouseButton::Left).number();
-        let (fx, fy, tx, ty) = (
-            a.from_x as i32,
-            a.from_y as i32,
-            a.to_x as i32,
-            a.to_y as i32,
+        let (from_x, from_y, to_x, to_y) = (
+            a.from_x / scale,
+            a.from_y / scale,
+            a.to_x / scale,
+            a.to_y / scale,
         );
+        let button = a.button.unwrap_or(MouseButton::Left).number();
+        let (fx, fy, tx, ty) = (from_x as i32, from_y as i32, to_x as i32, to_y as i32);
         let mut events = vec![InputEvent::Move { x: fx, y: fy }];
         events.extend(mods_down(&mods));
         events.push(InputEvent::Button {
@@ -1676,8 +1696,8 @@ impl ToolSpec for Drag {
         let pause = Duration::from_millis(duration / steps as u64);
         for i in 1..=steps {
             let t = i as f64 / steps as f64;
-            let x = (a.from_x + (a.to_x - a.from_x) * t).round() as i32;
-            let y = (a.from_y + (a.to_y - a.from_y) * t).round() as i32;
+            let x = (from_x + (to_x - from_x) * t).round() as i32;
+            let y = (from_y + (to_y - from_y) * t).round() as i32;
             events.push(InputEvent::Pause(pause));
             events.push(InputEvent::Move { x, y });
         }

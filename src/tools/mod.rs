@@ -8,6 +8,7 @@
 
 mod apps;
 mod capture;
+mod config;
 mod input;
 pub mod keys;
 mod permissions;
@@ -76,6 +77,11 @@ pub struct ToolContext {
     snapshot_counter: std::sync::atomic::AtomicU64,
     /// The trajectory recorder of this context (one per process or MCP session).
     pub recorder: crate::recording::Recorder,
+    /// The session this context serves (an MCP connection); None for the anonymous CLI,
+    /// whose set_config writes the global default.
+    session: Option<String>,
+    /// set_config values of this session, by dotted key (never written to disk).
+    config_overrides: Mutex<serde_json::Map<String, Value>>,
 }
 
 impl ToolContext {
@@ -102,6 +108,69 @@ impl ToolContext {
     /// The desktop this context talks to.
     pub fn desktop(&self) -> &DesktopEnv {
         &self.desktop
+    }
+
+    /// A context serving session `id`: its set_config stays in memory, for it alone.
+    pub fn for_session(desktop: DesktopEnv, id: impl Into<String>) -> Self {
+        ToolContext {
+            desktop,
+            session: Some(id.into()),
+            ..Self::default()
+        }
+    }
+
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The effective value of a config key: session override, else the global default.
+    pub fn config(&self, key: &str) -> Value {
+        if let Some(v) = self.config_overrides.lock().unwrap().get(key) {
+            return v.clone();
+        }
+        crate::config::load_global()
+            .remove(key)
+            .unwrap_or(Value::Null)
+    }
+
+    /// Every key's effective value, and the keys this session overrides.
+    pub fn config_snapshot(&self) -> (serde_json::Map<String, Value>, Vec<String>) {
+        let mut values = crate::config::load_global();
+        let overrides = self.config_overrides.lock().unwrap();
+        for (k, v) in overrides.iter() {
+            values.insert(k.clone(), v.clone());
+        }
+        (values, overrides.keys().cloned().collect())
+    }
+
+    /// Sets a key: in a session, an in-memory override; otherwise the persisted default.
+    /// Returns where it went.
+    pub fn set_config(&self, key: &str, value: &Value) -> Result<String, ToolError> {
+        let value = crate::config::validate(key, value)?;
+        match &self.session {
+            Some(id) => {
+                self.config_overrides
+                    .lock()
+                    .unwrap()
+                    .insert(key.to_string(), value);
+                Ok(format!("session {id} (in memory)"))
+            }
+            None => crate::config::save_global(key, value).map(|p| p.display().to_string()),
+        }
+    }
+
+    /// The factor screenshots of a `width` x `height` window are scaled by (≤ 1), from
+    /// max_image_dimension (a call's own argument wins over the config).
+    pub fn image_scale(&self, width: u32, height: u32, max_dimension: Option<u32>) -> f64 {
+        let max = max_dimension
+            .map(u64::from)
+            .unwrap_or_else(|| self.config("max_image_dimension").as_u64().unwrap_or(0));
+        let longest = width.max(height) as f64;
+        if max == 0 || longest <= max as f64 {
+            1.0
+        } else {
+            max as f64 / longest
+        }
     }
 
     /// The desktop, connected on first use so tools that need none never touch it.
@@ -304,6 +373,8 @@ impl ToolRegistry {
                 Box::new(recording::SetRecording),
                 Box::new(recording::GetRecordingState),
                 Box::new(replay::ReplayTrajectory),
+                Box::new(config::GetConfig),
+                Box::new(config::SetConfig),
             ],
         }
     }

@@ -54,6 +54,8 @@ pub struct GetWindowStateArgs {
     pub include_screenshot: Option<bool>,
     /// Write the screenshot PNG to this path instead of returning it inline. The directory must exist.
     pub screenshot_out_file: Option<String>,
+    /// Downscale the screenshot so its longest side fits (overrides the config key of that name; 0: full size). Element frames are then given in the downscaled pixels.
+    pub max_image_dimension: Option<u32>,
     /// Deprecated and ignored (accepted for compatibility): the tree and the screenshot are both returned.
     #[allow(dead_code)] // accepted so callers written for other drivers keep working
     pub capture_mode: Option<String>,
@@ -78,17 +80,26 @@ impl ToolSpec for GetWindowState {
         let include_screenshot = args.include_screenshot.unwrap_or(true);
 
         // Capture and encode on another worker while the tree is read.
+        let scale = ctx.image_scale(
+            window.bounds.width.max(0) as u32,
+            window.bounds.height.max(0) as u32,
+            args.max_image_dimension,
+        );
         let shot = include_screenshot.then(|| {
             let platform = platform.clone();
             let id = args.window_id;
             tokio::spawn(async move {
                 let capture = platform.capture_window(id).await.map_err(ToolError::from)?;
+                let capture = super::capture::downscale(capture, scale);
                 let png = encode_png(&capture)?;
                 Ok::<_, ToolError>((capture.width, capture.height, png))
             })
         });
         let tree = platform.accessibility_tree(args.pid, &window).await?;
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
+        if scale < 1.0 {
+            scale_frames(&mut structured, scale);
+        }
         let degraded_reason = structured["degraded_reason"].as_str().map(String::from);
         let element_count = elements.len();
         let snapshot = ctx.store_snapshot(args.pid, args.window_id, tree, elements);
@@ -110,7 +121,7 @@ impl ToolSpec for GetWindowState {
                 .await
                 .map_err(|e| ToolError::failed(format!("screenshot task: {e}")))??;
             structured["screenshot"] =
-                json!({ "width": width, "height": height, "scale": 1.0, "format": "png" });
+                json!({ "width": width, "height": height, "scale": scale, "format": "png" });
             summary.push_str(&format!(", screenshot {width}x{height}"));
             match &args.screenshot_out_file {
                 Some(path) => {
@@ -133,6 +144,22 @@ impl ToolSpec for GetWindowState {
             structured,
             image,
         })
+    }
+}
+
+/// Element frames in downscaled screenshot pixels (max_image_dimension).
+fn scale_frames(structured: &mut serde_json::Value, scale: f64) {
+    let Some(elements) = structured["elements"].as_array_mut() else {
+        return;
+    };
+    for e in elements {
+        if let Some(f) = e.get_mut("frame").filter(|f| f.is_object()) {
+            for k in ["x", "y", "width", "height"] {
+                if let Some(v) = f[k].as_f64() {
+                    f[k] = json!((v * scale).round() as i64);
+                }
+            }
+        }
     }
 }
 

@@ -1,0 +1,68 @@
+//! `get_config` and `set_config`: the driver configuration (src/config). From a session
+//! (an MCP connection) set_config is an in-memory override for that session only; from the
+//! anonymous CLI it writes the persisted global default.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolContext, ToolOutput, ToolSpec};
+use crate::errors::ToolError;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetConfigArgs {}
+
+pub struct GetConfig;
+
+#[async_trait]
+impl ToolSpec for GetConfig {
+    type Args = GetConfigArgs;
+    const NAME: &'static str = "get_config";
+    const DESCRIPTION: &'static str = "Report the effective driver config (schema_version, max_image_dimension, capture_mode, agent_cursor.*, policy.*): this session's overrides over the global default from $XDG_CONFIG_HOME/cua/config.json (defaults when the file is missing or unreadable). overridden lists the keys this session set. Read-only.";
+    const READ_ONLY: bool = true;
+
+    async fn run(&self, ctx: &ToolContext, _a: GetConfigArgs) -> Result<ToolOutput, ToolError> {
+        let (values, overridden) = ctx.config_snapshot();
+        let mut doc = crate::config::nested(&values);
+        doc["session"] = json!(ctx.session());
+        doc["overridden"] = json!(overridden);
+        doc["path"] = json!(crate::config::global_path());
+        let summary = values
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(ToolOutput::new(summary, doc))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetConfigArgs {
+    /// Dotted snake_case key, e.g. max_image_dimension, agent_cursor.enabled, policy.forbidden_apps.
+    pub key: String,
+    /// The new value; its JSON type depends on the key.
+    pub value: Value,
+}
+
+pub struct SetConfig;
+
+#[async_trait]
+impl ToolSpec for SetConfig {
+    type Args = SetConfigArgs;
+    const NAME: &'static str = "set_config";
+    const DESCRIPTION: &'static str = "Set one config key. In an MCP session the value is an in-memory override for that session only; from the CLI it is written to the global default ($XDG_CONFIG_HOME/cua/config.json, atomically). Effective value = call argument > session override > global default. Unknown keys and wrong types are refused naming the field.";
+    const READ_ONLY: bool = false;
+    const RECORDED: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, a: SetConfigArgs) -> Result<ToolOutput, ToolError> {
+        let place = ctx.set_config(&a.key, &a.value)?;
+        let value = ctx.config(&a.key);
+        Ok(ToolOutput::new(
+            format!("{} = {value} ({place})", a.key),
+            json!({ "key": a.key, "value": value, "stored_in": place }),
+        ))
+    }
+}
