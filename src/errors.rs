@@ -16,6 +16,8 @@ pub enum ToolError {
     Failed(String),
     /// There is no desktop to talk to.
     NoDesktop(String),
+    /// The safety policy refused the call before it ran (src/policy).
+    Refused(String),
 }
 
 impl ToolError {
@@ -31,7 +33,7 @@ impl ToolError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ToolError::InvalidArguments(_) | ToolError::UnknownTool(_) => 2,
-            ToolError::Failed(_) | ToolError::NoDesktop(_) => 1,
+            ToolError::Failed(_) | ToolError::NoDesktop(_) | ToolError::Refused(_) => 1,
         }
     }
 }
@@ -45,6 +47,7 @@ impl fmt::Display for ToolError {
             }
             ToolError::Failed(m) => f.write_str(m),
             ToolError::NoDesktop(m) => f.write_str(m),
+            ToolError::Refused(m) => write!(f, "refused: {m}"),
         }
     }
 }

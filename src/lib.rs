@@ -16,6 +16,7 @@ pub mod golden;
 pub mod harness;
 pub mod mcp;
 pub mod platform;
+pub mod policy;
 pub mod recording;
 pub mod replay;
 pub mod report;

@@ -369,3 +369,111 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
     assert_eq!(shown, "7");
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[test]
+fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording_marks_them() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1024,
+        height: 700,
+    })
+    .expect("sandbox");
+    let home = std::env::temp_dir().join(format!("cua-policy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(home.join("cua")).unwrap();
+    // The policy file: combos in mixed notations; the calculator needs approval.
+    std::fs::write(
+        home.join("cua/policy.toml"),
+        "forbidden_key_combos = [\"⌘Q\", \"^W\", \"⌥⇧T\"]\nrequire_approval_for_app = [\"gnome-calculator\"]\n",
+    )
+    .unwrap();
+    let mut envs = sandbox.env();
+    envs.push(("XDG_CONFIG_HOME".into(), home.display().to_string()));
+    let recording = home.join("rec");
+    let r = mcp_calls(
+        &envs,
+        &[
+            (
+                "set_config",
+                json!({"key": "policy.forbidden_apps", "value": ["mousepad"]}),
+            ),
+            ("launch_app", json!({"name": "mousepad"})),
+            ("launch_app", json!({"name": "gnome-calculator"})),
+            (
+                "set_config",
+                json!({"key": "policy.approved_apps", "value": ["gnome-calculator"]}),
+            ),
+            ("launch_app", json!({"name": "gnome-calculator"})),
+            ("click", json!({"pid": 999_999, "x": 1, "y": 1})),
+        ],
+    );
+    let text = |v: &Value| v["content"][0]["text"].as_str().unwrap_or("").to_string();
+    assert_eq!(r[1]["structuredContent"]["error"], "refused", "{r:?}");
+    assert!(text(&r[1]).contains("mousepad is a forbidden app"), "{r:?}");
+    assert!(
+        text(&r[2]).contains("approval required for gnome-calculator"),
+        "{r:?}"
+    );
+    assert_eq!(r[4]["isError"], false, "approved: {r:?}");
+    let pid = r[4]["structuredContent"]["pid"].clone();
+    assert!(text(&r[5]).contains("cannot be identified"), "fail closed: {r:?}");
+
+    let r = mcp_calls(
+        &envs,
+        &[
+            (
+                "set_config",
+                json!({"key": "policy.approved_apps", "value": ["gnome-calculator"]}),
+            ),
+            (
+                "set_recording",
+                json!({"enabled": true, "output_dir": recording}),
+            ),
+            ("hotkey", json!({"pid": pid, "keys": ["cmd", "q"]})),
+            (
+                "press_key",
+                json!({"pid": pid, "key": "w", "modifiers": ["control"]}),
+            ),
+            (
+                "press_key",
+                json!({"pid": pid, "key": "T", "modifiers": ["shift", "option"]}),
+            ),
+            (
+                "type_text",
+                json!({"pid": pid, "text": "press Command-Q now"}),
+            ),
+            ("type_text", json!({"pid": pid, "text": "bell\u{7}"})),
+            (
+                "type_text",
+                json!({"pid": pid, "text": "tab\tand\nnewline are fine"}),
+            ),
+            ("set_recording", json!({"enabled": false})),
+        ],
+    );
+    for (i, why) in [
+        (2, "cmd+q is forbidden"),
+        (3, "ctrl+w is forbidden"),
+        (4, "alt+shift+t is forbidden"),
+        (5, "cmd+q is forbidden"),
+        (6, "U+0007"),
+    ] {
+        assert_eq!(r[i]["structuredContent"]["error"], "refused", "{i}: {r:?}");
+        assert!(text(&r[i]).contains(why), "{i}: {}", text(&r[i]));
+    }
+    assert_ne!(r[7]["structuredContent"]["error"], "refused", "{r:?}");
+    // The refusals are turns of the recording, marked refused.
+    for turn in 1..=5 {
+        let action: Value = serde_json::from_slice(
+            &std::fs::read(recording.join(format!("turn-{turn:05}/action.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(action["result"]["refused"], true, "turn {turn}: {action}");
+    }
+    // A broken policy file refuses everything, naming its line.
+    std::fs::write(home.join("cua/policy.toml"), "forbidden_apps = [\n").unwrap();
+    let r = mcp_calls(&envs, &[("launch_app", json!({"name": "mousepad"}))]);
+    assert!(
+        text(&r[0]).contains("policy.toml") && text(&r[0]).contains("line"),
+        "{r:?}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -103,6 +103,7 @@ fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
                 ToolError::UnknownTool(_) => "unknown_tool",
                 ToolError::Failed(_) => "failed",
                 ToolError::NoDesktop(_) => "no_desktop",
+                ToolError::Refused(_) => "refused",
             };
             let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
             result.structured_content = Some(json!({ "error": kind, "message": e.to_string() }));

@@ -563,7 +563,7 @@ pub async fn record_call(
     if let Err(e) = &result {
         result_fields["refused"] = json!(matches!(
             e,
-            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_)
+            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_) | ToolError::Refused(_)
         ));
     }
     let click_point = structured.get("click_point").and_then(|p| {

@@ -263,6 +263,9 @@ impl<T: ToolSpec> Tool for T {
     }
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let typed = parse_args::<T::Args>(&args, &self.input_schema())?;
+        if !T::READ_ONLY {
+            crate::policy::check(ctx, T::NAME, &args).await?;
+        }
         self.run(ctx, typed).await
     }
 }
