@@ -377,7 +377,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
             .extend(write_pending(&goldens, scenario, &run_dir, ci));
         return finish(report);
     }
-    match diff_trajectories(&golden, &run_dir, &diff_config(scenario)) {
+    match diff_trajectories(&golden, &run_dir, &scenario.spec.diff) {
         Err(e) => report.error = Some(format!("golden {}: {e}", golden.display())),
         Ok(d) => {
             report.passed = d.passed;
@@ -397,19 +397,6 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         }
     }
     finish(report)
-}
-
-/// The scenario's diff config plus one rule: the project's absolute path (which shows up in
-/// file URLs and titles) reads `<project>`, so goldens hold wherever the project lives.
-fn diff_config(scenario: &Scenario) -> DiffConfig {
-    let mut config = scenario.spec.diff.clone();
-    if let Ok(root) = scenario.root.canonicalize() {
-        config.redact.push(crate::diff::RedactRule {
-            pattern: regex::escape(&root.to_string_lossy()),
-            replacement: Some("<project>".into()),
-        });
-    }
-    config
 }
 
 fn write_pending(
