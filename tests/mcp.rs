@@ -164,43 +164,88 @@ fn bad_json_rpc_gets_error_responses_and_the_server_keeps_serving() {
     assert_eq!(by_id(6)["result"]["structuredContent"]["enabled"], false);
 }
 
-/// One JSON-RPC exchange with `cua mcp`: initialize, then `calls` (tool, args); returns the
-/// tool results by call order.
+/// A live `cua mcp` client speaking raw JSON-RPC, one call at a time.
+struct McpClient {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn start(envs: &[(String, String)], extra_args: &[&str]) -> McpClient {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
+            .arg("mcp")
+            .args(extra_args)
+            .envs(envs.iter().cloned())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut c = McpClient {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
+        c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    fn send(&mut self, v: Value) {
+        self.stdin
+            .as_mut()
+            .unwrap()
+            .write_all(format!("{v}\n").as_bytes())
+            .unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        use std::io::BufRead;
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(v["id"], id, "{v}");
+        v
+    }
+
+    /// A tool call's result.
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))["result"].clone()
+    }
+}
+
+impl McpClient {
+    /// Closes stdin (the client disconnects) and waits for the server to finish.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `cua mcp` process: the calls in order, their results.
 fn mcp_calls(envs: &[(String, String)], calls: &[(&str, Value)]) -> Vec<Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .arg("mcp")
-        .envs(envs.iter().cloned())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = vec![
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    ];
-    for (i, (tool, args)) in calls.iter().enumerate() {
-        lines.push(json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}));
-    }
-    // Calls run concurrently in the server; send them one at a time, waiting for each.
-    use std::io::BufRead;
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut results = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        stdin.write_all(format!("{l}\n").as_bytes()).unwrap();
-        if i == 1 {
-            continue;
-        }
-        let mut reply = String::new();
-        out.read_line(&mut reply).unwrap();
-        let v: Value = serde_json::from_str(&reply).unwrap();
-        if i > 1 {
-            results.push(v["result"].clone());
-        }
-    }
-    drop(stdin);
-    let _ = child.wait();
+    let mut client = McpClient::start(envs, &[]);
+    let results = calls
+        .iter()
+        .map(|(t, a)| client.call(t, a.clone()))
+        .collect();
+    // The server finalizes (a recording, if any) on disconnect.
+    client.finish();
     results
 }
 
@@ -415,7 +460,10 @@ fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording
     );
     assert_eq!(r[4]["isError"], false, "approved: {r:?}");
     let pid = r[4]["structuredContent"]["pid"].clone();
-    assert!(text(&r[5]).contains("cannot be identified"), "fail closed: {r:?}");
+    assert!(
+        text(&r[5]).contains("cannot be identified"),
+        "fail closed: {r:?}"
+    );
 
     let r = mcp_calls(
         &envs,
@@ -475,5 +523,125 @@ fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording
         text(&r[0]).contains("policy.toml") && text(&r[0]).contains("line"),
         "{r:?}"
     );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1024,
+        height: 700,
+    })
+    .expect("sandbox");
+    let home = std::env::temp_dir().join(format!("cua-sessions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let socket = home.join("daemon.sock");
+    let mut envs = sandbox.env();
+    envs.push(("XDG_CONFIG_HOME".into(), home.display().to_string()));
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["serve", "--socket", socket.to_str().unwrap()])
+        .envs(envs.iter().cloned())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut a = McpClient::start(&envs, &["--socket", socket.to_str().unwrap()]);
+    let mut b = McpClient::start(&envs, &["--socket", socket.to_str().unwrap()]);
+
+    let launched = a.call("launch_app", json!({"name": "Calculator"}));
+    let (pid, window) = (
+        launched["structuredContent"]["pid"].clone(),
+        launched["structuredContent"]["windows"][0]["window_id"].clone(),
+    );
+    let state = a.call(
+        "get_window_state",
+        json!({"pid": pid, "window_id": window, "include_screenshot": false}),
+    );
+    let seven = state["structuredContent"]["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "7 7")
+        .unwrap()["index"]
+        .clone();
+    // B never read the window: A's element cache is not B's.
+    let r = b.call(
+        "click",
+        json!({"pid": pid, "window_id": window, "element_index": seven}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("get_window_state first"),
+        "{r}"
+    );
+
+    // Config overrides stay in their session.
+    a.call(
+        "set_config",
+        json!({"key": "max_image_dimension", "value": 300}),
+    );
+    let rb = b.call("get_config", json!({}));
+    assert_eq!(rb["structuredContent"]["max_image_dimension"], 0, "{rb}");
+    let ra = a.call("get_config", json!({}));
+    assert_eq!(ra["structuredContent"]["max_image_dimension"], 300, "{ra}");
+
+    // A records; B's calls meanwhile are not A's turns.
+    let rec = home.join("rec");
+    let r = a.call("set_recording", json!({"enabled": true, "output_dir": rec}));
+    assert_eq!(r["isError"], false, "{r}");
+    let stb = b.call(
+        "get_window_state",
+        json!({"pid": pid, "window_id": window, "include_screenshot": false}),
+    );
+    let six = stb["structuredContent"]["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "6 6")
+        .unwrap()["index"]
+        .clone();
+    assert_eq!(
+        b.call(
+            "click",
+            json!({"pid": pid, "window_id": window, "element_index": six})
+        )["isError"],
+        false
+    );
+    assert_eq!(
+        a.call(
+            "click",
+            json!({"pid": pid, "window_id": window, "element_index": seven})
+        )["isError"],
+        false
+    );
+    a.call("set_recording", json!({"enabled": false}));
+    let turns: Vec<String> = std::fs::read_dir(&rec)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("turn-"))
+        .collect();
+    assert_eq!(turns, vec!["turn-00001".to_string()], "only A's click");
+    let action: Value =
+        serde_json::from_slice(&std::fs::read(rec.join("turn-00001/action.json")).unwrap())
+            .unwrap();
+    assert_eq!(action["target"]["name"], "7 7");
+    assert!(action["arguments"].get("session").is_none(), "{action}");
+    drop(a);
+    drop(b);
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = daemon.wait();
     let _ = std::fs::remove_dir_all(&home);
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::errors::ToolError;
-use crate::tools::{ImageBlock, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{ImageBlock, Sessions, ToolContext, ToolOutput, ToolRegistry};
 
 /// Environment variable that overrides the socket path for clients and the server.
 pub const SOCKET_ENV: &str = "CUA_SOCKET";
@@ -76,7 +76,9 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     eprintln!("cua daemon listening on {}", socket.display());
 
-    let ctx = Arc::new(ToolContext::new());
+    // Calls without a session share the default context (CLI calls: element indices carry
+    // from one call to the next); each named session has its own.
+    let sessions = Arc::new(Sessions::new(Arc::new(ToolContext::new())));
     let registry = Arc::new(ToolRegistry::new());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -86,22 +88,22 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                let (ctx, registry) = (ctx.clone(), registry.clone());
-                tokio::spawn(async move { handle(stream, ctx, registry).await });
+                let (sessions, registry) = (sessions.clone(), registry.clone());
+                tokio::spawn(async move { handle(stream, sessions, registry).await });
             }
             _ = term.recv() => break,
             _ = int.recv() => break,
         }
     }
     // Finalize: queued turns written, session.json stamped with its stop time.
-    ctx.recorder.stop_when_done().await;
+    sessions.finalize_all().await;
     let _ = std::fs::remove_file(socket);
     Ok(())
 }
 
 async fn handle(
     stream: tokio::net::UnixStream,
-    ctx: Arc<ToolContext>,
+    sessions: Arc<Sessions>,
     registry: Arc<ToolRegistry>,
 ) {
     let (read, mut write) = stream.into_split();
@@ -111,7 +113,10 @@ async fn handle(
             Ok(req) => match req.get("tool").and_then(Value::as_str) {
                 Some(tool) => {
                     let args = req.get("args").cloned().unwrap_or(Value::Null);
-                    reply_for(registry.call(&ctx, tool, args).await)
+                    match sessions.for_call(&args) {
+                        Ok(ctx) => reply_for(registry.call(&ctx, tool, args).await),
+                        Err(e) => reply_for(Err(e)),
+                    }
                 }
                 None => reply_for(Err(ToolError::invalid("request needs a `tool` field"))),
             },

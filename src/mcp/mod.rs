@@ -23,12 +23,14 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::errors::ToolError;
-use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{Sessions, ToolContext, ToolOutput, ToolRegistry};
 
 /// Where calls run: in this process, or in a daemon reached through its socket.
 enum Backend {
-    InProcess(Arc<ToolContext>),
-    Daemon(PathBuf),
+    InProcess(Arc<Sessions>),
+    /// The daemon's socket, and this connection's session id there (sent with every call
+    /// that names none, so clients of one daemon stay apart).
+    Daemon(PathBuf, String),
 }
 
 struct CuaServer {
@@ -64,8 +66,15 @@ impl CuaServer {
 
     async fn run(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
         match &self.backend {
-            Backend::InProcess(ctx) => self.registry.call(ctx, name, args).await,
-            Backend::Daemon(socket) => {
+            Backend::InProcess(sessions) => {
+                let ctx = sessions.for_call(&args)?;
+                self.registry.call(&ctx, name, args).await
+            }
+            Backend::Daemon(socket, session) => {
+                let mut args = args;
+                if let Value::Object(m) = &mut args {
+                    m.entry("session").or_insert_with(|| json!(session));
+                }
                 let (socket, name) = (socket.clone(), name.to_string());
                 tokio::task::spawn_blocking(move || {
                     crate::daemon::call(&socket, &name, &args).unwrap_or_else(|| {
@@ -215,13 +224,13 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         std::process::id(),
         chrono::Utc::now().timestamp_millis()
     );
-    let ctx = Arc::new(ToolContext::for_session(
+    let sessions = Arc::new(Sessions::new(Arc::new(ToolContext::for_session(
         crate::platform::DesktopEnv::from_process_env(),
-        session,
-    ));
+        session.clone(),
+    ))));
     let backend = match socket {
-        Some(s) => Backend::Daemon(s),
-        None => Backend::InProcess(ctx.clone()),
+        Some(s) => Backend::Daemon(s, session),
+        None => Backend::InProcess(sessions.clone()),
     };
     let server = CuaServer::new(backend)
         .serve(guarded_stdio())
@@ -237,6 +246,6 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         _ = term.recv() => cancel.cancel(),
         _ = int.recv() => cancel.cancel(),
     }
-    ctx.recorder.stop_when_done().await;
+    sessions.finalize_all().await;
     Ok(())
 }

@@ -548,7 +548,8 @@ pub async fn record_call(
     });
     let mut arguments = args.clone();
     if let Value::Object(m) = &mut arguments {
-        m.retain(|k, _| !k.starts_with('_'));
+        // Private keys and the session id belong to this run, not to the action.
+        m.retain(|k, _| !k.starts_with('_') && k != "session");
     }
     let (summary, error, structured) = match &result {
         Ok(out) => (out.summary.clone(), None, out.structured.clone()),

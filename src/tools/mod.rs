@@ -215,6 +215,57 @@ impl ToolContext {
     }
 }
 
+/// Tool contexts by session id, for servers that serve several sessions at once (the
+/// daemon, the MCP server): a call's `session` argument picks its context, created on first
+/// use; calls without one use the server's default context.
+pub struct Sessions {
+    default: Arc<ToolContext>,
+    by_id: Mutex<HashMap<String, Arc<ToolContext>>>,
+}
+
+impl Sessions {
+    pub fn new(default: Arc<ToolContext>) -> Self {
+        Sessions {
+            default,
+            by_id: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The context a call runs in; a `session` that is not a short string is refused.
+    pub fn for_call(&self, args: &Value) -> Result<Arc<ToolContext>, ToolError> {
+        let Some(session) = args.get("session") else {
+            return Ok(self.default.clone());
+        };
+        let id = session
+            .as_str()
+            .filter(|s| !s.is_empty() && s.len() <= 128)
+            .ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`session`: expected a non-empty string of at most 128 characters, got {session}"
+                ))
+            })?;
+        Ok(self
+            .by_id
+            .lock()
+            .unwrap()
+            .entry(id.to_string())
+            .or_insert_with(|| {
+                Arc::new(ToolContext::for_session(self.default.desktop().clone(), id))
+            })
+            .clone())
+    }
+
+    /// Finalizes every session's recording (server shutdown, client gone).
+    pub async fn finalize_all(&self) {
+        let all: Vec<Arc<ToolContext>> = std::iter::once(self.default.clone())
+            .chain(self.by_id.lock().unwrap().values().cloned())
+            .collect();
+        for ctx in all {
+            ctx.recorder.stop_when_done().await;
+        }
+    }
+}
+
 /// A tool defined by its typed arguments; [`Tool`] is derived from it.
 #[async_trait]
 pub trait ToolSpec: Send + Sync + 'static {
@@ -256,7 +307,12 @@ impl<T: ToolSpec> Tool for T {
         T::RECORDED
     }
     fn input_schema(&self) -> Value {
-        schema_of::<T::Args>()
+        let mut schema = schema_of::<T::Args>();
+        schema["properties"]["session"] = serde_json::json!({
+            "description": "Session id: calls with the same session share element caches, the recorder and set_config overrides, apart from other sessions. Default: the connection's own session.",
+            "type": "string",
+        });
+        schema
     }
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
         parse_args::<T::Args>(args, &self.input_schema()).map(|_| ())
