@@ -164,78 +164,9 @@ fn bad_json_rpc_gets_error_responses_and_the_server_keeps_serving() {
     assert_eq!(by_id(6)["result"]["structuredContent"]["enabled"], false);
 }
 
-/// A live `cua mcp` client speaking raw JSON-RPC, one call at a time.
-struct McpClient {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-    next_id: u64,
-}
-
-impl McpClient {
-    fn start(envs: &[(String, String)], extra_args: &[&str]) -> McpClient {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
-            .arg("mcp")
-            .args(extra_args)
-            .envs(envs.iter().cloned())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut c = McpClient {
-            child,
-            stdin,
-            stdout,
-            next_id: 0,
-        };
-        c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
-        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
-    }
-
-    fn send(&mut self, v: Value) {
-        self.stdin
-            .as_mut()
-            .unwrap()
-            .write_all(format!("{v}\n").as_bytes())
-            .unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        use std::io::BufRead;
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        assert_eq!(v["id"], id, "{v}");
-        v
-    }
-
-    /// A tool call's result.
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": args}))["result"].clone()
-    }
-}
-
-impl McpClient {
-    /// Closes stdin (the client disconnects) and waits for the server to finish.
-    fn finish(mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for McpClient {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+#[path = "support/mcp_client.rs"]
+mod mcp_client;
+use mcp_client::McpClient;
 
 /// One `cua mcp` process: the calls in order, their results.
 fn mcp_calls(envs: &[(String, String)], calls: &[(&str, Value)]) -> Vec<Value> {
