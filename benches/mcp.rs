@@ -3,10 +3,10 @@
 //! image base64-encoded in the reply) over MCP next to the same call in-process, same run.
 //! `cargo bench --bench mcp`.
 
-#[path = "support/stats.rs"]
-mod stats;
 #[path = "../tests/support/mcp_client.rs"]
 mod mcp_client;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::time::Instant;
 
@@ -38,7 +38,9 @@ fn main() {
     let (p50, p95) = median_p95(trivial);
     println!("| MCP over stdio | calls | p50 | p95 | target |");
     println!("|---|---|---|---|---|");
-    println!("| get_recording_state round trip | {TRIVIAL} | {p50:.3} ms | {p95:.3} ms | p50 ≤ 1 ms |");
+    println!(
+        "| get_recording_state round trip | {TRIVIAL} | {p50:.3} ms | {p95:.3} ms | p50 ≤ 1 ms |"
+    );
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -55,9 +57,11 @@ fn main() {
             .block_on(registry.call(&ctx, "launch_app", json!({ "name": app })))
             .unwrap()
             .structured;
-        let args = json!({ "pid": launched["pid"], "window_id": launched["windows"][0]["window_id"] });
+        let args =
+            json!({ "pid": launched["pid"], "window_id": launched["windows"][0]["window_id"] });
         // Warm both paths (the first walk of a GTK4 app fills its cache).
-        rt.block_on(registry.call(&ctx, "get_window_state", args.clone())).unwrap();
+        rt.block_on(registry.call(&ctx, "get_window_state", args.clone()))
+            .unwrap();
         client.call("get_window_state", args.clone());
         let mut over_mcp = Vec::new();
         let mut in_process = Vec::new();
@@ -67,7 +71,8 @@ fn main() {
             over_mcp.push(t.elapsed().as_secs_f64() * 1000.0);
             assert_eq!(r["isError"], false, "{r}");
             let t = Instant::now();
-            rt.block_on(registry.call(&ctx, "get_window_state", args.clone())).unwrap();
+            rt.block_on(registry.call(&ctx, "get_window_state", args.clone()))
+                .unwrap();
             in_process.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         let (m, _) = median_p95(over_mcp);

@@ -38,18 +38,73 @@ fn python_with_sdk() -> PathBuf {
     python
 }
 
+const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
+
+/// A folder with the TypeScript SDK installed and the client script next to it (ES
+/// modules resolve packages from the script's folder), made once.
+fn node_client_with_sdk() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-node");
+    let ready = dir.join(".installed");
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(TS_SDK) {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("package.json"),
+            r#"{"private": true, "type": "module"}"#,
+        )
+        .unwrap();
+        let out = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                TS_SDK,
+                "ajv@8",
+            ])
+            .current_dir(&dir)
+            .output()
+            .expect("npm (scripts/setup installs nodejs and npm)");
+        assert!(
+            out.status.success(),
+            "npm install {TS_SDK}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(&ready, TS_SDK).unwrap();
+    }
+    let script = dir.join("mcp_ts_client.mjs");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_ts_client.mjs"),
+        &script,
+    )
+    .unwrap();
+    script
+}
+
 #[test]
 fn the_python_sdk_lists_tools_observes_clicks_records_and_replays() {
     let python = python_with_sdk();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_python_client.py");
+    drive_with_official_client(Command::new(python).arg(script), "py");
+}
+
+#[test]
+fn the_typescript_sdk_lists_tools_observes_clicks_records_and_replays() {
+    let script = node_client_with_sdk();
+    drive_with_official_client(Command::new("node").arg(script), "ts");
+}
+
+/// Runs an SDK client script (args: cua binary, recording folder) against a fresh sandbox
+/// and checks what it saw, the app's own state, and the recording.
+fn drive_with_official_client(client: &mut Command, label: &str) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
     })
     .expect("sandbox");
-    let recording = std::env::temp_dir().join(format!("cua-mcp-rec-{}", std::process::id()));
+    let recording =
+        std::env::temp_dir().join(format!("cua-mcp-rec-{label}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&recording);
-    let out = Command::new(python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_python_client.py"))
+    let out = client
         .arg(env!("CARGO_BIN_EXE_cua"))
         .arg(&recording)
         .envs(sandbox.env())
