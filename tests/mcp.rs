@@ -631,3 +631,33 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
     let _ = daemon.wait();
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[test]
+fn a_client_that_disconnects_mid_recording_leaves_a_finalized_recording() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 800,
+        height: 600,
+    })
+    .expect("sandbox");
+    let dir = std::env::temp_dir().join(format!("cua-mcp-disconnect-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = mcp_calls(
+        &sandbox.env(),
+        &[
+            (
+                "set_recording",
+                json!({"enabled": true, "output_dir": dir, "video_experimental": true}),
+            ),
+            ("move_cursor", json!({"x": 10, "y": 10})),
+        ],
+    );
+    assert_eq!(r[0]["isError"], false, "{r:?}");
+    // No set_recording off: the client went away (stdin closed) and the server finalized.
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("session.json")).unwrap()).unwrap();
+    assert!(session["stopped_at"].is_string(), "{session}");
+    assert_eq!(session["turns_written"], 1, "{session}");
+    let video = std::fs::metadata(dir.join("recording.mp4")).unwrap();
+    assert!(video.len() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
