@@ -59,7 +59,8 @@ enum Command {
         update: bool,
         #[command(flatten)]
         dirs: HarnessDirs,
-        /// Where runs are recorded (default: $TMPDIR/cua-test-<uid>).
+        /// Where runs are recorded (default: a new $TMPDIR/cua-test-<pid>, removed when every
+        /// scenario passed).
         #[arg(long, value_name = "DIR")]
         work_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -400,9 +401,10 @@ pub fn main() -> i32 {
                 jobs,
                 shard,
                 update,
-                work_dir: work_dir.unwrap_or_else(default_work_dir),
+                work_dir: work_dir.clone().unwrap_or_else(default_work_dir),
             },
             &outputs.outputs(),
+            work_dir.is_none(),
         ),
         Command::Golden(cmd) => run_golden(cmd),
         Command::Demo { out: dir } => crate::demo::run(dir),
@@ -792,11 +794,16 @@ fn run_diff(
     if passed { 0 } else { 1 }
 }
 
+/// Per invocation: two `cua test` runs at once must not record into the same folders.
 fn default_work_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("cua-test-{}", nix::unistd::getuid()))
+    std::env::temp_dir().join(format!("cua-test-{}", std::process::id()))
 }
 
-fn run_test(opts: crate::harness::TestOptions, outputs: &crate::report::Outputs) -> i32 {
+fn run_test(
+    opts: crate::harness::TestOptions,
+    outputs: &crate::report::Outputs,
+    own_work_dir: bool,
+) -> i32 {
     if opts.update && crate::harness::in_ci() {
         return fail(
             2,
@@ -840,11 +847,13 @@ fn run_test(opts: crate::harness::TestOptions, outputs: &crate::report::Outputs)
     if let Err(e) = outputs.emit("cua test", &reports) {
         return fail(1, format!("writing the report: {e}"));
     }
-    if reports.iter().all(|r| r.passed) {
-        0
-    } else {
-        1
+    let passed = reports.iter().all(|r| r.passed);
+    if passed && own_work_dir {
+        let _ = std::fs::remove_dir_all(&opts.work_dir);
+    } else if !passed {
+        eprintln!("runs kept in {}", opts.work_dir.display());
     }
+    if passed { 0 } else { 1 }
 }
 
 /// The diff config a scenario declares, or the defaults when it has no file.
@@ -904,42 +913,20 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
             scenarios,
             all,
             dirs,
-        } => {
-            let goldens = Goldens::new(&dirs.goldens);
-            let names = if all {
-                pending_names(&goldens)
-            } else {
-                scenarios
-            };
-            let mut code = 0;
-            for name in names {
-                match goldens.accept(&name) {
-                    Ok(p) => out(&format!("accepted: {}", p.display())),
-                    Err(e) => code = fail(2, e),
-                }
-            }
-            code
-        }
+        } => each_scenario(&dirs, scenarios, all, |goldens, name| {
+            goldens
+                .accept(name)
+                .map(|p| format!("accepted: {}", p.display()))
+        }),
         GoldenCommand::Reject {
             scenarios,
             all,
             dirs,
-        } => {
-            let goldens = Goldens::new(&dirs.goldens);
-            let names = if all {
-                pending_names(&goldens)
-            } else {
-                scenarios
-            };
-            let mut code = 0;
-            for name in names {
-                match goldens.reject(&name) {
-                    Ok(()) => out(&format!("rejected: {}", goldens.pending(&name).display())),
-                    Err(e) => code = fail(2, e),
-                }
-            }
-            code
-        }
+        } => each_scenario(&dirs, scenarios, all, |goldens, name| {
+            goldens
+                .reject(name)
+                .map(|()| format!("rejected: {}", goldens.pending(name).display()))
+        }),
         GoldenCommand::Review {
             scenario,
             turn,
@@ -1023,6 +1010,30 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
             0
         }
     }
+}
+
+/// Runs `op` for the named scenarios (or every one with a pending golden); exit 2 if any
+/// failed.
+fn each_scenario(
+    dirs: &HarnessDirs,
+    scenarios: Vec<String>,
+    all: bool,
+    op: impl Fn(&crate::golden::Goldens, &str) -> Result<String, String>,
+) -> i32 {
+    let goldens = crate::golden::Goldens::new(&dirs.goldens);
+    let names = if all {
+        pending_names(&goldens)
+    } else {
+        scenarios
+    };
+    let mut code = 0;
+    for name in names {
+        match op(&goldens, &name) {
+            Ok(done) => out(&done),
+            Err(e) => code = fail(2, e),
+        }
+    }
+    code
 }
 
 fn pending_names(goldens: &crate::golden::Goldens) -> Vec<String> {

@@ -21,8 +21,9 @@ use crate::report::ScenarioReport;
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::tools::{ToolContext, ToolRegistry};
 
-/// How long a scenario waits for its app's window and its steps' elements.
-const READY_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a scenario waits for its app's window and its steps' elements (a browser's
+/// cold start on a loaded 2-core machine takes several seconds).
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `harness/<name>.toml`.
 #[derive(Debug, Clone, Deserialize)]
