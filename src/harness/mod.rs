@@ -710,3 +710,40 @@ async fn wait_for_target(
 }
 
 pub use golden::obsolete_goldens;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(scenarios: &[&str], shard: Option<(usize, usize)>) -> TestOptions {
+        TestOptions {
+            harness_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("harness"),
+            goldens_dir: PathBuf::from("goldens"),
+            scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+            jobs: 1,
+            shard,
+            update: false,
+            work_dir: PathBuf::from("unused"),
+        }
+    }
+
+    fn names(opts: &TestOptions) -> Vec<String> {
+        select(opts).unwrap().into_iter().map(|s| s.name).collect()
+    }
+
+    #[test]
+    fn shards_split_the_sorted_scenarios_without_overlap() {
+        let all = names(&options(&[], None));
+        assert!(all.len() >= 5, "{all:?}");
+        let first = names(&options(&[], Some((1, 2))));
+        let second = names(&options(&[], Some((2, 2))));
+        let mut both: Vec<String> = first.iter().chain(&second).cloned().collect();
+        both.sort();
+        assert_eq!(both, all);
+        assert!(first.iter().all(|n| !second.contains(n)));
+        assert_eq!(parse_shard("3/2").unwrap_err(), "`3/2`: need 1 <= I <= N");
+        assert!(parse_shard("1/0").is_err() && parse_shard("x").is_err());
+        let picked = names(&options(&["fixture", "calculator"], None));
+        assert_eq!(picked, ["calculator", "fixture"]);
+    }
+}
