@@ -524,20 +524,51 @@ async fn launch(
         args.insert("urls".into(), json!(urls));
     }
     args.insert("creates_new_application_instance".into(), json!(true));
+    let label = app.name.as_deref().or(app.path.as_deref()).unwrap_or("app");
+    // An app that never shows an accessible window is started once more: on a loaded
+    // machine a first start can miss (seen once in CI: GTK3 widget factory, no tree in
+    // 30 s). Both attempts' last observations go into the error.
+    let mut seen = Vec::new();
+    for _attempt in 0..2 {
+        match launch_once(ctx, registry, app, Value::Object(args.clone())).await {
+            Ok(found) => return Ok(found),
+            Err((pid, why)) => {
+                seen.push(why);
+                if let Some(pid) = pid {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid as i32),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+            }
+        }
+    }
+    Err(format!("{label}: {}", seen.join("; then, started again: ")))
+}
+
+/// One launch and the wait for its window and tree; on failure the pid (to stop it) and
+/// what was last seen.
+async fn launch_once(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    app: &AppSpec,
+    args: Value,
+) -> Result<(u32, u64), (Option<u32>, String)> {
     let out = registry
-        .call(ctx, "launch_app", Value::Object(args))
+        .call(ctx, "launch_app", args)
         .await
-        .map_err(|e| format!("launch_app: {e}"))?;
+        .map_err(|e| (None, format!("launch_app: {e}")))?;
     let pid = out.structured["pid"]
         .as_u64()
-        .ok_or("launch_app returned no pid")? as u32;
-    let deadline = Instant::now() + READY_TIMEOUT;
+        .ok_or((None, "launch_app returned no pid".to_string()))? as u32;
+    let deadline = Instant::now() + READY_TIMEOUT / 2;
     let title = app.window.clone().unwrap_or_default();
+    let mut last = String::from("no window yet");
     loop {
         let windows = registry
             .call(ctx, "list_windows", json!({ "pid": pid }))
             .await
-            .map_err(|e| format!("list_windows: {e}"))?;
+            .map_err(|e| (Some(pid), format!("list_windows: {e}")))?;
         let found = windows.structured["windows"]
             .as_array()
             .into_iter()
@@ -553,23 +584,40 @@ async fn launch(
                     json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
                 )
                 .await;
-            if state.is_ok_and(|s| s.structured["element_count"].as_u64().unwrap_or(0) > 0) {
-                if let Some(size) = &app.size {
-                    pin_size(ctx, window, size, deadline).await?;
+            match state {
+                Ok(s) if s.structured["element_count"].as_u64().unwrap_or(0) > 0 => {
+                    if let Some(size) = &app.size {
+                        pin_size(ctx, window, size, deadline + READY_TIMEOUT / 2)
+                            .await
+                            .map_err(|e| (Some(pid), e))?;
+                    }
+                    return Ok((pid, window));
                 }
-                return Ok((pid, window));
+                Ok(s) => {
+                    last = format!(
+                        "window {window} has no accessible element ({})",
+                        s.structured["degraded_reason"]
+                            .as_str()
+                            .unwrap_or("empty tree")
+                    )
+                }
+                Err(e) => last = format!("window {window}: get_window_state: {e}"),
             }
+        } else if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Err((None, format!("pid {pid} exited before showing a window")));
         }
         if Instant::now() >= deadline {
-            return Err(format!(
-                "{}: no window{} with an accessibility tree after {} s",
-                app.name.as_deref().or(app.path.as_deref()).unwrap_or("app"),
-                if title.is_empty() {
-                    String::new()
-                } else {
-                    format!(" titled \"…{title}…\"")
-                },
-                READY_TIMEOUT.as_secs()
+            return Err((
+                Some(pid),
+                format!(
+                    "no window{} with an accessibility tree after {} s (last seen: {last})",
+                    if title.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" titled \"…{title}…\"")
+                    },
+                    (READY_TIMEOUT / 2).as_secs()
+                ),
             ));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
