@@ -42,11 +42,7 @@ fn main() {
         "| get_recording_state round trip | {TRIVIAL} | {p50:.3} ms | {p95:.3} ms | p50 ≤ 1 ms |"
     );
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = cua::tools::runtime().unwrap();
     let registry = ToolRegistry::new();
     let ctx = ToolContext::for_desktop(sandbox.desktop());
     println!();

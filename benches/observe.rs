@@ -21,11 +21,7 @@ fn main() {
         height: 1080,
     })
     .expect("sandbox");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = cua::tools::runtime().unwrap();
     let registry = ToolRegistry::new();
     let ctx = ToolContext::for_desktop(sandbox.desktop());
 

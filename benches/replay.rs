@@ -23,11 +23,7 @@ fn main() {
         height: 900,
     })
     .expect("sandbox");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = cua::tools::runtime().unwrap();
     let registry = ToolRegistry::new();
     println!(
         "| app | turns | first turn (fresh snapshot) | replay turn p50 | direct click p50 | overhead per turn p50 |"

@@ -282,11 +282,7 @@ fn out(text: &str) {
 
 /// The async runtime tools run on; on failure, the exit code after reporting it.
 fn runtime() -> Result<tokio::runtime::Runtime, i32> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| fail(1, format!("cannot start the async runtime: {e}")))
+    crate::tools::runtime().map_err(|e| fail(1, format!("cannot start the async runtime: {e}")))
 }
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {

@@ -108,11 +108,7 @@ fn run_inner(out: &Path) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     eprintln!("desktop up on display {}", sandbox.display_name());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = crate::tools::runtime().map_err(|e| e.to_string())?;
     let mut demo = Demo {
         registry: ToolRegistry::new(),
         ctx: ToolContext::for_desktop(sandbox.desktop()),

@@ -12,6 +12,7 @@ pub mod demo;
 pub mod diff;
 pub mod docs;
 pub mod errors;
+pub mod files;
 pub mod golden;
 pub mod harness;
 pub mod mcp;

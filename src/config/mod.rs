@@ -198,15 +198,8 @@ pub fn save_global(key: &str, value: Value) -> Result<PathBuf, ToolError> {
         set_dotted(&mut tree, &k, v);
     }
     set_dotted(&mut tree, key, value);
-    let write = || -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&tree).unwrap_or_default())?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
+    crate::files::write_atomic(&path, &serde_json::to_vec_pretty(&tree).unwrap_or_default())
+        .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
 }
 

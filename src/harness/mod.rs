@@ -451,11 +451,7 @@ fn drive(scenario: &Scenario, run_dir: &Path) -> Result<(), String> {
         .collect();
     let ctx = ToolContext::for_desktop(desktop);
     let registry = ToolRegistry::new();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("async runtime: {e}"))?;
+    let runtime = crate::tools::runtime().map_err(|e| format!("async runtime: {e}"))?;
     let result = runtime.block_on(async {
         let (pid, window) = launch(&ctx, &registry, scenario).await?;
         registry

@@ -94,12 +94,6 @@ fn existing_turns(dir: &Path) -> std::io::Result<Vec<u32>> {
     Ok(turns)
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(tmp, path)
-}
-
 impl Recorder {
     pub fn is_recording(&self) -> bool {
         self.active.lock().unwrap().is_some()
@@ -204,7 +198,7 @@ impl Recorder {
             turns_written: 0,
             video: video.as_ref().map(|_| json!({ "path": VIDEO_FILE, "codec": "h264", "fps": video::FPS, "status": "recording" })),
         };
-        write_atomic(
+        crate::files::write_atomic(
             &dir.join("session.json"),
             &serde_json::to_vec_pretty(&session).unwrap(),
         )
@@ -260,7 +254,7 @@ impl Recorder {
         let next = self.progress.lock().unwrap().next_turn;
         session.stopped_at = Some(chrono::Utc::now().to_rfc3339());
         session.turns_written = next.saturating_sub(session.first_turn);
-        if let Err(e) = write_atomic(
+        if let Err(e) = crate::files::write_atomic(
             &active.dir.join("session.json"),
             &serde_json::to_vec_pretty(&session).unwrap(),
         ) {

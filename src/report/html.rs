@@ -274,6 +274,6 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
         esc(title)
     );
     let index = dir.join("index.html");
-    super::write_atomic(&index, html.as_bytes())?;
+    crate::files::write_atomic(&index, html.as_bytes())?;
     Ok(index)
 }

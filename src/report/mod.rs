@@ -4,7 +4,6 @@
 
 pub mod html;
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -130,19 +129,6 @@ pub fn junit(reports: &[ScenarioReport]) -> String {
     report.to_string().unwrap_or_default()
 }
 
-/// Writes `text` to `path` through a temporary file, so a reader never sees half a file.
-pub fn write_atomic(path: &Path, text: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().unwrap_or_default().to_string_lossy()
-    ));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
-}
-
 /// Where a run's reports go, as given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct Outputs {
@@ -163,13 +149,13 @@ impl Outputs {
         }
         if let Some(dir) = &self.report_dir {
             let index = html::write(dir, title, reports)?;
-            write_atomic(&dir.join("report.json"), json(reports).as_bytes())?;
+            crate::files::write_atomic(&dir.join("report.json"), json(reports).as_bytes())?;
             if !self.json {
                 println!("report: {}", index.display());
             }
         }
         if let Some(path) = &self.junit {
-            write_atomic(path, junit(reports).as_bytes())?;
+            crate::files::write_atomic(path, junit(reports).as_bytes())?;
         }
         Ok(())
     }

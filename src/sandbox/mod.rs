@@ -493,12 +493,10 @@ impl Sandbox {
     }
 
     fn save_state(&self) -> Result<(), SandboxError> {
-        let tmp = self.dir.join(".state.json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(&self.state).map_err(std::io::Error::other)?,
+        crate::files::write_atomic(
+            &self.dir.join("state.json"),
+            &serde_json::to_vec_pretty(&self.state).map_err(std::io::Error::other)?,
         )?;
-        std::fs::rename(tmp, self.dir.join("state.json"))?;
         Ok(())
     }
 

@@ -215,6 +215,15 @@ impl ToolContext {
     }
 }
 
+/// The async runtime tools run on, as every entry point builds it (two workers: the
+/// machines this runs on have two cores, and captures run beside tree walks).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 /// Tool contexts by session id, for servers that serve several sessions at once (the
 /// daemon, the MCP server): a call's `session` argument picks its context, created on first
 /// use; calls without one use the server's default context.

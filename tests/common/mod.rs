@@ -72,11 +72,7 @@ pub fn desktop() -> &'static Desktop {
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    cua::tools::runtime().unwrap()
 }
 
 /// Calls a tool on the shared desktop in a fresh context.
