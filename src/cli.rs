@@ -233,7 +233,7 @@ enum SandboxCommand {
     /// Start a desktop and print its environment as shell exports: eval "$(cua sandbox start)"
     Start {
         /// Screen size, WIDTHxHEIGHT.
-        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
         size: (u32, u32),
     },
     /// Run a command inside a desktop (a running sandbox, or a new one for the command's lifetime).
@@ -242,7 +242,7 @@ enum SandboxCommand {
         #[arg(long)]
         display: Option<u32>,
         /// Screen size when a new sandbox is started.
-        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
         size: (u32, u32),
         #[arg(trailing_var_arg = true, required = true, num_args = 1..)]
         command: Vec<String>,
@@ -260,18 +260,6 @@ enum SandboxCommand {
     /// Hold the Composite redirect for a sandbox (started by `sandbox start`).
     #[command(hide = true)]
     HoldComposite,
-}
-
-fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{s}` is not WIDTHxHEIGHT"))?;
-    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
-    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
-    if !(200..=8192).contains(&w) || !(200..=8192).contains(&h) {
-        return Err(format!("size `{s}` out of range (200-8192 per side)"));
-    }
-    Ok((w, h))
 }
 
 /// Writes to stdout; a closed pipe (`cua … | head`) is not an error.

@@ -203,19 +203,9 @@ async fn fresh_calculator(
     let (pid, window) = demo.launch("Calculator").await?;
     // gnome-calculator's first layout varies by a few pixels between launches: give the
     // new window the recorded size so the screenshots compare.
-    if let Some((w, h)) = size {
-        let platform = demo.ctx.platform().await.map_err(|e| e.to_string())?;
-        for _ in 0..30 {
-            let shot = platform
-                .capture_window(window)
-                .await
-                .map_err(|e| e.to_string())?;
-            if (shot.width, shot.height) == (w, h) {
-                break;
-            }
-            let _ = platform.resize_window(window, w, h).await;
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
+    if let Some(size) = size {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        crate::harness::pin_size(&demo.ctx, window, size, deadline).await?;
     }
     Ok((pid, window))
 }

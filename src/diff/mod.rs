@@ -332,6 +332,13 @@ fn target_identity(action: &Value) -> Option<String> {
     ))
 }
 
+/// Adds `name: expected → actual` when the two differ.
+fn changed(out: &mut Vec<String>, name: &str, expected: String, actual: String) {
+    if expected != actual {
+        out.push(format!("{name}: {expected} → {actual}"));
+    }
+}
+
 fn action_differences(
     expected: &Value,
     actual: &Value,
@@ -339,12 +346,12 @@ fn action_differences(
     rules: &[Redaction],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let mut field = |name: &str, e: String, a: String| {
-        if e != a {
-            out.push(format!("{name}: {e} → {a}"));
-        }
-    };
-    field("tool", short(&expected["tool"]), short(&actual["tool"]));
+    changed(
+        &mut out,
+        "tool",
+        short(&expected["tool"]),
+        short(&actual["tool"]),
+    );
     // Ids are compared through the rebinding, element indices through the element they
     // designated; everything else literally.
     let ids = ["pid", "window_id", "element_index"];
@@ -364,7 +371,8 @@ fn action_differences(
     keys.sort();
     keys.dedup();
     for k in keys {
-        field(
+        changed(
+            &mut out,
             &format!("arguments.{k}"),
             ea.get(k).map(short).unwrap_or_else(|| "absent".into()),
             aa.get(k).map(short).unwrap_or_else(|| "absent".into()),
@@ -372,7 +380,8 @@ fn action_differences(
     }
     let has = |v: &Value, k: &str| v["arguments"].get(k).is_some();
     if has(expected, "element_index") || has(actual, "element_index") {
-        field(
+        changed(
+            &mut out,
             "target",
             target_identity(expected)
                 .unwrap_or_else(|| format!("element {}", expected["arguments"]["element_index"])),
@@ -405,17 +414,14 @@ fn action_differences(
             other => redact(&other.to_string(), rules),
         }
     };
-    let mut field = |name: &str, e: String, a: String| {
-        if e != a {
-            out.push(format!("{name}: {e} → {a}"));
-        }
-    };
-    field(
+    changed(
+        &mut out,
         "result_error",
         text(&expected["result_error"]),
         text(&actual["result_error"]),
     );
-    field(
+    changed(
+        &mut out,
         "effect",
         text(expected.pointer("/result/effect").unwrap_or(&Value::Null)),
         text(actual.pointer("/result/effect").unwrap_or(&Value::Null)),

@@ -167,11 +167,13 @@ impl Scenario {
             }
         }
         if let Some(size) = &spec.app.size {
-            parse_screen(size).map_err(|e| format!("{label}: `app.size`: {e}"))?;
+            crate::sandbox::parse_size(size).map_err(|e| format!("{label}: `app.size`: {e}"))?;
         }
         let screen = match &spec.screen {
             None => (1280, 800),
-            Some(s) => parse_screen(s).map_err(|e| format!("{label}: `screen`: {e}"))?,
+            Some(s) => {
+                crate::sandbox::parse_size(s).map_err(|e| format!("{label}: `screen`: {e}"))?
+            }
         };
         Ok(Scenario {
             name,
@@ -181,20 +183,6 @@ impl Scenario {
             screen,
         })
     }
-}
-
-fn parse_screen(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once('x')
-        .ok_or_else(|| format!("`{s}` is not WIDTHxHEIGHT"))?;
-    let (w, h): (u32, u32) = (
-        w.parse().map_err(|_| format!("bad width in `{s}`"))?,
-        h.parse().map_err(|_| format!("bad height in `{s}`"))?,
-    );
-    if !(200..=8192).contains(&w) || !(200..=8192).contains(&h) {
-        return Err(format!("`{s}` out of range (200-8192 per side)"));
-    }
-    Ok((w, h))
 }
 
 /// Every scenario under `harness_dir`, by name.
@@ -583,9 +571,10 @@ async fn launch_once(
             match state {
                 Ok(s) if s.structured["element_count"].as_u64().unwrap_or(0) > 0 => {
                     if let Some(size) = &app.size {
+                        let size = crate::sandbox::parse_size(size).map_err(|e| (Some(pid), e))?;
                         pin_size(ctx, window, size, deadline + READY_TIMEOUT / 2)
                             .await
-                            .map_err(|e| (Some(pid), e))?;
+                            .map_err(|e| (Some(pid), format!("`app.size`: {e}")))?;
                     }
                     return Ok((pid, window));
                 }
@@ -621,13 +610,12 @@ async fn launch_once(
 }
 
 /// Resizes the window and waits until its screenshot has that size.
-async fn pin_size(
+pub async fn pin_size(
     ctx: &ToolContext,
     window: u64,
-    size: &str,
+    (width, height): (u32, u32),
     deadline: Instant,
 ) -> Result<(), String> {
-    let (width, height) = parse_screen(size)?;
     let platform = ctx.platform().await.map_err(|e| e.to_string())?;
     loop {
         let shot = platform
@@ -639,7 +627,7 @@ async fn pin_size(
         }
         if Instant::now() >= deadline {
             return Err(format!(
-                "`app.size`: the window stays {}x{}, not {size}",
+                "the window stays {}x{}, not {width}x{height}",
                 shot.width, shot.height
             ));
         }

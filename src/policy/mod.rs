@@ -180,10 +180,7 @@ fn listed(names: &[String], list: &[String]) -> Option<String> {
 pub async fn check(ctx: &ToolContext, tool: &str, args: &Value) -> Result<(), ToolError> {
     if tool == "type_text" {
         if let Some(text) = args.get("text").and_then(Value::as_str) {
-            if let Some(c) = text
-                .chars()
-                .find(|c| c.is_control() && (*c as u32) < 0x20 && *c != '\n' && *c != '\t')
-            {
+            if let Some(c) = text.chars().find(|c| crate::tools::keys::is_c0_control(*c)) {
                 return Err(ToolError::Refused(format!(
                     "policy: `text` holds the control character U+{:04X}; only \\n and \\t are allowed",
                     c as u32

@@ -19,6 +19,19 @@ use serde::{Deserialize, Serialize};
 /// Environment variable naming the state directory of the sandbox a process runs in.
 pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
 
+/// A screen or window size, `WIDTHxHEIGHT`, 200-8192 per side.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not WIDTHxHEIGHT"))?;
+    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
+    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
+    if !(200..=8192).contains(&w) || !(200..=8192).contains(&h) {
+        return Err(format!("size `{s}` out of range (200-8192 per side)"));
+    }
+    Ok((w, h))
+}
+
 /// The XDG config home apps in the sandbox at `dir` read.
 pub fn config_home(dir: &Path) -> PathBuf {
     dir.join("config")

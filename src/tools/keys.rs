@@ -207,12 +207,18 @@ pub fn parse_modifiers(names: &[String], field: &str) -> Result<Vec<Modifier>, T
     Ok(mods)
 }
 
-/// Refuses C0 control characters other than newline and tab: they are keystrokes, not text.
+/// A C0 control character other than newline and tab: a keystroke, not text.
+pub fn is_c0_control(c: char) -> bool {
+    c < ' ' && c != '\n' && c != '\t'
+}
+
+/// Refuses C0 control characters other than newline and tab, and DEL: they are keystrokes,
+/// not text.
 pub fn check_text(text: &str, field: &str) -> Result<(), ToolError> {
     if let Some((i, c)) = text
         .chars()
         .enumerate()
-        .find(|(_, c)| (*c < ' ' && *c != '\n' && *c != '\t') || *c == '\u{7f}')
+        .find(|(_, c)| is_c0_control(*c) || *c == '\u{7f}')
     {
         return Err(ToolError::invalid(format!(
             "`{field}`: control character U+{:04X} at position {i} is not text (send keys with press_key or hotkey)",
