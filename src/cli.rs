@@ -83,7 +83,7 @@ enum Command {
     },
     /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
     Serve {
-        /// Unix socket to listen on (default: per display under $XDG_RUNTIME_DIR/cua or ~/.cache/cua).
+        /// Unix socket to listen on (default: per display under /run/user/UID/cua, or $CUA_STATE_DIR).
         #[arg(long)]
         socket: Option<PathBuf>,
     },

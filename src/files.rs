@@ -14,3 +14,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
 }
+
+/// cua's own per-user state: the sandbox registry and the daemon sockets. Deliberately
+/// independent of `HOME` and `XDG_*`, which a sandbox gives its apps (and a user's shell
+/// may change): `CUA_STATE_DIR` when set, else `/run/user/UID/cua` when that runtime
+/// folder exists, else `cua-UID` in the temporary folder.
+pub fn state_root() -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("CUA_STATE_DIR").filter(|d| !d.is_empty()) {
+        return std::path::PathBuf::from(dir);
+    }
+    let uid = nix::unistd::getuid().as_raw();
+    let runtime = std::path::PathBuf::from(format!("/run/user/{uid}"));
+    if runtime.is_dir() {
+        return runtime.join("cua");
+    }
+    std::env::temp_dir().join(format!("cua-{uid}"))
+}

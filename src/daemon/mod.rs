@@ -24,17 +24,13 @@ pub fn default_socket() -> PathBuf {
     if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
+    let base = crate::files::state_root();
     let display = std::env::var("DISPLAY").unwrap_or_default();
     let tag: String = display
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '.')
         .collect();
-    base.join("cua").join(format!(
+    base.join(format!(
         "daemon-{}.sock",
         if tag.is_empty() { "none".into() } else { tag }
     ))

@@ -185,6 +185,9 @@ pub enum InputEvent {
     Pause(std::time::Duration),
 }
 
+/// Text longer than this is cut in snapshots and readings (documents can be huge).
+pub const MAX_TEXT_CHARS: usize = 4000;
+
 /// An element's state read back after an action, to verify its effect.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ElementReading {
@@ -192,6 +195,14 @@ pub struct ElementReading {
     pub states: Vec<String>,
     pub text: Option<String>,
     pub value: Option<f64>,
+}
+
+/// Where [`Platform::insert_text`] put its text, in characters: `replaced` characters
+/// from `offset` on (a selection) gave way to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TextEdit {
+    pub offset: usize,
+    pub replaced: usize,
 }
 
 /// A numeric element's range (sliders, spin buttons, scroll bars).
@@ -262,8 +273,9 @@ pub trait Platform: Send + Sync {
     // changes focus.
     /// Runs the element's action with this name (case-insensitive).
     async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()>;
-    /// Inserts text at the caret and moves the caret after it.
-    async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<()>;
+    /// Types text as a person would: replaces the selection when there is one, else
+    /// inserts at the caret; leaves the caret after the text. Says where it went.
+    async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<TextEdit>;
     /// Replaces the element's whole text.
     async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()>;
     async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange>;
@@ -314,7 +326,8 @@ impl DesktopEnv {
         }
     }
 
-    /// Variables a process started on this desktop needs.
+    /// Variables that put a process on this desktop: the display, the session bus and
+    /// the sandbox folder.
     pub fn child_env(&self) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if let Some(d) = &self.display {
@@ -328,16 +341,24 @@ impl DesktopEnv {
                 crate::sandbox::SANDBOX_DIR_ENV.into(),
                 dir.to_string_lossy().into_owned(),
             ));
-            // Apps in a sandbox keep settings in memory and read a private config home
-            // (no caret blink, no animations): every run starts from the same defaults and
-            // draws the same pixels.
-            env.push(("GSETTINGS_BACKEND".into(), "memory".into()));
-            env.push((
-                "XDG_CONFIG_HOME".into(),
-                crate::sandbox::config_home(dir)
-                    .to_string_lossy()
-                    .into_owned(),
-            ));
+        }
+        env
+    }
+
+    /// Variables for an app started on this desktop: [`Self::child_env`], the
+    /// accessibility bridge switched on, and inside a cua sandbox the hermetic homes,
+    /// locale and settings of [`crate::sandbox::app_env`]; a scenario's own `app.env`
+    /// last, so it can override any of them.
+    pub fn app_env(&self) -> Vec<(String, String)> {
+        let mut env = self.child_env();
+        env.push(("GTK_A11Y".into(), "atspi".into()));
+        // GTK3 then accepts the synthetic events background input sends (it ignores them
+        // when it reads devices through XInput2).
+        env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
+        // Qt exports its tree only when it sees a screen reader, or when told to.
+        env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
+        if let Some(dir) = &self.sandbox_dir {
+            env.extend(crate::sandbox::app_env(dir));
         }
         env.extend(self.app_env.iter().cloned());
         env

@@ -37,6 +37,48 @@ pub fn config_home(dir: &Path) -> PathBuf {
     dir.join("config")
 }
 
+/// The home folder apps in the sandbox at `dir` get.
+pub fn app_home(dir: &Path) -> PathBuf {
+    dir.join("home")
+}
+
+/// The variables that make an app in the sandbox at `dir` hermetic: its own HOME and XDG
+/// config, data, state, cache and runtime folders inside the sandbox (so drafts, recent
+/// files and caches of one run never reach the next, and nothing is written into the
+/// user's home), settings in memory, and a fixed time zone and locale (dates and numbers
+/// draw the same in every run).
+pub fn app_env(dir: &Path) -> Vec<(String, String)> {
+    let home = app_home(dir);
+    let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    vec![
+        ("HOME".into(), path(home.clone())),
+        ("XDG_CONFIG_HOME".into(), path(config_home(dir))),
+        ("XDG_DATA_HOME".into(), path(home.join(".local/share"))),
+        ("XDG_STATE_HOME".into(), path(home.join(".local/state"))),
+        ("XDG_CACHE_HOME".into(), path(home.join(".cache"))),
+        ("XDG_RUNTIME_DIR".into(), path(dir.join("app-runtime"))),
+        ("GSETTINGS_BACKEND".into(), "memory".into()),
+        ("TZ".into(), "UTC".into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("LC_ALL".into(), "C.UTF-8".into()),
+        ("LANGUAGE".into(), String::new()),
+    ]
+}
+
+/// Creates the folders [`app_env`] names (idempotent).
+pub fn prepare_app_homes(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for (_, folder) in app_env(dir)
+        .iter()
+        .filter(|(k, _)| k.starts_with("XDG_") || k == "HOME")
+    {
+        std::fs::create_dir_all(folder)?;
+    }
+    let runtime = dir.join("app-runtime");
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))?;
+    Ok(())
+}
+
 /// GTK settings for apps in the sandbox: no caret blink and no animations, so two runs of
 /// the same steps draw the same pixels (goldens compare screenshots).
 fn write_toolkit_settings(dir: &Path) -> std::io::Result<()> {
@@ -108,14 +150,9 @@ pub struct Sandbox {
     composite_holder: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Where sandbox state directories live.
+/// Where sandbox state directories live (one folder per sandbox, named uniquely).
 pub fn state_root() -> PathBuf {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("cua").join("sandboxes")
+    crate::files::state_root().join("sandboxes")
 }
 
 fn require(program: &str, package: &str) -> Result<(), SandboxError> {
@@ -257,14 +294,21 @@ impl Sandbox {
             ))
         })?;
 
-        // Move the state under its display number now that we know it.
-        let final_dir = root.join(self.state.display.to_string());
-        if final_dir.exists() {
-            std::fs::remove_dir_all(&final_dir)?;
-        }
+        // Name the folder after its display for people, and after this start for
+        // uniqueness: a display number is reused as soon as its Xvfb exits, and a
+        // sandbox still tearing down must never remove a newer sandbox's folder.
+        let unique = self
+            .dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(".starting-"))
+            .unwrap_or_default()
+            .to_string();
+        let final_dir = root.join(format!("{}-{unique}", self.state.display));
         std::fs::rename(&self.dir, &final_dir)?;
         self.dir = final_dir;
         write_toolkit_settings(&self.dir)?;
+        prepare_app_homes(&self.dir)?;
 
         let mut setxkb = self.command("setxkbmap");
         setxkb
@@ -339,19 +383,16 @@ impl Sandbox {
     /// A command that runs inside this desktop.
     pub fn command(&self, program: &str) -> Command {
         let mut cmd = Command::new(program);
-        for (k, v) in self.env() {
-            cmd.env(k, v);
-        }
+        cmd.envs(self.desktop().app_env());
         cmd.env_remove("NO_AT_BRIDGE");
         cmd
     }
 
-    /// The variables that put a process on this desktop.
+    /// The variables that put a shell on this desktop (what `cua sandbox start` prints):
+    /// the display, the session bus and the sandbox folder, nothing that moves the
+    /// user's own HOME or config.
     pub fn env(&self) -> Vec<(String, String)> {
-        let mut env = self.desktop().child_env();
-        env.push(("GTK_A11Y".into(), "atspi".into()));
-        env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
-        env
+        self.desktop().child_env()
     }
 
     /// How the platform layer addresses this desktop.

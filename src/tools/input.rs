@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 use super::keys::{Modifier, char_keysym, check_text, parse_key, parse_modifiers};
 use super::{Snapshot, ToolContext, ToolOutput, ToolSpec, window_of};
 use crate::errors::ToolError;
-use crate::platform::{AxNode, Delivery, InputEvent, Platform, PlatformError, WindowInfo};
+use crate::platform::{
+    AxNode, Delivery, InputEvent, Platform, PlatformError, TextEdit, WindowInfo,
+};
 
 const MAX_SETTLE_MS: u64 = 10_000;
 const POLL: Duration = Duration::from_millis(20);
@@ -292,6 +294,58 @@ async fn expect_window_change(
             before,
         },
         None => Expect::Nothing,
+    }
+}
+
+/// How long an action whose implied change is known (a toggled state, the typed text, a
+/// value) waits for it before calling it a no-op. Returns as soon as the change shows.
+const READ_BACK_MS: u64 = 500;
+
+/// Why an element from a snapshot must not be acted on now, read from the live app: it is
+/// gone, disabled, or no longer shown (a closed menu's item, a page switched away).
+/// Such an action is refused, never retried by pixel.
+async fn live_refusal(platform: &dyn Platform, node: &AxNode) -> Option<ToolError> {
+    let live = match platform.read_element(&node.handle).await {
+        Ok(r) => r,
+        Err(_) => {
+            return Some(ToolError::failed(format!(
+                "{} is gone from the app; call get_window_state again",
+                describe(node)
+            )));
+        }
+    };
+    let has = |s: &str| live.states.iter().any(|x| x == s);
+    let had = |s: &str| node.states.iter().any(|x| x == s);
+    if live.states.iter().any(|s| s == "defunct") {
+        return Some(ToolError::failed(format!(
+            "{} is gone from the app; call get_window_state again",
+            describe(node)
+        )));
+    }
+    if (had("showing") && !has("showing")) || (had("visible") && !has("visible")) {
+        return Some(ToolError::Refused(format!(
+            "{} is no longer showing (its menu, popup or page closed since the snapshot); call get_window_state again",
+            describe(node)
+        )));
+    }
+    if has("visible") && !has("sensitive") && !has("enabled") {
+        return Some(ToolError::Refused(format!(
+            "{} is disabled (not sensitive): a person could not operate it either",
+            describe(node)
+        )));
+    }
+    None
+}
+
+/// Adds the element's value after the action (its text, or its number) to the result.
+async fn with_new_value(platform: &dyn Platform, outcome: Outcome, node: &AxNode) -> Outcome {
+    match platform.read_element(&node.handle).await {
+        Ok(r) => match (r.text, r.value) {
+            (_, Some(v)) => outcome.with("value", json!(v)),
+            (Some(t), None) => outcome.with("value", json!(t)),
+            (None, None) => outcome,
+        },
+        Err(_) => outcome,
     }
 }
 
@@ -687,6 +741,11 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
         _ => (None, None),
     };
     let window = target.window().clone();
+    if let Some(node) = &element {
+        if let Some(refusal) = live_refusal(p, node).await {
+            return Err(refusal);
+        }
+    }
     if act_on_element {
         if let Some(node) = &element {
             let requested = if index.is_some() {
@@ -734,7 +793,18 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                         .with("click_point", json!({ "x": x, "y": y }))
                         .with("resolved_from_pixel", json!(true));
                 }
-                settle(p, &expect, settle_ms, &mut outcome, "px").await;
+                let wait = if matches!(expect, Expect::StateChange { .. }) {
+                    settle_ms.max(READ_BACK_MS)
+                } else {
+                    settle_ms
+                };
+                settle(p, &expect, wait, &mut outcome, "px").await;
+                if let Expect::StateChange { .. } = expect {
+                    if let Ok(r) = p.read_element(&node.handle).await {
+                        outcome =
+                            outcome.with("checked", json!(r.states.iter().any(|s| s == "checked")));
+                    }
+                }
                 return Ok(outcome.into_output(Some(r.pid), Some(&window)));
             }
         }
@@ -960,6 +1030,27 @@ fn is_editable(n: &AxNode) -> bool {
     n.states.iter().any(|s| s == "editable")
 }
 
+/// Roles that take typed text even when they do not say `editable` (terminals read keys).
+const TEXT_ROLES: &[&str] = &["entry", "text", "password_text", "terminal", "spin_button"];
+
+/// Whether typing into this element means something.
+fn takes_text(n: &AxNode) -> bool {
+    is_editable(n) || TEXT_ROLES.contains(&n.role.as_str())
+}
+
+/// The text an insert leaves, when the text before was read whole (not cut at the
+/// snapshot's length limit): `before` with the edit's span replaced by `typed`.
+fn spliced(before: &str, edit: TextEdit, typed: &str) -> Option<String> {
+    let chars: Vec<char> = before.chars().collect();
+    if chars.len() >= crate::platform::MAX_TEXT_CHARS || edit.offset + edit.replaced > chars.len() {
+        return None;
+    }
+    let mut out: String = chars[..edit.offset].iter().collect();
+    out.push_str(typed);
+    out.extend(&chars[edit.offset + edit.replaced..]);
+    Some(out)
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeTextArgs {
@@ -977,6 +1068,8 @@ pub struct TypeTextArgs {
     pub y: Option<f64>,
     /// Milliseconds between characters when typing key by key (0-200). Default 30.
     pub delay_ms: Option<u64>,
+    /// Send the text as key events to whatever has the keyboard focus, even when no editable element is targeted (terminals, canvases, custom widgets). Default false: typing with nothing editable targeted is an error.
+    pub as_keys: Option<bool>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
     /// Wait up to this many milliseconds for the effect. Default 0.
@@ -1017,21 +1110,71 @@ impl ToolSpec for TypeText {
             ),
             Target::Window { .. } => (focused_editable(p, a.pid, &window).await, None),
         };
+        let as_keys = a.as_keys.unwrap_or(false);
+        // Typing needs somewhere to go: an editable element, or key events asked for.
+        match &element {
+            Some(node) if !takes_text(node) && !as_keys => {
+                return Err(ToolError::failed(format!(
+                    "{} is not editable; address a text field, or pass as_keys: true to send key events to it anyway",
+                    describe(node)
+                )));
+            }
+            None if !as_keys => {
+                return Err(ToolError::failed(match target {
+                    Target::Pixel { x, y, .. } => format!(
+                        "nothing editable at ({x}, {y}) in window {}; address a text field, or pass as_keys: true to send key events there anyway",
+                        window.window_id
+                    ),
+                    _ => format!(
+                        "nothing editable has the keyboard focus in window {}; give the element_index of a text field, or pass as_keys: true to send key events to the window anyway",
+                        window.window_id
+                    ),
+                }));
+            }
+            _ => {}
+        }
+        if let Some(node) = &element {
+            if let Some(refusal) = live_refusal(p, node).await {
+                return Err(refusal);
+            }
+        }
         let chars = a.text.chars().count();
-        if mode == Delivery::Background {
+        if mode == Delivery::Background && !as_keys {
             if let Some(node) = &element {
+                let before = p.read_element(&node.handle).await.ok().and_then(|r| r.text);
                 match p.insert_text(&node.handle, &a.text).await {
-                    Ok(()) => {
-                        let mut outcome = Outcome::new(
-                            format!("typed {chars} characters into {}", describe(node)),
-                            "atspi_text",
-                        )
-                        .with("element", element_json(index, node));
-                        let expect = Expect::TextContains {
-                            handle: node.handle.clone(),
-                            text: a.text.clone(),
+                    Ok(edit) => {
+                        let what = if edit.replaced > 0 {
+                            format!(
+                                "typed {chars} characters into {} over a selection of {}",
+                                describe(node),
+                                edit.replaced
+                            )
+                        } else {
+                            format!("typed {chars} characters into {}", describe(node))
                         };
-                        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+                        let mut outcome = Outcome::new(what, "atspi_text")
+                            .with("element", element_json(index, node))
+                            .with("replaced_chars", json!(edit.replaced));
+                        let expect = match before.and_then(|b| spliced(&b, edit, &a.text)) {
+                            Some(text) => Expect::TextIs {
+                                handle: node.handle.clone(),
+                                text,
+                            },
+                            None => Expect::TextContains {
+                                handle: node.handle.clone(),
+                                text: a.text.clone(),
+                            },
+                        };
+                        settle(
+                            p,
+                            &expect,
+                            settle_ms.max(READ_BACK_MS),
+                            &mut outcome,
+                            "foreground",
+                        )
+                        .await;
+                        outcome = with_new_value(p, outcome, node).await;
                         return Ok(outcome.into_output(Some(a.pid), Some(&window)));
                     }
                     Err(PlatformError::Unsupported(_)) => {}
@@ -1304,6 +1447,9 @@ impl ToolSpec for SetValue {
         else {
             unreachable!()
         };
+        if let Some(refusal) = live_refusal(p, &node).await {
+            return Err(refusal);
+        }
         let label = describe(&node);
         let base = |what: String, path| {
             Outcome::new(what, path).with("element", element_json(Some(index), &node))
@@ -1381,7 +1527,12 @@ impl ToolSpec for SetValue {
                 "{label} has no value to set (not a slider, spin button, combo box, list or text field)"
             )));
         };
-        settle(p, &expect, settle_ms, &mut outcome, "px").await;
+        let wait = match expect {
+            Expect::WindowChange { .. } => settle_ms,
+            _ => settle_ms.max(READ_BACK_MS),
+        };
+        settle(p, &expect, wait, &mut outcome, "px").await;
+        outcome = with_new_value(p, outcome, &node).await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
     }
 }

@@ -371,14 +371,15 @@ pub fn expand_home(path: &str) -> PathBuf {
 /// Starts the plan in a new process group with the accessibility bridge enabled.
 pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> PlatformResult<u32> {
     use std::os::unix::process::CommandExt;
+    if let Some(dir) = &desktop.sandbox_dir {
+        // A sandbox started by an older cua, or whose folders were cleaned, still gets them.
+        crate::sandbox::prepare_app_homes(dir)
+            .map_err(|e| PlatformError::Launch(format!("sandbox app folders: {e}")))?;
+    }
     let mut cmd = Command::new(&plan.program);
     cmd.args(&plan.args)
-        .envs(desktop.child_env())
+        .envs(desktop.app_env())
         .env_remove("NO_AT_BRIDGE")
-        .env("GTK_A11Y", "atspi")
-        // GTK3 then accepts the synthetic events background input sends (it ignores them
-        // when it reads devices through XInput2).
-        .env("GDK_CORE_DEVICE_EVENTS", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -16,7 +16,9 @@ use futures::future::join_all;
 use serde::de::DeserializeOwned;
 use zbus::Connection;
 
-use crate::platform::{AxNode, AxTree, PlatformError, PlatformResult, Rect, WindowInfo};
+use crate::platform::{
+    AxNode, AxTree, MAX_TEXT_CHARS, PlatformError, PlatformResult, Rect, WindowInfo,
+};
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
 const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
@@ -31,8 +33,6 @@ const MAX_CHILDREN_TO_EXPORT: i32 = 2000;
 /// Containers that manage their descendants (tree views, tables) create children on
 /// demand and never cache them; small ones are still read child by child.
 const MAX_MANAGED_CHILDREN: i32 = 200;
-/// Text longer than this is cut in snapshots (documents can be huge).
-const MAX_TEXT_CHARS: usize = 4000;
 
 /// Action names that make an element worth an index (GTK4 gives every label clipboard
 /// actions, which do not make a label something to click).
@@ -376,28 +376,18 @@ impl Atspi {
                 }
             }
         };
-        let props = self.call::<_, HashMap<String, zbus::zvariant::OwnedValue>>(
-            bus,
-            path,
-            "org.freedesktop.DBus.Properties",
-            "GetAll",
-            &(ACC,),
-        );
-        let (fixed, props, states) = futures::join!(
+        // Per-property reads, never `Properties.GetAll`: Qt 5 and Qt 6 crash on GetAll of
+        // the Accessible interface of their application root (seen with Debian's 5.15 and
+        // 6.4), and two Gets cost the same one round trip when joined.
+        let (fixed, name, child_count, states) = futures::join!(
             fixed_read,
-            props,
+            self.property::<String>(bus, path, ACC, "Name"),
+            self.property::<i32>(bus, path, ACC, "ChildCount"),
             self.call::<_, StateSet>(bus, path, ACC, "GetState", &()),
         );
         let (role, ifaces) = fixed?;
-        let props = props.unwrap_or_default();
-        let name = props
-            .get("Name")
-            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
-            .unwrap_or_default();
-        let child_count = props
-            .get("ChildCount")
-            .and_then(|v| i32::try_from(v.try_clone().ok()?).ok())
-            .unwrap_or(0);
+        let name = name.unwrap_or_default();
+        let child_count = child_count.unwrap_or(0);
         Some(RawNode {
             node,
             parent_path: parent,
@@ -748,6 +738,14 @@ impl Atspi {
     }
 }
 
+/// The options of a combo box or list: the element, the popup holding them (GTK 3 and
+/// Qt put them in a menu or list child), and the options themselves.
+struct Options {
+    owner: NodeRef,
+    popup: Option<NodeRef>,
+    items: Vec<RawNode>,
+}
+
 /// What is known of an app's nodes during one walk: by path, and children in order.
 #[derive(Default)]
 struct Known {
@@ -902,7 +900,13 @@ impl Atspi {
         Ok(())
     }
 
-    pub async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+    pub async fn insert_text(
+        &self,
+        handle: &str,
+        text: &str,
+    ) -> PlatformResult<crate::platform::TextEdit> {
+        const TEXT: &str = "org.a11y.atspi.Text";
+        const EDIT: &str = "org.a11y.atspi.EditableText";
         let n = Self::node_ref(handle)?;
         let ifaces = self.interfaces(&n).await?;
         if !ifaces.contains(Interface::EditableText) {
@@ -910,25 +914,53 @@ impl Atspi {
                 "element has no editable text".into(),
             ));
         }
-        let caret: i32 = self
-            .property(&n.bus, &n.path, "org.a11y.atspi.Text", "CaretOffset")
-            .await
-            .unwrap_or(-1);
-        let position = if caret < 0 {
-            self.property::<i32>(&n.bus, &n.path, "org.a11y.atspi.Text", "CharacterCount")
+        let (caret, count, selections) = futures::join!(
+            self.property::<i32>(&n.bus, &n.path, TEXT, "CaretOffset"),
+            self.property::<i32>(&n.bus, &n.path, TEXT, "CharacterCount"),
+            self.call::<_, i32>(&n.bus, &n.path, TEXT, "GetNSelections", &()),
+        );
+        let count = count.unwrap_or(0).max(0);
+        // Typing over a selection replaces it, as a person's typing would.
+        let selection = if selections.unwrap_or(0) > 0 {
+            self.call::<_, (i32, i32)>(&n.bus, &n.path, TEXT, "GetSelection", &(0i32,))
                 .await
-                .unwrap_or(0)
+                .ok()
+                .map(|(a, b)| (a.min(b).clamp(0, count), a.max(b).clamp(0, count)))
+                .filter(|(a, b)| a < b)
         } else {
-            caret
+            None
         };
-        // The length is in bytes for both GTK3 and GTK4 (gtk_editable_insert_text).
+        let (position, replaced) = match selection {
+            Some((start, end)) => {
+                let ok: bool = self
+                    .call(&n.bus, &n.path, EDIT, "DeleteText", &(start, end))
+                    .await
+                    .map_err(|e| ax_err("replace the selection", e))?;
+                if !ok {
+                    return Err(PlatformError::Unsupported(
+                        "the app refused to replace the selection (read-only?)".into(),
+                    ));
+                }
+                (start, end - start)
+            }
+            None => (caret.ok().filter(|c| *c >= 0).unwrap_or(count), 0),
+        };
+        // The length is in bytes for ATK-based toolkits (GTK 3 and 4, Firefox, Chromium),
+        // but Qt resizes the string to it as UTF-16 units: given bytes, Qt appends
+        // garbage past the end of the text (seen with Qt 5.15 and 6.4).
+        let (toolkit, _) = self.toolkit(&n.bus).await;
+        let length = if toolkit.eq_ignore_ascii_case("qt") {
+            text.encode_utf16().count()
+        } else {
+            text.len()
+        };
         let ok: bool = self
             .call(
                 &n.bus,
                 &n.path,
-                "org.a11y.atspi.EditableText",
+                EDIT,
                 "InsertText",
-                &(position, text, text.len() as i32),
+                &(position, text, length as i32),
             )
             .await
             .map_err(|e| ax_err("insert text", e))?;
@@ -940,15 +972,12 @@ impl Atspi {
         // Leave the caret after the text so the next insert follows it.
         let after = position + text.chars().count() as i32;
         let _: zbus::Result<bool> = self
-            .call(
-                &n.bus,
-                &n.path,
-                "org.a11y.atspi.Text",
-                "SetCaretOffset",
-                &(after,),
-            )
+            .call(&n.bus, &n.path, TEXT, "SetCaretOffset", &(after,))
             .await;
-        Ok(())
+        Ok(crate::platform::TextEdit {
+            offset: position as usize,
+            replaced: replaced as usize,
+        })
     }
 
     pub async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
@@ -1020,20 +1049,28 @@ impl Atspi {
     /// The selectable options of a combo box or list: its children, or, when a child is a
     /// menu or list (GTK3 combo boxes), that child's children. Read regardless of `showing`:
     /// a closed popup's items are not shown but still selectable.
-    async fn options(&self, handle: &str) -> PlatformResult<(NodeRef, Vec<RawNode>)> {
+    async fn options(&self, handle: &str) -> PlatformResult<Options> {
         let n = Self::node_ref(handle)?;
         let kids = self.read_children(&n).await;
-        let popup = kids.iter().find(|k| {
-            matches!(
-                k.role,
-                Role::Menu | Role::List | Role::ListBox | Role::Window
-            )
-        });
-        let options = match popup {
-            Some(p) if kids.len() == 1 => self.read_children(&p.node).await,
-            _ => kids,
+        let popup = kids
+            .iter()
+            .find(|k| {
+                matches!(
+                    k.role,
+                    Role::Menu | Role::List | Role::ListBox | Role::Window
+                )
+            })
+            .filter(|_| kids.len() == 1)
+            .map(|p| p.node.clone());
+        let items = match &popup {
+            Some(p) => self.read_children(p).await,
+            None => kids,
         };
-        Ok((n, options))
+        Ok(Options {
+            owner: n,
+            popup,
+            items,
+        })
     }
 
     async fn read_children(&self, n: &NodeRef) -> Vec<RawNode> {
@@ -1065,22 +1102,50 @@ impl Atspi {
         Ok(self
             .options(handle)
             .await?
-            .1
+            .items
             .into_iter()
             .map(|o| o.name)
             .collect())
     }
 
+    /// Selects an option through the element's Selection interface (GTK 4 drop-downs,
+    /// lists), else through the option's own action, else through the Selection of the
+    /// popup holding the options (GTK 3 combo boxes). Qt's combo boxes have neither on
+    /// the box; selecting in their popup's list does not change the current item.
     pub async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()> {
-        let (container, _) = self.options(handle).await?;
+        let options = self.options(handle).await?;
+        if self.select_child(&options.owner, index).await? {
+            return Ok(());
+        }
+        let item = options.items.get(index).ok_or_else(|| {
+            PlatformError::InvalidInput(format!("option {index} is out of range"))
+        })?;
+        let names = self.action_names(&item.node).await;
+        let action = ["select", "click", "press", "activate", "toggle"]
+            .iter()
+            .find_map(|want| names.iter().find(|a| a.eq_ignore_ascii_case(want)));
+        if let Some(action) = action {
+            return self.do_action(&item.node.handle(), action).await;
+        }
+        if let Some(popup) = &options.popup {
+            if self.select_child(popup, index).await? {
+                return Ok(());
+            }
+        }
+        Err(PlatformError::Unsupported(
+            "element has no selectable options (no Selection interface, and its options have no action)"
+                .into(),
+        ))
+    }
+
+    /// `Selection.SelectChild` when the container has the interface (false when not).
+    async fn select_child(&self, container: &NodeRef, index: usize) -> PlatformResult<bool> {
         if !self
-            .interfaces(&container)
+            .interfaces(container)
             .await?
             .contains(Interface::Selection)
         {
-            return Err(PlatformError::Unsupported(
-                "element has no selectable options".into(),
-            ));
+            return Ok(false);
         }
         let ok: bool = self
             .call(
@@ -1097,7 +1162,7 @@ impl Atspi {
                 "the app refused to select option {index}"
             )));
         }
-        Ok(())
+        Ok(true)
     }
 
     pub async fn read_element(

@@ -292,7 +292,11 @@ impl Platform for LinuxPlatform {
         self.atspi().await?.do_action(handle, action).await
     }
 
-    async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+    async fn insert_text(
+        &self,
+        handle: &str,
+        text: &str,
+    ) -> PlatformResult<crate::platform::TextEdit> {
         self.atspi().await?.insert_text(handle, text).await
     }
 

@@ -1,0 +1,342 @@
+//! The cross-toolkit conformance matrix. The same small form, written once per toolkit as
+//! a fixture under `harness/apps/` (GTK 3: fixture.py; Qt 5 and Qt 6: fixture_qt.py),
+//! journals every event it receives. Every input tool is driven on every fixture in
+//! background mode and its effect is read from the fixture's own journal, never from
+//! cua's reply. Each cell is then one of:
+//!
+//! - `works`: cua said `confirmed`, and the journal shows the effect;
+//! - `works, unverified`: the journal shows the effect, cua did not claim it;
+//! - `escalates`: no effect, and cua said so (an error, `suspected_noop`, an escalation);
+//! - `n/a`: the fixture has no such widget.
+//!
+//! A cell where cua said `confirmed` and the journal shows nothing fails the test: a
+//! harness must never take a no-op for a pass. The matrix is printed and must equal the
+//! one in docs/toolkits.md (`CUA_UPDATE_DOCS=1 cargo test --test toolkits` rewrites it),
+//! so the docs come from this test's output. Observation is also checked never to crash
+//! an app (Qt crashed on `Properties.GetAll` of its root).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+
+struct Fixture {
+    toolkit: &'static str,
+    script: &'static str,
+    args: &'static [&'static str],
+}
+
+const FIXTURES: &[Fixture] = &[
+    Fixture {
+        toolkit: "GTK 3",
+        script: "harness/apps/fixture.py",
+        args: &[],
+    },
+    Fixture {
+        toolkit: "Qt 5",
+        script: "harness/apps/fixture_qt.py",
+        args: &["5"],
+    },
+    Fixture {
+        toolkit: "Qt 6",
+        script: "harness/apps/fixture_qt.py",
+        args: &["6"],
+    },
+];
+
+/// One row of the matrix: a tool call on an element found by role (and name), and the
+/// journal event that shows its effect.
+struct Case {
+    label: &'static str,
+    tool: &'static str,
+    role: &'static str,
+    /// Empty: the first element of that role.
+    name: &'static str,
+    /// Arguments besides pid, window_id and element_index.
+    args: fn() -> Value,
+    /// Whether to address the element (false: the window, as press_key / hotkey do).
+    by_element: bool,
+    /// The journal event that shows the effect.
+    shows: fn(&Value) -> bool,
+}
+
+fn event_is(e: &Value, event: &str, widget: &str) -> bool {
+    e["event"] == event && e["widget"] == widget
+}
+
+const CASES: &[Case] = &[
+    Case {
+        label: "click a button",
+        tool: "click",
+        role: "button",
+        name: "Increment",
+        args: || json!({}),
+        by_element: true,
+        shows: |e| event_is(e, "clicked", "Increment"),
+    },
+    Case {
+        label: "click a check box",
+        tool: "click",
+        role: "check_box",
+        name: "Enable feature",
+        args: || json!({}),
+        by_element: true,
+        shows: |e| event_is(e, "toggled", "Enable feature") && e["active"] == true,
+    },
+    Case {
+        label: "click a radio button",
+        tool: "click",
+        role: "radio_button",
+        name: "Large",
+        args: || json!({}),
+        by_element: true,
+        shows: |e| event_is(e, "toggled", "Large") && e["active"] == true,
+    },
+    Case {
+        label: "type_text into an entry",
+        tool: "type_text",
+        role: "text",
+        name: "Name",
+        args: || json!({ "text": "héllo ✓" }),
+        by_element: true,
+        shows: |e| event_is(e, "changed", "Name") && e["text"] == "héllo ✓",
+    },
+    Case {
+        label: "set_value on a slider",
+        tool: "set_value",
+        role: "slider",
+        name: "Level",
+        args: || json!({ "value": "40" }),
+        by_element: true,
+        shows: |e| event_is(e, "value-changed", "Level") && e["value"].as_f64() == Some(40.0),
+    },
+    Case {
+        label: "set_value on a spin button",
+        tool: "set_value",
+        role: "spin_button",
+        name: "Amount",
+        args: || json!({ "value": "7" }),
+        by_element: true,
+        shows: |e| event_is(e, "value-changed", "Amount") && e["value"].as_f64() == Some(7.0),
+    },
+    Case {
+        label: "set_value on a combo box",
+        tool: "set_value",
+        role: "combo_box",
+        name: "",
+        args: || json!({ "value": "Right" }),
+        by_element: true,
+        shows: |e| event_is(e, "selected", "Size") && e["text"] == "Right",
+    },
+    Case {
+        label: "scroll a long list",
+        tool: "scroll",
+        role: "list_item",
+        name: "Item 1",
+        args: || json!({ "direction": "down", "amount": 5 }),
+        by_element: true,
+        shows: |e| event_is(e, "scrolled", "Items"),
+    },
+    Case {
+        label: "press_key to the window",
+        tool: "press_key",
+        role: "",
+        name: "",
+        args: || json!({ "key": "x" }),
+        by_element: false,
+        shows: |e| e["event"] == "key-press" && e["key"] == "x",
+    },
+    Case {
+        label: "hotkey to the window",
+        tool: "hotkey",
+        role: "",
+        name: "",
+        args: || json!({ "keys": ["shift", "y"] }),
+        by_element: false,
+        shows: |e| {
+            e["event"] == "key-press" && (e["key"] == "Y" || e["key"] == "y" || e["key"] == "89")
+        },
+    },
+];
+
+fn project() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn journal(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Waits (bounded) for an event after the first `seen` ones that satisfies `shows`.
+fn journal_shows(path: &Path, seen: usize, shows: fn(&Value) -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        if journal(path).iter().skip(seen).any(shows) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+struct Harness {
+    rt: tokio::runtime::Runtime,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+}
+
+impl Harness {
+    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
+        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
+    }
+}
+
+/// The element of `role` (and `name`, when given) in a window state, as its index.
+fn find(state: &ToolOutput, role: &str, name: &str) -> Option<u64> {
+    state.structured["elements"]
+        .as_array()?
+        .iter()
+        .find(|e| e["role"] == role && (name.is_empty() || e["name"] == name))
+        .and_then(|e| e["index"].as_u64())
+}
+
+fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
+    let launched = h
+        .call(
+            "launch_app",
+            json!({
+                "path": project().join(fx.script).to_string_lossy(),
+                "additional_arguments": fx.args,
+                "creates_new_application_instance": true,
+            }),
+        )
+        .unwrap_or_else(|e| panic!("{}: launch: {e}", fx.toolkit));
+    let pid = launched.structured["pid"].as_u64().unwrap();
+    let window_id = launched.structured["windows"][0]["window_id"]
+        .as_u64()
+        .unwrap();
+    let result = (|| {
+        let state = h
+            .call(
+                "get_window_state",
+                json!({ "pid": pid, "window_id": window_id }),
+            )
+            .unwrap_or_else(|e| panic!("{}: get_window_state: {e}", fx.toolkit));
+        let mut args = (case.args)();
+        args["pid"] = json!(pid);
+        args["window_id"] = json!(window_id);
+        if case.by_element {
+            match find(&state, case.role, case.name) {
+                Some(i) => args["element_index"] = json!(i),
+                None => return "n/a".to_string(),
+            }
+        }
+        let seen = journal(journal_path).len();
+        let reply = h.call(case.tool, args.clone());
+        let shown = journal_shows(journal_path, seen, case.shows);
+        let claimed = reply
+            .as_ref()
+            .is_ok_and(|o| o.structured["effect"] == "confirmed");
+        assert!(
+            shown || !claimed,
+            "{} / {}: cua said `confirmed` but the fixture's journal shows no effect.\nreply: {:?}\njournal: {:?}",
+            fx.toolkit,
+            case.label,
+            reply.map(|o| o.structured),
+            journal(journal_path)
+        );
+        // Observation must never take the app down.
+        assert!(
+            Path::new(&format!("/proc/{pid}")).exists(),
+            "{}: the app died during {}",
+            fx.toolkit,
+            case.label
+        );
+        match (shown, claimed) {
+            (true, true) => "works".into(),
+            (true, false) => "works, unverified".into(),
+            (false, _) => "escalates".into(),
+        }
+    })();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    result
+}
+
+fn matrix_markdown(rows: &[(String, Vec<String>)]) -> String {
+    let mut md = String::from("| tool × toolkit |");
+    for fx in FIXTURES {
+        md.push_str(&format!(" {} |", fx.toolkit));
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(FIXTURES.len()));
+    md.push('\n');
+    for (label, cells) in rows {
+        md.push_str(&format!("| {label} |"));
+        for c in cells {
+            md.push_str(&format!(" {c} |"));
+        }
+        md.push('\n');
+    }
+    md
+}
+
+const BEGIN: &str = "<!-- matrix: generated by tests/toolkits.rs -->\n";
+const END: &str = "<!-- end of matrix -->";
+
+#[test]
+fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1280,
+        height: 800,
+    })
+    .expect("sandbox starts");
+    let journal_path = sandbox.dir().join("journal.jsonl");
+    let mut env = sandbox.desktop();
+    env.app_env = vec![(
+        "CUA_FIXTURE_JOURNAL".into(),
+        journal_path.to_string_lossy().into_owned(),
+    )];
+    let h = Harness {
+        rt: cua::tools::runtime().unwrap(),
+        ctx: ToolContext::for_desktop(env),
+        registry: ToolRegistry::new(),
+    };
+
+    let mut rows = Vec::new();
+    for case in CASES {
+        let cells: Vec<String> = FIXTURES
+            .iter()
+            .map(|fx| cell(&h, fx, &journal_path, case))
+            .collect();
+        rows.push((format!("{} (`{}`)", case.label, case.tool), cells));
+    }
+    let matrix = matrix_markdown(&rows);
+    println!("{matrix}");
+
+    let docs = project().join("docs/toolkits.md");
+    let text = std::fs::read_to_string(&docs).unwrap_or_default();
+    let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) else {
+        panic!("docs/toolkits.md has no matrix markers");
+    };
+    let current = &text[b + BEGIN.len()..e];
+    if std::env::var_os("CUA_UPDATE_DOCS").is_some() {
+        let updated = format!("{}{BEGIN}{matrix}{}", &text[..b], &text[e..]);
+        std::fs::write(&docs, updated).unwrap();
+    } else {
+        assert_eq!(
+            current, matrix,
+            "docs/toolkits.md's matrix differs from what the fixtures showed; rerun with CUA_UPDATE_DOCS=1 after checking the change"
+        );
+    }
+}
