@@ -490,3 +490,63 @@ fn interactive_review_accepts_and_rejects_turn_by_turn_on_a_terminal() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_step_that_errored_fails_the_run_and_never_becomes_a_golden() {
+    let dir = temp("unhonoured");
+    std::fs::create_dir_all(dir.join("harness")).unwrap();
+    std::fs::write(
+        dir.join("harness/typo.toml"),
+        format!(
+            r#"
+[app]
+path = "{}"
+window = "cua fixture"
+
+[[step]]
+tool = "click"
+target = {{ role = "button", name = "Increment" }}
+
+[[step]]
+tool = "type_text"
+target = {{ role = "text", name = "Name" }}
+args = {{ txt = "cua" }}
+"#,
+            project().join("harness/apps/fixture.py").display()
+        ),
+    )
+    .unwrap();
+    let (harness, goldens, work) = (dir.join("harness"), dir.join("goldens"), dir.join("work"));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "test".to_string(),
+            "--harness".into(),
+            harness.display().to_string(),
+            "--goldens".into(),
+            goldens.display().to_string(),
+            "--work-dir".into(),
+            work.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cua(&refs).output().unwrap()
+    };
+    for extra in [&["--update"][..], &[][..]] {
+        let out = run(extra);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("turn 2 (type_text): error: invalid arguments: unknown argument `txt`"),
+            "{said}"
+        );
+        assert!(
+            !goldens.join("typo").exists(),
+            "no golden from a failed step: {said}"
+        );
+        assert!(
+            !goldens.join("typo.new").exists(),
+            "no pending golden either: {said}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -69,3 +69,117 @@ fn two_sandboxes_run_side_by_side_and_a_panicking_owner_still_tears_down() {
         );
     }
 }
+
+/// Sandboxes started and stopped concurrently, in a loop, on the displays the previous
+/// round just freed: every new sandbox keeps its own folder, bus sockets and accessibility
+/// bus while others tear down. (A folder named by display number alone let a stopping
+/// sandbox delete the folder a new sandbox had just made under the same number: "cannot
+/// reach the accessibility bus: No such file or directory".)
+#[test]
+fn sandboxes_started_and_stopped_concurrently_never_touch_each_other() {
+    const ROUNDS: usize = 6;
+    const AT_ONCE: usize = 3;
+    let workers: Vec<_> = (0..AT_ONCE)
+        .map(|w| {
+            std::thread::spawn(move || {
+                let rt = cua::tools::runtime().unwrap();
+                let mut seen = Vec::new();
+                for round in 0..ROUNDS {
+                    let sb = Sandbox::start(SandboxOptions {
+                        width: 640,
+                        height: 480,
+                    })
+                    .unwrap_or_else(|e| panic!("worker {w} round {round}: {e}"));
+                    let dir = sb.dir().to_path_buf();
+                    // The accessibility bus answers, and the folder is whole, even while
+                    // the other workers' sandboxes stop.
+                    let env = sb.desktop();
+                    let platform = cua::platform::connect(&env).unwrap();
+                    let checks = rt.block_on(platform.check_permissions());
+                    assert!(
+                        checks.iter().all(|c| c.ok),
+                        "worker {w} round {round} ({}): {checks:?}",
+                        dir.display()
+                    );
+                    for f in ["state.json", "bus", "home", "app-runtime"] {
+                        assert!(
+                            dir.join(f).exists(),
+                            "worker {w} round {round}: {} lost {f}",
+                            dir.display()
+                        );
+                    }
+                    seen.push((sb.display(), dir.clone()));
+                    drop(sb);
+                    assert!(!dir.exists(), "{} left behind", dir.display());
+                }
+                seen
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(w.join().expect("a worker failed"));
+    }
+    let dirs: std::collections::HashSet<_> = all.iter().map(|(_, d)| d.clone()).collect();
+    assert_eq!(
+        dirs.len(),
+        all.len(),
+        "every sandbox had a folder of its own"
+    );
+    let displays: std::collections::HashSet<_> = all.iter().map(|(d, _)| *d).collect();
+    println!(
+        "{} sandboxes on {} distinct displays, {} at once",
+        all.len(),
+        displays.len(),
+        AT_ONCE
+    );
+}
+
+#[test]
+fn apps_in_a_sandbox_write_only_inside_it() {
+    let mut sb = Sandbox::start(SandboxOptions {
+        width: 640,
+        height: 480,
+    })
+    .unwrap();
+    let marker = format!("cua-hermetic-{}", std::process::id());
+    let script = format!(
+        "mkdir -p \"$XDG_DATA_HOME/{marker}\" \"$XDG_STATE_HOME/{marker}\" \"$XDG_CACHE_HOME/{marker}\" && \
+         echo draft > \"$HOME/{marker}.txt\" && env > \"$HOME/env.txt\""
+    );
+    sb.spawn_app("sh", &["-c", &script]).unwrap();
+    let home = sb.dir().join("home");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !home.join("env.txt").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let env = std::fs::read_to_string(home.join("env.txt")).expect("the app wrote its env");
+    for (k, v) in [
+        ("TZ", "UTC"),
+        ("LANG", "C.UTF-8"),
+        ("GSETTINGS_BACKEND", "memory"),
+    ] {
+        assert!(env.contains(&format!("{k}={v}\n")), "{k} in {env}");
+    }
+    assert!(home.join(format!("{marker}.txt")).exists());
+    for sub in [".local/share", ".local/state", ".cache"] {
+        assert!(home.join(sub).join(&marker).is_dir(), "{sub}");
+    }
+    // Nothing reached the real home.
+    if let Some(real) = std::env::var_os("HOME") {
+        let real = std::path::PathBuf::from(real);
+        for p in [
+            real.join(format!("{marker}.txt")),
+            real.join(".local/share").join(&marker),
+            real.join(".local/state").join(&marker),
+            real.join(".cache").join(&marker),
+        ] {
+            assert!(
+                !p.exists(),
+                "{} was written outside the sandbox",
+                p.display()
+            );
+        }
+    }
+}

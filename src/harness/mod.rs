@@ -21,6 +21,8 @@ use crate::report::ScenarioReport;
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::tools::{ToolContext, ToolRegistry};
 
+pub mod verdict;
+
 /// How long a scenario waits for its app's window and its steps' elements (a browser's
 /// cold start on a loaded 2-core machine takes several seconds).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -74,6 +76,9 @@ pub struct Step {
     #[serde(default)]
     pub args: Option<Value>,
     pub target: Option<TargetSpec>,
+    /// `false` for a step meant to change nothing: its turn may then come back
+    /// `suspected_noop` (or escalate) without failing the run. Default true.
+    pub expect_effect: Option<bool>,
 }
 
 /// The element a step acts on: role and exact name; `nth` (from 0, in tree order) picks
@@ -335,6 +340,27 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
     };
     if let Err(e) = drive(scenario, &run_dir) {
         report.error = Some(e);
+        return finish(report);
+    }
+    // Turn N of an inline scenario is step N (recording starts after the launch).
+    let no_effect_expected: Vec<u32> = (1..)
+        .zip(&scenario.spec.step)
+        .filter(|(_, s)| s.expect_effect == Some(false))
+        .map(|(n, _)| n)
+        .collect();
+    let unhonoured = verdict::unhonoured(&run_dir, |n| no_effect_expected.contains(&n));
+    if !unhonoured.is_empty() {
+        let list: Vec<String> = unhonoured.iter().map(|u| format!("  {u}")).collect();
+        report.error = Some(format!(
+            "{} turn(s) did not do what their step asked (a step meant to change nothing says expect_effect = false):\n{}",
+            unhonoured.len(),
+            list.join("\n")
+        ));
+        if opts.update {
+            report
+                .notes
+                .push("golden not updated: a run with such turns never becomes a golden".into());
+        }
         return finish(report);
     }
     let goldens = Goldens::new(&opts.goldens_dir);

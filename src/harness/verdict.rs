@@ -1,0 +1,179 @@
+//! What a recorded run's own results say, before any comparison with a golden: a turn
+//! that errored, was refused, came back `suspected_noop`, or carries an escalation that
+//! was not taken did not do what its step asked. Such a run fails, and is never stored
+//! as a golden (a golden holding a no-op would make the no-op the expected behaviour).
+//! A step that is meant to change nothing says `expect_effect = false`.
+
+use std::path::Path;
+
+use crate::trajectory::{Action, parse_turn_dir};
+
+/// One turn whose result says it did not do its job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unhonoured {
+    pub turn: u32,
+    pub tool: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unhonoured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "turn {} ({}): {}", self.turn, self.tool, self.reason)
+    }
+}
+
+/// Why this action's result does not count as done, if it does not.
+pub fn judge(action: &Action) -> Option<String> {
+    let r = &action.result;
+    if r["refused"] == true {
+        return Some(format!(
+            "refused: {}",
+            action
+                .result_error
+                .as_deref()
+                .unwrap_or("(no reason recorded)")
+        ));
+    }
+    if let Some(e) = &action.result_error {
+        return Some(format!("error: {e}"));
+    }
+    if let Some(esc) = r.get("escalation").filter(|e| !e.is_null()) {
+        return Some(format!(
+            "escalation to {} not taken: {}",
+            esc["recommended"].as_str().unwrap_or("?"),
+            esc["reason"].as_str().unwrap_or("")
+        ));
+    }
+    if r["effect"] == "suspected_noop" {
+        return Some("effect suspected_noop: the app showed no change".into());
+    }
+    None
+}
+
+/// The turns of a recorded run that did not do their job, skipping the turns whose step
+/// expects no effect (`allowed(turn)` true).
+pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonoured> {
+    let mut turns: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir(run_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((parse_turn_dir(e.file_name().to_str()?)?, e.path())))
+        .collect();
+    turns.sort();
+    let mut out = Vec::new();
+    for (n, dir) in turns {
+        if allowed(n) {
+            continue;
+        }
+        let action = std::fs::read_to_string(dir.join("action.json"))
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Action>(&t).map_err(|e| e.to_string()));
+        match action {
+            Ok(a) => {
+                if let Some(reason) = judge(&a) {
+                    out.push(Unhonoured {
+                        turn: n,
+                        tool: a.tool,
+                        reason,
+                    });
+                }
+            }
+            Err(e) => out.push(Unhonoured {
+                turn: n,
+                tool: "?".into(),
+                reason: format!("action.json unreadable: {e}"),
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn action(result: Value, error: Option<&str>) -> Action {
+        Action {
+            schema_version: 1,
+            turn: 1,
+            tool: "hotkey".into(),
+            arguments: json!({}),
+            result_summary: String::new(),
+            result_error: error.map(Into::into),
+            result,
+            timestamp: String::new(),
+            t_ms: 0,
+            pid: None,
+            window_id: None,
+            app: None,
+            click_point: None,
+            target: None,
+        }
+    }
+
+    #[test]
+    fn errors_refusals_noops_and_untaken_escalations_do_not_count_as_done() {
+        assert_eq!(
+            judge(&action(json!({"effect": "confirmed"}), None)),
+            None,
+            "a confirmed effect is done"
+        );
+        assert_eq!(
+            judge(&action(json!({"effect": "unverifiable"}), None)),
+            None,
+            "unverifiable is not a claim either way"
+        );
+        assert!(
+            judge(&action(
+                json!({}),
+                Some("invalid arguments: unknown argument txt")
+            ))
+            .unwrap()
+            .contains("unknown argument txt")
+        );
+        assert!(
+            judge(&action(
+                json!({"refused": true}),
+                Some("refused: forbidden")
+            ))
+            .unwrap()
+            .starts_with("refused")
+        );
+        assert!(
+            judge(&action(json!({"effect": "suspected_noop"}), None))
+                .unwrap()
+                .contains("suspected_noop")
+        );
+        let escalated = json!({"effect": "unverifiable",
+            "escalation": {"recommended": "foreground", "reason": "GTK 4 ignores synthetic X events"}});
+        assert!(
+            judge(&action(escalated, None))
+                .unwrap()
+                .contains("escalation to foreground not taken: GTK 4")
+        );
+    }
+
+    #[test]
+    fn turns_are_read_from_the_run_folder_and_allowed_ones_skipped() {
+        let dir = std::env::temp_dir().join(format!("cua-verdict-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (n, result) in [
+            (1, json!({"effect": "confirmed"})),
+            (2, json!({"effect": "suspected_noop"})),
+            (3, json!({"effect": "suspected_noop"})),
+        ] {
+            let t = dir.join(crate::trajectory::turn_dir_name(n));
+            std::fs::create_dir_all(&t).unwrap();
+            let mut a = action(result, None);
+            a.turn = n;
+            std::fs::write(t.join("action.json"), serde_json::to_vec(&a).unwrap()).unwrap();
+        }
+        std::fs::create_dir_all(dir.join(crate::trajectory::turn_dir_name(4))).unwrap();
+        let found = unhonoured(&dir, |n| n == 3);
+        let turns: Vec<u32> = found.iter().map(|u| u.turn).collect();
+        assert_eq!(turns, vec![2, 4], "{found:?}");
+        assert!(found[1].reason.contains("unreadable"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
