@@ -438,3 +438,31 @@ fn bad_input_is_refused_and_nothing_is_sent() {
         .unwrap_err();
     assert!(err.to_string().contains("out of range"), "{err}");
 }
+
+#[test]
+fn a_disabled_element_is_refused_with_the_reason_and_never_clicked_by_pixel() {
+    let s = Session::new();
+    let wf = &desktop().widget_factory;
+    let state = s.state(wf);
+    // The widget factory shows insensitive copies of its widgets.
+    let disabled = elements(&state).into_iter().find(|e| {
+        let states = e["states"].as_array().unwrap();
+        states.iter().any(|x| x == "visible")
+            && !states.iter().any(|x| x == "sensitive" || x == "enabled")
+    });
+    let Some(el) = disabled else {
+        panic!("the widget factory shows no disabled element");
+    };
+    let before = s.focus();
+    let err = s
+        .call(
+            "click",
+            json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": el["index"] }),
+        )
+        .expect_err("a disabled element is refused");
+    assert!(
+        matches!(err, ToolError::Refused(_)) && err.to_string().contains("disabled"),
+        "{err}"
+    );
+    assert_eq!(s.focus(), before, "nothing was sent");
+}
