@@ -338,7 +338,25 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
         calls.push(("get_window_state", json!({"pid": pid, "window_id": window})));
         mcp_calls(envs, &calls).pop().unwrap()
     };
-    let full = state(&envs, None)["structuredContent"].clone();
+    // gnome-calculator settles its first layout a moment after its window shows (its
+    // height changes by 12-25 px): wait until two reads agree, bounded.
+    let size = |s: &Value| {
+        (
+            s["screenshot"]["width"].clone(),
+            s["screenshot"]["height"].clone(),
+        )
+    };
+    let mut full = state(&envs, None)["structuredContent"].clone();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let again = state(&envs, None)["structuredContent"].clone();
+        let stable = size(&again) == size(&full);
+        full = again;
+        if stable || std::time::Instant::now() >= deadline {
+            break;
+        }
+    }
     let small_result = state(&envs, Some(200));
     let small = small_result["structuredContent"].clone();
     let (fw, fh) = (
@@ -351,7 +369,10 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
     );
     assert_eq!(sw.max(sh), 200.0, "{small}");
     let scale = small["screenshot"]["scale"].as_f64().unwrap();
-    assert!((scale - 200.0 / fw.max(fh)).abs() < 1e-9);
+    assert!(
+        (scale - 200.0 / fw.max(fh)).abs() < 1e-9,
+        "full {fw}x{fh}, small {sw}x{sh}, scale {scale}"
+    );
     let seven = |s: &Value| {
         s["elements"]
             .as_array()

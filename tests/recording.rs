@@ -69,7 +69,13 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
     .unwrap();
     let entry = elements(&wstate)
         .into_iter()
-        .find(|e| e["role"] == "text" && e["value"] == "entry")
+        .find(|e| {
+            e["role"] == "text"
+                && e["value"] == "entry"
+                && e["states"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|x| x == "sensitive"))
+        })
         .unwrap();
     call("type_text", json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": entry["index"], "text": "!" })).unwrap();
     let toggle = elements(&wstate)
