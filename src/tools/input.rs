@@ -192,6 +192,18 @@ enum Expect {
     Nothing,
 }
 
+impl Expect {
+    /// How long to read the effect back: an element's own change (a state, its text, its
+    /// value or name) is what the action implies, so it gets at least [`READ_BACK_MS`]
+    /// (returning as soon as it shows); a window-wide change keeps the caller's wait.
+    fn read_back_ms(&self, settle_ms: u64) -> u64 {
+        match self {
+            Expect::WindowChange { .. } | Expect::Nothing => settle_ms,
+            _ => settle_ms.max(READ_BACK_MS),
+        }
+    }
+}
+
 async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
     match expect {
         Expect::StateChange {
@@ -305,23 +317,19 @@ const READ_BACK_MS: u64 = 500;
 /// gone, disabled, or no longer shown (a closed menu's item, a page switched away).
 /// Such an action is refused, never retried by pixel.
 async fn live_refusal(platform: &dyn Platform, node: &AxNode) -> Option<ToolError> {
-    let live = match platform.read_element(&node.handle).await {
-        Ok(r) => r,
-        Err(_) => {
-            return Some(ToolError::failed(format!(
-                "{} is gone from the app; call get_window_state again",
-                describe(node)
-            )));
-        }
-    };
-    let has = |s: &str| live.states.iter().any(|x| x == s);
-    let had = |s: &str| node.states.iter().any(|x| x == s);
-    if live.states.iter().any(|s| s == "defunct") {
+    let live = platform
+        .read_element(&node.handle)
+        .await
+        .ok()
+        .filter(|r| !r.states.iter().any(|s| s == "defunct"));
+    let Some(live) = live else {
         return Some(ToolError::failed(format!(
             "{} is gone from the app; call get_window_state again",
             describe(node)
         )));
-    }
+    };
+    let has = |s: &str| live.states.iter().any(|x| x == s);
+    let had = |s: &str| node.states.iter().any(|x| x == s);
     if (had("showing") && !has("showing")) || (had("visible") && !has("visible")) {
         return Some(ToolError::Refused(format!(
             "{} is no longer showing (its menu, popup or page closed since the snapshot); call get_window_state again",
@@ -793,12 +801,14 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                         .with("click_point", json!({ "x": x, "y": y }))
                         .with("resolved_from_pixel", json!(true));
                 }
-                let wait = if matches!(expect, Expect::StateChange { .. }) {
-                    settle_ms.max(READ_BACK_MS)
-                } else {
-                    settle_ms
-                };
-                settle(p, &expect, wait, &mut outcome, "px").await;
+                settle(
+                    p,
+                    &expect,
+                    expect.read_back_ms(settle_ms),
+                    &mut outcome,
+                    "px",
+                )
+                .await;
                 if let Expect::StateChange { .. } = expect {
                     if let Ok(r) = p.read_element(&node.handle).await {
                         outcome =
@@ -1166,14 +1176,8 @@ impl ToolSpec for TypeText {
                                 text: a.text.clone(),
                             },
                         };
-                        settle(
-                            p,
-                            &expect,
-                            settle_ms.max(READ_BACK_MS),
-                            &mut outcome,
-                            "foreground",
-                        )
-                        .await;
+                        let wait = expect.read_back_ms(settle_ms);
+                        settle(p, &expect, wait, &mut outcome, "foreground").await;
                         outcome = with_new_value(p, outcome, node).await;
                         return Ok(outcome.into_output(Some(a.pid), Some(&window)));
                     }
@@ -1527,11 +1531,14 @@ impl ToolSpec for SetValue {
                 "{label} has no value to set (not a slider, spin button, combo box, list or text field)"
             )));
         };
-        let wait = match expect {
-            Expect::WindowChange { .. } => settle_ms,
-            _ => settle_ms.max(READ_BACK_MS),
-        };
-        settle(p, &expect, wait, &mut outcome, "px").await;
+        settle(
+            p,
+            &expect,
+            expect.read_back_ms(settle_ms),
+            &mut outcome,
+            "px",
+        )
+        .await;
         outcome = with_new_value(p, outcome, &node).await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
     }
