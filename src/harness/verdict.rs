@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::trajectory::{Action, parse_turn_dir};
+use serde_json::Value;
 
 /// One turn whose result says it did not do its job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,19 +22,17 @@ impl std::fmt::Display for Unhonoured {
     }
 }
 
-/// Why this action's result does not count as done, if it does not.
-pub fn judge(action: &Action) -> Option<String> {
-    let r = &action.result;
+/// Why this recorded action (its action.json) does not count as done, if it does not.
+pub fn judge(action: &Value) -> Option<String> {
+    let r = &action["result"];
+    let error = action["result_error"].as_str();
     if r["refused"] == true {
         return Some(format!(
             "refused: {}",
-            action
-                .result_error
-                .as_deref()
-                .unwrap_or("(no reason recorded)")
+            error.unwrap_or("(no reason recorded)")
         ));
     }
-    if let Some(e) = &action.result_error {
+    if let Some(e) = error {
         return Some(format!("error: {e}"));
     }
     if let Some(esc) = r.get("escalation").filter(|e| !e.is_null()) {
@@ -51,29 +49,18 @@ pub fn judge(action: &Action) -> Option<String> {
 }
 
 /// The turns of a recorded run that did not do their job, skipping the turns whose step
-/// expects no effect (`allowed(turn)` true).
+/// expects no effect (`allowed(turn)` true). Turns are listed and read as replay reads
+/// them; an unreadable one counts as not done.
 pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonoured> {
-    let mut turns: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir(run_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| Some((parse_turn_dir(e.file_name().to_str()?)?, e.path())))
-        .collect();
-    turns.sort();
+    let turns = crate::replay::turn_dirs(run_dir).unwrap_or_default();
     let mut out = Vec::new();
-    for (n, dir) in turns {
-        if allowed(n) {
-            continue;
-        }
-        let action = std::fs::read_to_string(dir.join("action.json"))
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<Action>(&t).map_err(|e| e.to_string()));
-        match action {
+    for (n, dir) in turns.into_iter().filter(|(n, _)| !allowed(*n)) {
+        match crate::replay::read_action(&dir) {
             Ok(a) => {
                 if let Some(reason) = judge(&a) {
                     out.push(Unhonoured {
                         turn: n,
-                        tool: a.tool,
+                        tool: a["tool"].as_str().unwrap_or("?").to_string(),
                         reason,
                     });
                 }
@@ -93,23 +80,18 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    fn action(result: Value, error: Option<&str>) -> Action {
-        Action {
-            schema_version: 1,
-            turn: 1,
-            tool: "hotkey".into(),
-            arguments: json!({}),
-            result_summary: String::new(),
-            result_error: error.map(Into::into),
-            result,
-            timestamp: String::new(),
-            t_ms: 0,
-            pid: None,
-            window_id: None,
-            app: None,
-            click_point: None,
-            target: None,
-        }
+    fn action(result: Value, error: Option<&str>) -> Value {
+        json!({
+            "schema_version": 1,
+            "turn": 1,
+            "tool": "hotkey",
+            "arguments": {},
+            "result_summary": "",
+            "result_error": error,
+            "result": result,
+            "timestamp": "",
+            "t_ms": 0,
+        })
     }
 
     #[test]
@@ -166,7 +148,7 @@ mod tests {
             let t = dir.join(crate::trajectory::turn_dir_name(n));
             std::fs::create_dir_all(&t).unwrap();
             let mut a = action(result, None);
-            a.turn = n;
+            a["turn"] = json!(n);
             std::fs::write(t.join("action.json"), serde_json::to_vec(&a).unwrap()).unwrap();
         }
         std::fs::create_dir_all(dir.join(crate::trajectory::turn_dir_name(4))).unwrap();

@@ -84,7 +84,7 @@ pub fn turn_dirs(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ToolError> {
 }
 
 /// Reads a turn's action.json, with the JSON error's line and column when it is corrupt.
-fn read_action(turn_dir: &Path) -> Result<Value, String> {
+pub(crate) fn read_action(turn_dir: &Path) -> Result<Value, String> {
     let path = turn_dir.join("action.json");
     let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
