@@ -42,6 +42,11 @@ pub fn app_home(dir: &Path) -> PathBuf {
     dir.join("home")
 }
 
+/// The runtime folder apps in the sandbox at `dir` get (private, 0700 as XDG requires).
+fn app_runtime(dir: &Path) -> PathBuf {
+    dir.join("app-runtime")
+}
+
 /// The variables that make an app in the sandbox at `dir` hermetic: its own HOME and XDG
 /// config, data, state, cache and runtime folders inside the sandbox (so drafts, recent
 /// files and caches of one run never reach the next, and nothing is written into the
@@ -56,7 +61,7 @@ pub fn app_env(dir: &Path) -> Vec<(String, String)> {
         ("XDG_DATA_HOME".into(), path(home.join(".local/share"))),
         ("XDG_STATE_HOME".into(), path(home.join(".local/state"))),
         ("XDG_CACHE_HOME".into(), path(home.join(".cache"))),
-        ("XDG_RUNTIME_DIR".into(), path(dir.join("app-runtime"))),
+        ("XDG_RUNTIME_DIR".into(), path(app_runtime(dir))),
         ("GSETTINGS_BACKEND".into(), "memory".into()),
         ("TZ".into(), "UTC".into()),
         ("LANG".into(), "C.UTF-8".into()),
@@ -74,8 +79,7 @@ pub fn prepare_app_homes(dir: &Path) -> std::io::Result<()> {
     {
         std::fs::create_dir_all(folder)?;
     }
-    let runtime = dir.join("app-runtime");
-    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))?;
+    std::fs::set_permissions(app_runtime(dir), std::fs::Permissions::from_mode(0o700))?;
     Ok(())
 }
 
@@ -215,11 +219,14 @@ impl Sandbox {
         require("openbox", "openbox")?;
         let root = state_root();
         std::fs::create_dir_all(&root)?;
-        let staging = root.join(format!(
-            ".starting-{}-{}",
+        // Unique to this start: the folder is named `<display>-<unique>` once the display
+        // is known, `.starting-<unique>` until then.
+        let unique = format!(
+            "{}-{}",
             std::process::id(),
             chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
-        ));
+        );
+        let staging = root.join(format!(".starting-{unique}"));
         std::fs::create_dir_all(&staging)?;
 
         let mut sandbox = Sandbox {
@@ -236,12 +243,12 @@ impl Sandbox {
             owned: true,
             composite_holder: None,
         };
-        sandbox.boot(&root, owned)?;
+        sandbox.boot(&root, &unique, owned)?;
         sandbox.owned = owned;
         Ok(sandbox)
     }
 
-    fn boot(&mut self, root: &Path, owned: bool) -> Result<(), SandboxError> {
+    fn boot(&mut self, root: &Path, unique: &str, owned: bool) -> Result<(), SandboxError> {
         // Xvfb picks a free display itself and writes its number to -displayfd.
         let (read_end, write_end) =
             nix::unistd::pipe().map_err(|e| SandboxError::Start(e.to_string()))?;
@@ -297,13 +304,6 @@ impl Sandbox {
         // Name the folder after its display for people, and after this start for
         // uniqueness: a display number is reused as soon as its Xvfb exits, and a
         // sandbox still tearing down must never remove a newer sandbox's folder.
-        let unique = self
-            .dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix(".starting-"))
-            .unwrap_or_default()
-            .to_string();
         let final_dir = root.join(format!("{}-{unique}", self.state.display));
         std::fs::rename(&self.dir, &final_dir)?;
         self.dir = final_dir;
