@@ -133,7 +133,11 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
 fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_pass() {
     let dir = temp("e2e");
     std::fs::create_dir_all(dir.join("harness/apps")).unwrap();
-    for f in ["harness/fixture.toml", "harness/apps/fixture.py"] {
+    for f in [
+        "harness/fixture.toml",
+        "harness/apps/fixture.py",
+        "harness/apps/journal.py",
+    ] {
         std::fs::copy(project().join(f), dir.join(f)).unwrap();
     }
     let work = dir.join("runs");

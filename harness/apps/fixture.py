@@ -8,27 +8,15 @@ Environment:
                        "moved": the Increment button sits after Reset.
                        Used to make a deliberate GUI regression.
 """
-import json
 import os
 import sys
-import time
+
+from journal import VARIANT, log  # harness/apps/journal.py, beside this file
 
 import gi
 
 gi.require_version("Gtk", "3.0")
 from gi.repository import Gtk  # noqa: E402
-
-JOURNAL = os.environ.get("CUA_FIXTURE_JOURNAL")
-VARIANT = os.environ.get("CUA_FIXTURE_VARIANT", "")
-
-
-def log(event, **fields):
-    if not JOURNAL:
-        return
-    fields.update(event=event, t=round(time.time(), 3))
-    with open(JOURNAL, "a", encoding="utf-8") as f:
-        f.write(json.dumps(fields, ensure_ascii=False) + "\n")
-        f.flush()
 
 
 class Fixture(Gtk.Window):

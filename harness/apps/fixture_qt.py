@@ -9,10 +9,10 @@ Environment:
   CUA_FIXTURE_JOURNAL  journal path (default: no journal)
   CUA_FIXTURE_VARIANT  "relabel": the counter reads "Total: N" instead of "Count: N".
 """
-import json
 import os
 import sys
-import time
+
+from journal import VARIANT, log  # harness/apps/journal.py, beside this file
 
 QT = sys.argv[1] if len(sys.argv) > 1 else "5"
 if QT == "6":
@@ -26,17 +26,7 @@ else:
 # but this keeps the fixture accessible wherever it runs.
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-JOURNAL = os.environ.get("CUA_FIXTURE_JOURNAL")
-VARIANT = os.environ.get("CUA_FIXTURE_VARIANT", "")
 Qt = QtCore.Qt
-
-
-def log(event, **fields):
-    if not JOURNAL:
-        return
-    fields.update(event=event, t=round(time.time(), 3))
-    with open(JOURNAL, "a", encoding="utf-8") as f:
-        f.write(json.dumps(fields, ensure_ascii=False) + "\n")
 
 
 def named(widget, name):
