@@ -79,6 +79,11 @@ fn two_sandboxes_run_side_by_side_and_a_panicking_owner_still_tears_down() {
 fn sandboxes_started_and_stopped_concurrently_never_touch_each_other() {
     const ROUNDS: usize = 6;
     const AT_ONCE: usize = 3;
+    // An at-spi-bus-launcher activated by a sandbox's session bus with the user's own
+    // environment put every sandbox's accessibility bus at this one shared path.
+    let shared_bus =
+        std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/at-spi"));
+    let existed = shared_bus.as_ref().is_some_and(|p| p.exists());
     let workers: Vec<_> = (0..AT_ONCE)
         .map(|w| {
             std::thread::spawn(move || {
@@ -119,6 +124,13 @@ fn sandboxes_started_and_stopped_concurrently_never_touch_each_other() {
     let mut all = Vec::new();
     for w in workers {
         all.extend(w.join().expect("a worker failed"));
+    }
+    if let Some(p) = shared_bus.filter(|_| !existed) {
+        assert!(
+            !p.exists(),
+            "{} was created outside the sandboxes",
+            p.display()
+        );
     }
     let dirs: std::collections::HashSet<_> = all.iter().map(|(_, d)| d.clone()).collect();
     assert_eq!(

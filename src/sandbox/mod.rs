@@ -318,7 +318,10 @@ impl Sandbox {
         // The keymap matters for typed text; without setxkbmap Xvfb's default is already us.
         let _ = setxkb.status();
 
-        let mut dbus = Command::new("dbus-daemon");
+        // The session bus starts the services it activates with its own environment:
+        // inside the sandbox it gets the apps' hermetic one, so nothing it activates
+        // writes into the user's home or shares a socket with another sandbox.
+        let mut dbus = self.command("dbus-daemon");
         dbus.args([
             "--session",
             "--nofork",
@@ -478,6 +481,18 @@ impl Sandbox {
             let attempt = (|| -> zbus::Result<()> {
                 let conn =
                     zbus::blocking::connection::Builder::address(address.as_str())?.build()?;
+                // Wait for our launcher to own org.a11y.Bus before calling it: a call to
+                // an unowned name makes the session bus activate a second launcher of its
+                // own, and two launchers racing over one bus left clients with a dead or
+                // replaced bus ("No such file", "Server GUID mismatch"; found by the
+                // sandbox stress test, 2 runs in 10).
+                let owned = zbus::blocking::fdo::DBusProxy::new(&conn)?
+                    .name_has_owner("org.a11y.Bus".try_into()?)?;
+                if !owned {
+                    return Err(zbus::Error::Failure(
+                        "at-spi-bus-launcher does not own org.a11y.Bus yet".into(),
+                    ));
+                }
                 let proxy = zbus::blocking::Proxy::new(
                     &conn,
                     "org.a11y.Bus",
@@ -492,15 +507,17 @@ impl Sandbox {
                         zbus::zvariant::Value::from(true),
                     ),
                 )?;
-                // Asking for the address makes sure the accessibility bus itself is up.
+                // The accessibility bus is up when the address it gives answers a handshake.
                 let bus = zbus::blocking::Proxy::new(
                     &conn,
                     "org.a11y.Bus",
                     "/org/a11y/bus",
                     "org.a11y.Bus",
                 )?;
-                let _: String = bus.call("GetAddress", &())?;
-                Ok(())
+                let a11y: String = bus.call("GetAddress", &())?;
+                zbus::blocking::connection::Builder::address(a11y.as_str())?
+                    .build()
+                    .map(drop)
             })();
             match attempt {
                 Ok(()) => return Ok(()),
