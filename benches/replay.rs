@@ -81,6 +81,7 @@ fn main() {
         let opts = ReplayOptions {
             delay_ms: 0,
             stop_on_error: true,
+            bound_app: None,
         };
         let mut per_turn = Vec::new();
         let mut last = Instant::now();

@@ -638,6 +638,7 @@ fn run_replay(
     let opts = ReplayOptions {
         delay_ms,
         stop_on_error,
+        bound_app: None,
     };
     let report = runtime.block_on(replay(&ctx, &registry, dir, &opts, |t| {
         bar.set_message(format!(

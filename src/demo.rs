@@ -262,6 +262,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
         &crate::replay::ReplayOptions {
             delay_ms: 0,
             stop_on_error: true,
+            bound_app: None,
         },
         |t| {
             eprintln!(

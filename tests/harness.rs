@@ -555,3 +555,89 @@ args = {{ txt = "cua" }}
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_recorded_launch_binds_to_the_scenario_app_so_the_build_under_test_is_the_one_tested() {
+    let dir = temp("bound");
+    // The recording was made against another build (`old/`); the scenario's [app] is the
+    // project's own copy, which a change then breaks.
+    copy_dir(&project().join("harness/apps"), &dir.join("old"));
+    copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
+    let trajectory = dir.join("trajectories/recorded");
+    let turn = |n: u32, action: serde_json::Value| {
+        let t = trajectory.join(format!("turn-{n:05}"));
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(t.join("action.json"), action.to_string()).unwrap();
+    };
+    turn(
+        1,
+        serde_json::json!({"schema_version": 1, "turn": 1, "tool": "launch_app",
+            "arguments": {"path": dir.join("old/fixture.py"), "creates_new_application_instance": true},
+            "result_error": null, "pid": 1, "window_id": 2}),
+    );
+    turn(
+        2,
+        serde_json::json!({"schema_version": 1, "turn": 2, "tool": "click",
+            "arguments": {"pid": 1, "window_id": 2, "element_index": 3},
+            "result_error": null, "pid": 1, "window_id": 2,
+            "app": {"app_name": "fixture.py", "executable": "python3", "window_title": "cua fixture"},
+            "target": {"role": "button", "name": "Increment", "path": [], "frame": null, "states": [], "element_index": 3}}),
+    );
+    std::fs::write(
+        dir.join("harness/bound.toml"),
+        "trajectory = \"trajectories/recorded\"\n\n[app]\npath = \"harness/apps/fixture.py\"\nwindow = \"cua fixture\"\nenv = { CUA_FIXTURE_JOURNAL = \"{run_dir}/journal.jsonl\" }\n",
+    )
+    .unwrap();
+    let (harness, goldens, work) = (dir.join("harness"), dir.join("goldens"), dir.join("work"));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "test".to_string(),
+            "--harness".into(),
+            harness.display().to_string(),
+            "--goldens".into(),
+            goldens.display().to_string(),
+            "--work-dir".into(),
+            work.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cua(&refs).output().unwrap()
+    };
+    let out = run(&["--update"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The run's trajectory says what its launch turn bound to, as the scenario writes it.
+    let launch: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(work.join("bound/turn-00001/action.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        launch["arguments"],
+        serde_json::json!({"path": "harness/apps/fixture.py"}),
+        "{launch}"
+    );
+    assert!(
+        launch["result_summary"]
+            .as_str()
+            .unwrap()
+            .contains("bound to the scenario's [app]"),
+        "{launch}"
+    );
+    // One fixture process ran, and it was the scenario's: its journal has the click.
+    let journal = std::fs::read_to_string(work.join("bound/journal.jsonl")).unwrap();
+    assert_eq!(journal.matches("\"started\"").count(), 1, "{journal}");
+    assert!(journal.contains("\"Increment\""), "{journal}");
+
+    // The build under test renames the button: the same recording must now fail.
+    let fixture = dir.join("harness/apps/fixture.py");
+    let source = std::fs::read_to_string(&fixture).unwrap();
+    std::fs::write(
+        &fixture,
+        source.replace("label=\"Increment\"", "label=\"Add\""),
+    )
+    .unwrap();
+    let out = run(&[]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("no element matches button \"Increment\""), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -49,6 +49,7 @@ impl Run {
         let opts = ReplayOptions {
             delay_ms: 0,
             stop_on_error,
+            bound_app: None,
         };
         self.rt
             .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))

@@ -338,17 +338,23 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         r.duration_ms = started.elapsed().as_millis() as u64;
         r
     };
-    if let Err(e) = drive(scenario, &run_dir) {
-        report.error = Some(e);
-        return finish(report);
-    }
+    let undispatched = match drive(scenario, &run_dir) {
+        Ok(u) => u,
+        Err(e) => {
+            report.error = Some(e);
+            return finish(report);
+        }
+    };
     // Turn N of an inline scenario is step N (recording starts after the launch).
     let no_effect_expected: Vec<u32> = (1..)
         .zip(&scenario.spec.step)
         .filter(|(_, s)| s.expect_effect == Some(false))
         .map(|(n, _)| n)
         .collect();
-    let unhonoured = verdict::unhonoured(&run_dir, |n| no_effect_expected.contains(&n));
+    let mut unhonoured = undispatched;
+    unhonoured.extend(verdict::unhonoured(&run_dir, |n| {
+        no_effect_expected.contains(&n)
+    }));
     if !unhonoured.is_empty() {
         let list: Vec<String> = unhonoured.iter().map(|u| format!("  {u}")).collect();
         report.error = Some(format!(
@@ -435,8 +441,9 @@ fn write_pending(
 
 /// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
 /// also receives files the app writes there, such as the fixture's journal; the diff reads
-/// only turn folders).
-fn drive(scenario: &Scenario, run_dir: &Path) -> Result<(), String> {
+/// only turn folders). Returns the replayed turns that never reached their tool (window or
+/// element not found): they leave no turn in the run.
+fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Vec<verdict::Unhonoured>, String> {
     if run_dir.exists() {
         std::fs::remove_dir_all(run_dir)
             .map_err(|e| format!("cannot empty {}: {e}", run_dir.display()))?;
@@ -477,14 +484,23 @@ fn drive(scenario: &Scenario, run_dir: &Path) -> Result<(), String> {
             .await
             .map_err(|e| format!("set_recording: {e}"))?;
         let steps = match &scenario.spec.trajectory {
-            Some(t) => replay_steps(&ctx, &registry, &scenario.root.join(t)).await,
-            None => inline_steps(&ctx, &registry, &scenario.spec.step, pid, window).await,
+            Some(t) => {
+                let app = crate::replay::BoundApp {
+                    pid,
+                    window_id: window,
+                    launch_args: app_as_written(&scenario.spec.app),
+                };
+                replay_steps(&ctx, &registry, &scenario.root.join(t), app).await
+            }
+            None => inline_steps(&ctx, &registry, &scenario.spec.step, pid, window)
+                .await
+                .map(|_| Vec::new()),
         };
         let stopped = registry
             .call(&ctx, "set_recording", json!({ "enabled": false }))
             .await
             .map_err(|e| format!("set_recording off: {e}"));
-        steps.and(stopped.map(|_| ()))
+        stopped.and(steps)
     });
     drop(sandbox);
     result
@@ -665,21 +681,51 @@ pub async fn pin_size(
     }
 }
 
+/// The scenario's `[app]` as launch_app arguments, paths as the scenario writes them
+/// (relative to the project root), so a run's trajectory reads the same in every checkout.
+fn app_as_written(app: &AppSpec) -> Value {
+    let mut args = serde_json::Map::new();
+    if let Some(n) = &app.name {
+        args.insert("name".into(), json!(n));
+    }
+    if let Some(p) = &app.path {
+        args.insert("path".into(), json!(p));
+    }
+    if !app.args.is_empty() {
+        args.insert("additional_arguments".into(), json!(app.args));
+    }
+    if !app.urls.is_empty() {
+        args.insert("urls".into(), json!(app.urls));
+    }
+    Value::Object(args)
+}
+
 async fn replay_steps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     dir: &Path,
-) -> Result<(), String> {
+    app: crate::replay::BoundApp,
+) -> Result<Vec<verdict::Unhonoured>, String> {
     let opts = ReplayOptions {
         delay_ms: 0,
         stop_on_error: false,
+        bound_app: Some(app),
     };
-    // Failed turns are recorded and show up in the diff; only a replay that could not
-    // start is an error here.
-    crate::replay::replay(ctx, registry, dir, &opts, |_| {})
+    // Dispatched turns are recorded (the verdict and the diff judge them); the others
+    // are handed back, since nothing in the run shows them.
+    let report = crate::replay::replay(ctx, registry, dir, &opts, |_| {})
         .await
-        .map(|_| ())
-        .map_err(|e| format!("replay {}: {e}", dir.display()))
+        .map_err(|e| format!("replay {}: {e}", dir.display()))?;
+    Ok(report
+        .turns
+        .into_iter()
+        .filter(|t| !t.ok && !t.dispatched)
+        .map(|t| verdict::Unhonoured {
+            turn: t.turn,
+            tool: t.tool,
+            reason: format!("the recording's turn was never run: {}", t.result_summary),
+        })
+        .collect())
 }
 
 async fn inline_steps(

@@ -33,6 +33,17 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct ReplayOptions {
     pub delay_ms: u64,
     pub stop_on_error: bool,
+    /// `cua test`: the app the scenario launched. Recorded `launch_app` turns bind to it
+    /// instead of launching what the recording launched (the build under test wins).
+    pub bound_app: Option<BoundApp>,
+}
+
+/// The scenario's running app and its `[app]` table as launch_app arguments.
+#[derive(Debug, Clone)]
+pub struct BoundApp {
+    pub pid: u32,
+    pub window_id: u64,
+    pub launch_args: Value,
 }
 
 /// One replayed turn.
@@ -46,6 +57,9 @@ pub struct TurnResult {
     pub rebinding: Option<String>,
     /// Which rule found the element: `exact_path`, `role_name`, `nearest_frame`, `tree_markdown`.
     pub locator_match: Option<String>,
+    /// Whether the tool was called (false: the turn failed before, finding its window or
+    /// element, so a recording of the replay has no turn for it).
+    pub dispatched: bool,
     pub duration_ms: u64,
 }
 
@@ -279,13 +293,14 @@ pub async fn replay(
             result_summary: String::new(),
             rebinding: None,
             locator_match: None,
+            dispatched: false,
             duration_ms: 0,
         };
         match read_action(turn_dir) {
             Err(e) => result.result_summary = e,
             Ok(action) => {
                 result.tool = action["tool"].as_str().unwrap_or("").to_string();
-                match replay_turn(ctx, registry, turn_dir, &action, &mut bindings, &mut result)
+                match replay_turn(ctx, registry, turn_dir, &action, opts, &mut bindings, &mut result)
                     .await
                 {
                     Ok(summary) => {
@@ -353,6 +368,7 @@ async fn replay_turn(
     registry: &ToolRegistry,
     turn_dir: &Path,
     action: &Value,
+    opts: &ReplayOptions,
     bindings: &mut Bindings,
     result: &mut TurnResult,
 ) -> Result<String, String> {
@@ -375,10 +391,24 @@ async fn replay_turn(
         .or_else(|| action.get("window_id").and_then(Value::as_u64));
 
     if tool == "launch_app" {
-        let out = registry
-            .call(ctx, tool, args)
-            .await
-            .map_err(|e| e.to_string())?;
+        result.dispatched = true;
+        let out = match &opts.bound_app {
+            None => registry.call(ctx, tool, args).await,
+            Some(app) => {
+                let recorded = ["path", "name", "desktop_id"]
+                    .iter()
+                    .find_map(|k| args.get(*k).and_then(Value::as_str))
+                    .unwrap_or("an app")
+                    .to_string();
+                let bound = crate::tools::BoundLaunch {
+                    pid: app.pid,
+                    window_id: app.window_id,
+                    recorded,
+                };
+                ToolRegistry::call_tool(ctx, &bound, app.launch_args.clone()).await
+            }
+        }
+        .map_err(|e| e.to_string())?;
         let pid = out.structured["pid"].as_u64();
         let window = out
             .structured
@@ -391,7 +421,10 @@ async fn replay_turn(
             bindings.windows.insert(old, new);
         }
         bindings.last_launched = window.or(bindings.last_launched);
-        result.rebinding = Some(format!("launched pid {}", pid.unwrap_or(0)));
+        result.rebinding = Some(match opts.bound_app {
+            Some(_) => format!("bound to the scenario's app, pid {}", pid.unwrap_or(0)),
+            None => format!("launched pid {}", pid.unwrap_or(0)),
+        });
         return Ok(out.summary);
     }
 
@@ -519,6 +552,7 @@ async fn replay_turn(
         });
     }
 
+    result.dispatched = true;
     let out = registry
         .call(ctx, tool, args)
         .await

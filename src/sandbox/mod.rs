@@ -67,6 +67,9 @@ pub fn app_env(dir: &Path) -> Vec<(String, String)> {
         ("LANG".into(), "C.UTF-8".into()),
         ("LC_ALL".into(), "C.UTF-8".into()),
         ("LANGUAGE".into(), String::new()),
+        // Python apps (the fixtures, many real apps) would write bytecode caches beside
+        // their sources, outside the sandbox.
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
     ]
 }
 

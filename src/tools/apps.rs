@@ -171,3 +171,61 @@ impl ToolSpec for LaunchApp {
         ))
     }
 }
+
+/// `launch_app` as `cua test` replays it: a recorded launch binds to the app the scenario
+/// already launched (its `[app]`) instead of starting the recorded program, so a recording
+/// made against another build still exercises the build under test. Recorded like any
+/// launch_app turn, with the scenario's `[app]` as its arguments, so the run's trajectory
+/// shows the binding.
+pub struct BoundLaunch {
+    pub pid: u32,
+    pub window_id: u64,
+    /// What the recording launched, for the summary.
+    pub recorded: String,
+}
+
+#[async_trait]
+impl ToolSpec for BoundLaunch {
+    type Args = LaunchAppArgs;
+    const NAME: &'static str = "launch_app";
+    const DESCRIPTION: &'static str =
+        "launch_app bound to the scenario's already running [app] (cua test replays only).";
+    const READ_ONLY: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, args: LaunchAppArgs) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        let windows: Vec<_> = platform
+            .list_windows()
+            .await?
+            .windows
+            .into_iter()
+            .filter(|w| w.pid == Some(self.pid))
+            .collect();
+        if !windows.iter().any(|w| w.window_id == self.window_id) {
+            return Err(ToolError::failed(format!(
+                "the scenario's app (pid {}) no longer shows window {}",
+                self.pid, self.window_id
+            )));
+        }
+        let label = args
+            .name
+            .or(args.desktop_id)
+            .or(args.path)
+            .unwrap_or_default();
+        let summary = format!(
+            "bound to the scenario's [app] {label} (pid {}, window {}); the recording launched {}, which is not run",
+            self.pid, self.window_id, self.recorded
+        );
+        Ok(ToolOutput::new(
+            summary,
+            json!({
+                "pid": self.pid,
+                "name": label,
+                "executable": crate::platform::linux::apps::process_executable(self.pid).unwrap_or_default(),
+                "newly_started": false,
+                "bound_to_scenario_app": true,
+                "windows": windows,
+            }),
+        ))
+    }
+}

@@ -30,6 +30,7 @@ use tokio::sync::OnceCell;
 use crate::errors::ToolError;
 use crate::platform::{AxTree, DesktopEnv, Platform};
 
+pub use apps::BoundLaunch;
 pub use capture::encode_png;
 pub use window_state::{render_markdown, window_state_json};
 
@@ -465,6 +466,16 @@ impl ToolRegistry {
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
         let tool = self.get(name)?;
+        Self::call_tool(ctx, tool, args).await
+    }
+
+    /// Runs a tool that need not be registered (replay's [`BoundLaunch`]), recorded when
+    /// recording is on, like [`ToolRegistry::call`].
+    pub async fn call_tool(
+        ctx: &ToolContext,
+        tool: &dyn Tool,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
         if !tool.recorded() || !ctx.recorder.is_recording() {
             return tool.call(ctx, args).await;
         }

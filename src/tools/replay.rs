@@ -35,6 +35,7 @@ impl ToolSpec for ReplayTrajectory {
         let opts = ReplayOptions {
             delay_ms: a.delay_ms.unwrap_or(500),
             stop_on_error: a.stop_on_error.unwrap_or(true),
+            bound_app: None,
         };
         if opts.delay_ms > 60_000 {
             return Err(ToolError::invalid(format!(
