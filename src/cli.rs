@@ -950,12 +950,14 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
                         } else {
                             Decision::Reject
                         };
+                        let mut changed = Vec::new();
                         crate::golden::review(
                             &goldens,
                             &name,
                             &config,
                             &mut std::io::sink(),
                             &mut |n| {
+                                changed.push(n);
                                 if n == t || n == 0 {
                                     wanted
                                 } else {
@@ -963,6 +965,17 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
                                 }
                             },
                         )
+                        .and_then(|accepted| {
+                            if changed.contains(&t) || changed.contains(&0) {
+                                return Ok(accepted);
+                            }
+                            let list: Vec<String> =
+                                changed.iter().map(u32::to_string).collect();
+                            Err(format!(
+                                "`--turn {t}`: not a changed turn of {name} (changed: {}); nothing was decided",
+                                if list.is_empty() { "none".into() } else { list.join(", ") }
+                            ))
+                        })
                         .map(|accepted| {
                             out(&format!(
                                 "{name} turn {t}: {}",

@@ -638,6 +638,80 @@ fn a_recorded_launch_binds_to_the_scenario_app_so_the_build_under_test_is_the_on
     let out = run(&[]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains("no element matches button \"Increment\""), "{said}");
+    assert!(
+        said.contains("no element matches button \"Increment\""),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn per_turn_review_rejects_turns_of_another_run_and_names_a_turn_that_did_not_change() {
+    let dir = temp("turn-review");
+    let goldens = dir.join("goldens");
+    copy_dir(&project().join("goldens/fixture"), &goldens.join("fixture"));
+    let pending = goldens.join("fixture.new");
+    copy_dir(&project().join("goldens/fixture"), &pending);
+    // The pending golden is another run: another pid and window id in every turn...
+    let first: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(goldens.join("fixture/turn-00001/action.json")).unwrap(),
+    )
+    .unwrap();
+    let (pid, window) = (first["pid"].to_string(), first["window_id"].to_string());
+    for turn in std::fs::read_dir(&pending).unwrap().flatten() {
+        for file in std::fs::read_dir(turn.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if file.path().extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(file.path()).unwrap();
+                let text = text.replace(&pid, "4242424").replace(&window, "77777777");
+                std::fs::write(file.path(), text).unwrap();
+            }
+        }
+    }
+    // ... and turns 4 and 5 show another counter.
+    for turn in ["turn-00004", "turn-00005"] {
+        let path = pending.join(turn).join("app_state.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("Count: 2"), "{turn}");
+        std::fs::write(&path, text.replace("Count: 2", "Sum: 2")).unwrap();
+    }
+    let review = |turn: &str| {
+        let out = cua(&[
+            "golden",
+            "review",
+            "fixture",
+            "--goldens",
+            &goldens.display().to_string(),
+            "--harness",
+            &dir.join("harness").display().to_string(),
+            "--turn",
+            turn,
+            "--reject",
+        ])
+        .output()
+        .unwrap();
+        (out.status.code(), text(&out))
+    };
+    let (code, said) = review("99");
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("`--turn 99`: not a changed turn of fixture (changed: 4, 5)"),
+        "{said}"
+    );
+    let (code, said) = review("4");
+    assert_eq!(code, Some(0), "{said}");
+    assert!(pending.exists(), "turn 5 is still undecided: {said}");
+    let (code, said) = review("5");
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        !pending.exists(),
+        "both changed turns rejected: the pending golden goes: {said}"
+    );
+    let golden =
+        std::fs::read_to_string(goldens.join("fixture/turn-00004/app_state.json")).unwrap();
+    assert!(golden.contains("Count: 2"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,6 +4,7 @@
 //! With `CI` set nothing here writes. Replacing a golden goes through a temporary folder
 //! and renames, so an interrupted accept leaves the old golden or the new one, never half.
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -129,7 +130,9 @@ impl Goldens {
 }
 
 /// Makes turn `turn` of trajectory `to` what it is in `from` (copied, or removed when
-/// `from` has no such turn).
+/// `from` has no such turn). The copy's pid and window ids are those of `to`'s run: a turn
+/// keeping its own run's ids would make the trajectory act on two apps, which the diff's
+/// rebinding check fails.
 fn sync_turn(from: &Path, to: &Path, turn: u32) -> Result<(), String> {
     refuse_in_ci()?;
     let name = turn_dir_name(turn);
@@ -144,10 +147,59 @@ fn sync_turn(from: &Path, to: &Path, turn: u32) -> Result<(), String> {
         let tmp = to.join(format!(".{name}.tmp"));
         let _ = std::fs::remove_dir_all(&tmp);
         copy_dir(&src, &tmp).map_err(|e| format!("{}: {e}", src.display()))?;
+        rebind_ids(&tmp.join("action.json"), &id_map(from, to, turn))
+            .map_err(|e| format!("{}: {e}", tmp.display()))?;
         swap_in(&tmp, &dest).map_err(|e| format!("{}: {e}", dest.display()))
     } else {
         std::fs::remove_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))
     }
+}
+
+/// Ids that name recorded apps and windows.
+const ID_KEYS: [&str; 2] = ["pid", "window_id"];
+
+/// `from`'s ids → `to`'s, paired through the turns both trajectories have (but `skip`).
+fn id_map(from: &Path, to: &Path, skip: u32) -> HashMap<(&'static str, u64), u64> {
+    let read = |dir: &Path| -> Option<serde_json::Value> {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("action.json")).ok()?).ok()
+    };
+    let mut map = HashMap::new();
+    let turns = crate::replay::turn_dirs(to).unwrap_or_default();
+    for (n, dir) in turns.into_iter().filter(|(n, _)| *n != skip) {
+        let (Some(a), Some(b)) = (read(&from.join(turn_dir_name(n))), read(&dir)) else {
+            continue;
+        };
+        for key in ID_KEYS {
+            let id = |v: &serde_json::Value| v[key].as_u64().or(v["arguments"][key].as_u64());
+            if let (Some(x), Some(y)) = (id(&a), id(&b)) {
+                map.entry((key, x)).or_insert(y);
+            }
+        }
+    }
+    map
+}
+
+/// Rewrites a turn's ids (top level and in its arguments) through `map`.
+fn rebind_ids(action: &Path, map: &HashMap<(&'static str, u64), u64>) -> Result<(), String> {
+    let Ok(text) = std::fs::read_to_string(action) else {
+        return Ok(()); // a turn without action.json: nothing to rebind
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let rewrite = |object: &mut serde_json::Value| {
+        for key in ID_KEYS {
+            if let Some(slot) = object.get_mut(key) {
+                if let Some(&new) = slot.as_u64().and_then(|id| map.get(&(key, id))) {
+                    *slot = serde_json::json!(new);
+                }
+            }
+        }
+    };
+    rewrite(&mut v);
+    if let Some(args) = v.get_mut("arguments") {
+        rewrite(args);
+    }
+    let pretty = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+    std::fs::write(action, pretty).map_err(|e| e.to_string())
 }
 
 fn refuse_in_ci() -> Result<(), String> {

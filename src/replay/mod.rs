@@ -300,8 +300,16 @@ pub async fn replay(
             Err(e) => result.result_summary = e,
             Ok(action) => {
                 result.tool = action["tool"].as_str().unwrap_or("").to_string();
-                match replay_turn(ctx, registry, turn_dir, &action, opts, &mut bindings, &mut result)
-                    .await
+                match replay_turn(
+                    ctx,
+                    registry,
+                    turn_dir,
+                    &action,
+                    opts,
+                    &mut bindings,
+                    &mut result,
+                )
+                .await
                 {
                     Ok(summary) => {
                         result.ok = true;
