@@ -197,6 +197,14 @@ pub struct ElementReading {
     pub value: Option<f64>,
 }
 
+/// What an app has told the accessibility bus so far: how many change events, and when
+/// the last one came (recording and replay wait for it to go quiet).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AppActivity {
+    pub events: u64,
+    pub last: Option<std::time::Instant>,
+}
+
 /// Where [`Platform::insert_text`] put its text, in characters: `replaced` characters
 /// from `offset` on (a selection) gave way to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -301,6 +309,11 @@ pub trait Platform: Send + Sync {
     /// Asks for a window size, in pixels of its screenshot (the harness pins window sizes
     /// so screenshots compare).
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()>;
+    /// The app's change events so far, from an event feed started on first call; None
+    /// when the backend has none (then settling compares tree reads instead).
+    async fn app_activity(&self, _pid: u32) -> Option<AppActivity> {
+        None
+    }
 }
 
 /// Which desktop to talk to: an X display and its D-Bus session bus.

@@ -7,6 +7,7 @@
 //! numbers are given at write time, so a failed write leaves no hole; the failure goes to
 //! `last_error` and never fails the action itself.
 
+mod settle;
 pub mod video;
 
 use std::path::{Path, PathBuf};
@@ -402,62 +403,13 @@ async fn capture_state(
     pid: u32,
     window: &WindowInfo,
 ) -> StateCapture {
-    let shot = {
-        let platform = platform.clone();
-        let id = window.window_id;
-        tokio::spawn(async move { platform.capture_window(id).await.ok() })
-    };
-    let json = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+    let (json, frame) = settle::read_state(platform, pid, window).await;
     StateCapture {
         json,
-        pixels: shot.await.ok().flatten(),
+        pixels: frame.map(|(c, _)| c),
     }
 }
 
-/// The window's state once the action's effect has shown and the window has stopped
-/// changing. Toolkits show an effect a little after the action returns (GTK4 ~250 ms), and
-/// two reads agreeing right away can both predate it: so while the tree still equals the
-/// before-state, reads go on (up to EFFECT_WAIT) for a change to appear; once it differs,
-/// two reads QUIET_INTERVAL apart must agree. Everything is bounded by QUIET_MAX.
-async fn settled_state(
-    platform: &Arc<dyn Platform>,
-    pid: u32,
-    window: &WindowInfo,
-    before: Option<&Value>,
-) -> StateCapture {
-    let started = Instant::now();
-    tokio::time::sleep(QUIET_FIRST).await;
-    let read = || crate::tools::window_state_json(platform.as_ref(), pid, window);
-    let mut last = read().await;
-    while started.elapsed() < QUIET_MAX {
-        let unchanged = before.is_some_and(|b| *b == last);
-        if unchanged && started.elapsed() < EFFECT_WAIT {
-            tokio::time::sleep(EFFECT_POLL).await;
-            last = read().await;
-            continue;
-        }
-        tokio::time::sleep(QUIET_INTERVAL).await;
-        let now = read().await;
-        let same = now == last;
-        last = now;
-        if same {
-            break;
-        }
-    }
-    let pixels = platform.capture_window(window.window_id).await.ok();
-    StateCapture { json: last, pixels }
-}
-
-/// First look for an effect this long after the action...
-const QUIET_FIRST: std::time::Duration = std::time::Duration::from_millis(60);
-/// ...while nothing changed, look again this often...
-const EFFECT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-/// ...for this long (an action may have no visible effect)...
-const EFFECT_WAIT: std::time::Duration = std::time::Duration::from_millis(400);
-/// ...then compare reads this far apart...
-const QUIET_INTERVAL: std::time::Duration = std::time::Duration::from_millis(120);
-/// ...for at most this long in all.
-const QUIET_MAX: std::time::Duration = std::time::Duration::from_millis(650);
 /// An after-state younger than this stands in for the next action's before-state.
 const REUSE_BEFORE: std::time::Duration = std::time::Duration::from_millis(1500);
 
@@ -504,6 +456,11 @@ pub async fn record_call(
         }
         _ => None,
     };
+    if let (Some(p), Some(pid)) = (&platform, pid) {
+        // Starts the app's event feed before the action, so its effect's events count.
+        let _ = p.app_activity(pid).await;
+    }
+    let action_started = Instant::now();
     let result = tool.call(ctx, args.clone()).await;
 
     if let Ok(out) = &result {
@@ -567,6 +524,8 @@ pub async fn record_call(
             y: p.get("y")?.as_i64()? as i32,
         })
     });
+    // The tool read its effect back: the window already shows it.
+    let confirmed = result_fields["effect"] == "confirmed";
     let tool_name = tool.name().to_string();
     let window_id = window.as_ref().map(|w| w.window_id).or(window_id);
     let Some((tx, t_ms)) = ctx.recorder.sender() else {
@@ -594,7 +553,17 @@ pub async fn record_call(
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
             (Some(p), Some(pid), Some(w)) => {
-                let state = settled_state(p, pid, w, before.as_ref().map(|b| &b.json)).await;
+                let state = settle::settled_state(
+                    p,
+                    pid,
+                    w,
+                    settle::Effect {
+                        before: before.as_ref().map(|b| &b.json),
+                        action_started,
+                        confirmed,
+                    },
+                )
+                .await;
                 *last_state.lock().unwrap() = Some(LastState {
                     window_id: w.window_id,
                     at: Instant::now(),

@@ -104,6 +104,8 @@ pub struct Atspi {
     apps: Mutex<HashMap<u32, String>>,
     /// Action names per node: stable for an object's lifetime, so read once.
     actions: Mutex<HashMap<NodeRef, Vec<String>>>,
+    /// Change events per app, started on first use (None: it could not start).
+    feed: tokio::sync::OnceCell<Option<std::sync::Arc<super::events::EventFeed>>>,
 }
 
 fn ax_err(context: &str, e: impl std::fmt::Display) -> PlatformError {
@@ -155,7 +157,19 @@ impl Atspi {
             session,
             apps: Mutex::new(HashMap::new()),
             actions: Mutex::new(HashMap::new()),
+            feed: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// The change events `pid`'s app has sent since the feed started.
+    pub async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
+        let feed = self
+            .feed
+            .get_or_init(|| async { super::events::EventFeed::start(&self.conn).await.ok() })
+            .await
+            .clone()?;
+        let bus = self.app_bus_for_pid(pid).await.ok()??;
+        Some(feed.activity(&bus))
     }
 
     async fn call<B, R>(
@@ -509,9 +523,16 @@ impl Atspi {
         // closed menus and popups.
         let uses_showing = !window_relative;
 
-        // Whatever the toolkit already cached (all of a GTK4 app after the first walk; only
-        // the root for GTK3), then the rest read level by level from the window down.
-        let mut known = Known::from_items(self.cached_items(&bus).await.unwrap_or_default());
+        // What GTK 4 already cached (all of the app after the first walk), then the rest
+        // read level by level from the window down. Other toolkits' caches are not taken
+        // beyond the root: GTK 3's atk-bridge lists only the root until someone listens to
+        // events, then a partial set whose index_in_parent disagrees with GetChildren and
+        // that leaves out tree view cells.
+        let mut items = self.cached_items(&bus).await.unwrap_or_default();
+        if !window_relative {
+            items.retain(|n| n.node.path == ROOT_PATH);
+        }
+        let mut known = Known::from_items(items);
         if !known.nodes.contains_key(ROOT_PATH) {
             match self.read_node(&bus, ROOT_PATH, None, 0).await {
                 Some(root) => {

@@ -3,6 +3,7 @@
 
 pub mod apps;
 pub mod atspi;
+mod events;
 mod input;
 pub mod x11;
 
@@ -343,5 +344,9 @@ impl Platform for LinuxPlatform {
 
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()> {
         self.x11.resize(window_id as u32, width, height)
+    }
+
+    async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
+        self.atspi().await.ok()?.app_activity(pid).await
     }
 }

@@ -1,0 +1,189 @@
+//! Settling: when a window shows an action's effect and has stopped changing, so its
+//! state can be taken as the turn's after-state.
+//!
+//! Toolkits show an effect a little after the action returns (GTK 4 ~250 ms after a
+//! click), and a state read before that would make every golden one step behind. Where the
+//! app sends accessibility events (the platform's event feed), settling waits on them: for
+//! the first change event after the action began (unless the tool already read its effect
+//! back), then for a short quiet gap without events; the tree is read once. Where no event
+//! has ever come from the app, it falls back to comparing tree reads. The screenshot is
+//! taken when two frames in a row agree. Everything is bounded: an app that never goes
+//! quiet (an animation) costs at most `QUIET_MAX`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::StateCapture;
+use crate::platform::{Capture, Platform, WindowInfo};
+
+/// With no change event yet, wait this long after the action began for one (an action may
+/// have no visible effect)...
+const EFFECT_WAIT: Duration = Duration::from_millis(400);
+/// ...then until the app has sent nothing for this long...
+const QUIET_GAP: Duration = Duration::from_millis(25);
+/// ...within this long after the action began, in all.
+const QUIET_MAX: Duration = Duration::from_millis(650);
+/// While waiting for the effect's first event, how often the event counters (memory, not
+/// the bus) are looked at.
+const EVENT_CHECK: Duration = Duration::from_millis(4);
+/// Two captures this far apart must agree for the screenshot...
+const FRAME_GAP: Duration = Duration::from_millis(5);
+/// ...tried this many times.
+const FRAME_TRIES: usize = 4;
+
+/// Without events: first look this long after the action...
+const POLL_FIRST: Duration = Duration::from_millis(60);
+/// ...while nothing changed, look again this often...
+const POLL_EVERY: Duration = Duration::from_millis(50);
+/// ...and once it differs, two reads this far apart must agree.
+const POLL_QUIET: Duration = Duration::from_millis(120);
+/// At most this long in all.
+const POLL_MAX: Duration = Duration::from_millis(650);
+
+/// What is known of the action whose effect is awaited.
+pub struct Effect<'a> {
+    /// The window's state before the action, when it was taken.
+    pub before: Option<&'a Value>,
+    pub action_started: Instant,
+    /// The tool read the implied change back: it shows already.
+    pub confirmed: bool,
+}
+
+/// The window's state once the action's effect has shown and the window is quiet.
+pub async fn settled_state(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    effect: Effect<'_>,
+) -> StateCapture {
+    let (json, first) = match platform.app_activity(pid).await {
+        Some(a) if a.events > 0 => by_events(platform, pid, window, &effect).await,
+        _ => by_polling(platform, pid, window, &effect).await,
+    };
+    let deadline = effect.action_started + QUIET_MAX;
+    let pixels = steady_pixels(platform.as_ref(), window.window_id, first, deadline).await;
+    StateCapture { json, pixels }
+}
+
+/// A capture and when it was taken.
+pub(super) type Frame = Option<(Capture, Instant)>;
+
+/// The tree, and a capture taken while it is read (the first of the two frames that must
+/// agree).
+pub(super) async fn read_state(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+) -> (Value, Frame) {
+    let shot = {
+        let platform = platform.clone();
+        let id = window.window_id;
+        tokio::spawn(async move {
+            let c = platform.capture_window(id).await.ok();
+            c.map(|c| (c, Instant::now()))
+        })
+    };
+    let json = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+    (json, shot.await.ok().flatten())
+}
+
+async fn by_events(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    effect: &Effect<'_>,
+) -> (Value, Frame) {
+    let last_event = || async { platform.app_activity(pid).await.and_then(|a| a.last) };
+    let effect_deadline = effect.action_started + EFFECT_WAIT;
+    let deadline = effect.action_started + QUIET_MAX;
+    // Events before this instant do not count as the effect showing.
+    let mut since = effect.action_started;
+    let waiting_for_effect = !effect.confirmed;
+    loop {
+        if waiting_for_effect {
+            while Instant::now() < effect_deadline && last_event().await.is_none_or(|t| t <= since)
+            {
+                tokio::time::sleep(EVENT_CHECK).await;
+            }
+        }
+        // Sleep until QUIET_GAP after the last event, then look again.
+        while let Some(last) = last_event().await {
+            let quiet_at = (last + QUIET_GAP).min(deadline);
+            if Instant::now() >= quiet_at {
+                break;
+            }
+            tokio::time::sleep_until(quiet_at.into()).await;
+        }
+        let read_at = Instant::now();
+        let (state, frame) = read_state(platform, pid, window).await;
+        // An event that was not the effect (a focus change, an event our own reads
+        // caused) can end the first wait early: with the tree still as before, wait on for
+        // an event after this read while the effect may still come.
+        let unchanged = effect.before.is_some_and(|b| *b == state);
+        if !(unchanged && waiting_for_effect && Instant::now() < effect_deadline) {
+            return (state, frame);
+        }
+        since = read_at;
+    }
+}
+
+async fn by_polling(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    effect: &Effect<'_>,
+) -> (Value, Frame) {
+    let started = Instant::now();
+    tokio::time::sleep(POLL_FIRST).await;
+    let read = || crate::tools::window_state_json(platform.as_ref(), pid, window);
+    let mut last = read().await;
+    while started.elapsed() < POLL_MAX {
+        let unchanged = !effect.confirmed && effect.before.is_some_and(|b| *b == last);
+        if unchanged && started.elapsed() < EFFECT_WAIT {
+            tokio::time::sleep(POLL_EVERY).await;
+            last = read().await;
+            continue;
+        }
+        tokio::time::sleep(POLL_QUIET).await;
+        let now = read().await;
+        let same = now == last;
+        last = now;
+        if same {
+            break;
+        }
+    }
+    (last, None)
+}
+
+/// A capture of the window that the next frame, at least FRAME_GAP later, agrees with (a
+/// repaint in progress is not taken); the last one when frames keep differing until
+/// `deadline`.
+async fn steady_pixels(
+    platform: &dyn Platform,
+    window_id: u64,
+    first: Frame,
+    deadline: Instant,
+) -> Option<Capture> {
+    let (mut last, mut taken) = match first {
+        Some(f) => f,
+        None => (
+            platform.capture_window(window_id).await.ok()?,
+            Instant::now(),
+        ),
+    };
+    for _ in 0..FRAME_TRIES {
+        tokio::time::sleep(FRAME_GAP.saturating_sub(taken.elapsed())).await;
+        let Ok(next) = platform.capture_window(window_id).await else {
+            break;
+        };
+        taken = Instant::now();
+        let same = next.width == last.width && next.height == last.height && next.rgba == last.rgba;
+        last = next;
+        if same || Instant::now() >= deadline {
+            break;
+        }
+    }
+    Some(last)
+}
