@@ -93,7 +93,8 @@ enum Command {
         /// Go on after a failed turn.
         #[arg(long)]
         no_stop_on_error: bool,
-        /// Milliseconds between turns.
+        /// At least this many milliseconds between turn starts (pacing; each turn already
+        /// waits for its recorded change to show, so 0 is correct and fastest).
         #[arg(long, default_value_t = 500)]
         delay_ms: u64,
         /// Record the replay into this folder (the trajectory to diff against the original).

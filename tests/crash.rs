@@ -88,14 +88,30 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
         )
         .unwrap();
         assert!(started.is_ok(), "{:?}", started.err());
+        // A toggle button: every click shows an effect, so turns come as fast as recording
+        // allows (an action without one waits out the 400 ms effect wait).
+        let state = cua::daemon::call(
+            &socket,
+            "get_window_state",
+            &json!({ "pid": wf.pid, "window_id": wf.window_id, "include_screenshot": false }),
+        )
+        .unwrap()
+        .unwrap();
+        let toggle = state.structured["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["role"] == "toggle_button" && e["name"] == "togglebutton")
+            .expect("the widget factory's toggle button")["index"]
+            .clone();
         let actor = {
             let socket = socket.clone();
             std::thread::spawn(move || {
                 for _ in 0..50 {
                     let r = cua::daemon::call(
                         &socket,
-                        "press_key",
-                        &json!({ "pid": wf.pid, "window_id": wf.window_id, "key": "Shift_L" }),
+                        "click",
+                        &json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": toggle }),
                     );
                     if !matches!(r, Some(Ok(_))) {
                         break;

@@ -304,3 +304,82 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Records "58 × 83 =" on a calculator, then replays it at full speed (delay 0) 20 times,
+/// each time on a freshly launched calculator, and reads the result from the app's tree.
+fn full_speed_replays_reproduce_the_calculation(app: &str, keys: [&str; 6]) {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1280,
+        height: 800,
+    })
+    .expect("sandbox");
+    let run = Run::new(&sandbox);
+    let dir = std::env::temp_dir().join(format!("cua-replay-calc-{app}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let launch = || {
+        let out = run.call(
+            "launch_app",
+            json!({ "name": app, "creates_new_application_instance": true }),
+        );
+        (out["pid"].clone(), out["windows"][0]["window_id"].clone())
+    };
+    // GTK 4 buttons repeat their label in their name ("8 8").
+    let named = |key: &str| {
+        let key = key.to_string();
+        move |e: &Value| {
+            e["role"] == "button"
+                && (e["name"] == key.as_str() || e["name"] == format!("{key} {key}").as_str())
+        }
+    };
+    let shows_result = |pid: &Value, window: &Value| {
+        let st = run.call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+        );
+        let tree = st["tree_markdown"].as_str().unwrap().to_string();
+        (tree.contains("4814") || tree.contains("4,814"), tree)
+    };
+    let (pid, window) = launch();
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    );
+    for key in keys {
+        let e = run.element(&pid, &window, named(key));
+        run.call(
+            "click",
+            json!({ "pid": pid, "window_id": window, "element_index": e["index"] }),
+        );
+    }
+    run.call("set_recording", json!({ "enabled": false }));
+    let (recorded, tree) = shows_result(&pid, &window);
+    assert!(recorded, "{app}: the recording computed 58 × 83: {tree}");
+    for round in 1..=20 {
+        run.quit_all();
+        let (pid, window) = launch();
+        let report = run.replay(&dir, true);
+        assert_eq!(report.failed, 0, "{app} round {round}: {report:#?}");
+        let (ok, tree) = shows_result(&pid, &window);
+        assert!(
+            ok,
+            "{app} round {round}: no 4814 after a full-speed replay:\n{tree}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn full_speed_replay_reproduces_a_calculation_20_times_on_fresh_gtk4_calculators() {
+    full_speed_replays_reproduce_the_calculation(
+        "gnome-calculator",
+        ["5", "8", "×", "8", "3", "="],
+    );
+}
+
+#[test]
+fn full_speed_replay_reproduces_a_calculation_20_times_on_fresh_gtk3_calculators() {
+    full_speed_replays_reproduce_the_calculation(
+        "mate-calc",
+        ["5", "8", "multiply", "8", "3", "result"],
+    );
+}

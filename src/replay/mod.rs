@@ -8,7 +8,8 @@
 //! role + name, then the nearest frame, in a fresh snapshot (or in the previous turn's
 //! snapshot when the locator's exact path leads to an element that is still live and
 //! unchanged). Before each turn replay waits (bounded) for the window to exist and the
-//! locator to resolve.
+//! locator to resolve; after it, for the turn's recorded change to show in the live window
+//! (`postcondition`), so the next turn never runs ahead of the app.
 //!
 //! Also reads the reference driver's recordings (no schema_version, Unix-seconds
 //! timestamps, no locator: an element turn is resolved through the line of that index in
@@ -25,6 +26,9 @@ use crate::errors::ToolError;
 use crate::platform::WindowInfo;
 use crate::tools::{Snapshot, ToolContext, ToolRegistry};
 use crate::trajectory::{Locator, PathStep, SCHEMA_VERSION, parse_turn_dir};
+
+pub mod postcondition;
+use postcondition::{Postcondition, Shown};
 
 /// How long a turn waits for its window and element to be there.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -281,11 +285,15 @@ pub async fn replay(
         turns: Vec::new(),
         first_failure: None,
     };
-    for (k, (n, turn_dir)) in turns.iter().enumerate() {
-        if k > 0 && opts.delay_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(opts.delay_ms)).await;
+    let mut previous_start: Option<Instant> = None;
+    for (n, turn_dir) in turns.iter() {
+        // delay_ms is a floor between turn starts (pacing for a person watching); each
+        // turn already waited for its recorded change to show.
+        if let Some(t) = previous_start {
+            tokio::time::sleep_until((t + Duration::from_millis(opts.delay_ms)).into()).await;
         }
         let started = Instant::now();
+        previous_start = Some(started);
         let mut result = TurnResult {
             turn: *n,
             tool: String::new(),
@@ -562,10 +570,23 @@ async fn replay_turn(
 
     result.dispatched = true;
     let out = registry
-        .call(ctx, tool, args)
+        .call(ctx, tool, args.clone())
         .await
         .map_err(|e| e.to_string())?;
-    Ok(out.summary)
+    // The next turn goes once this one's recorded change shows.
+    let (Some(w), Some(post)) = (&window, Postcondition::of_turn(turn_dir)) else {
+        return Ok(out.summary);
+    };
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    let pid = args["pid"].as_u64().unwrap_or(0) as u32;
+    match post.wait(platform.as_ref(), pid, w).await? {
+        Shown::All => Ok(out.summary),
+        Shown::Part(missing) => Ok(format!(
+            "{} (recorded change partly shown; not seen: {})",
+            out.summary,
+            postcondition::name(&missing)
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@ use crate::replay::{ReplayOptions, replay};
 pub struct ReplayArgs {
     /// Trajectory folder written by set_recording (or the reference driver). ~ is expanded.
     pub dir: String,
-    /// Milliseconds between turns. Default 500.
+    /// At least this many milliseconds between turn starts, for a person watching. Each turn
+    /// already waits for its recorded change to show, so 0 is correct too. Default 500.
     pub delay_ms: Option<u64>,
     /// Stop at the first failed turn. Default true.
     pub stop_on_error: Option<bool>,
@@ -26,7 +27,7 @@ pub struct ReplayTrajectory;
 impl ToolSpec for ReplayTrajectory {
     type Args = ReplayArgs;
     const NAME: &'static str = "replay_trajectory";
-    const DESCRIPTION: &'static str = "Replay a recorded trajectory: each turn's tool call is re-dispatched in order, with recorded pids and windows rebound to live ones (a recorded launch_app launches the app again) and element-indexed turns resolved through their recorded locator in a fresh snapshot (exact path, then role + name, then nearest frame). Waits up to 5 s per turn for the window and element. While recording is on, the replay is itself recorded. Returns attempted, succeeded, failed, first_failure and per-turn results (rebinding, locator_match, duration_ms).";
+    const DESCRIPTION: &'static str = "Replay a recorded trajectory: each turn's tool call is re-dispatched in order, with recorded pids and windows rebound to live ones (a recorded launch_app launches the app again) and element-indexed turns resolved through their recorded locator in a fresh snapshot (exact path, then role + name, then nearest frame). Waits up to 5 s per turn for the window and element, and after each turn up to 3 s for the turn's recorded change (before-state to after-state) to show in the live window, so the next turn never runs ahead of the app (a turn whose change never shows fails, naming what is missing). While recording is on, the replay is itself recorded. Returns attempted, succeeded, failed, first_failure and per-turn results (rebinding, locator_match, duration_ms).";
     const READ_ONLY: bool = false;
     const RECORDED: bool = false;
 

@@ -24,6 +24,31 @@ const OBJECT_EVENTS: &str = "object:";
 /// Events queued for the reader before the oldest are dropped (a burst from a big tree).
 const QUEUE: usize = 4096;
 
+/// An object event's body: detail, two integers, a value, properties.
+type EventBody = (
+    String,
+    i32,
+    i32,
+    zbus::zvariant::OwnedValue,
+    HashMap<String, zbus::zvariant::OwnedValue>,
+);
+
+/// Whether an event says something a person or the tree would show changed. Bounds,
+/// objects being created or dropped (role, parent, defunct), caret moves and redraw hints
+/// are left out: an app with an animation sends ~150 of those a second
+/// (gtk3-widget-factory's spinners and progress bars) and would never look quiet.
+fn is_change(member: &str, detail: &str) -> bool {
+    match member {
+        "BoundsChanged" | "VisibleDataChanged" | "TextCaretMoved" | "TextBoundsChanged" => false,
+        "StateChanged" => detail != "defunct",
+        "PropertyChange" => matches!(
+            detail,
+            "accessible-name" | "accessible-value" | "accessible-description"
+        ),
+        _ => true,
+    }
+}
+
 /// Per sender (an app's unique bus name): events seen and when the last one came.
 #[derive(Default)]
 pub struct EventFeed {
@@ -54,9 +79,18 @@ impl EventFeed {
                 let Some(feed) = writer.upgrade() else {
                     break;
                 };
-                let Some(sender) = msg.header().sender().map(|s| s.to_string()) else {
+                let header = msg.header();
+                let (Some(sender), Some(member)) = (header.sender(), header.member()) else {
                     continue;
                 };
+                let detail = msg.body().deserialize::<EventBody>().ok();
+                if !is_change(
+                    member.as_str(),
+                    detail.as_ref().map_or("", |b| b.0.as_str()),
+                ) {
+                    continue;
+                }
+                let sender = sender.to_string();
                 let mut seen = feed.seen.lock().unwrap();
                 let entry = seen.entry(sender).or_default();
                 entry.events += 1;

@@ -1,0 +1,229 @@
+//! A replayed turn's postcondition: the change between the turn's recorded before-state
+//! and after-state (`before_state.json`, `app_state.json`). After dispatching the turn,
+//! replay waits until the live window shows that change before the next turn goes, so
+//! `--delay-ms 0` is as correct as a slow replay: a digit clicked before the previous
+//! click's effect showed is what lost "58 × 83" its 8 on GTK 4.
+//!
+//! The change is compared as tree lines without their element indices (indices shift when
+//! elements come and go): a line that the recording gained must be there as often as in
+//! the after-state, a line it lost must be gone down to its count there. Waiting is on the
+//! app's accessibility events, bounded. When part of the change shows and the app then goes
+//! quiet, the turn passes with the rest named (an incidental line such as a tooltip need not
+//! come back); when none of it shows in time, the turn fails naming what is missing.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::platform::{Platform, WindowInfo};
+
+/// How long a turn's change may take to show.
+pub const WAIT: Duration = Duration::from_secs(3);
+/// Part of the change shows and the app sent nothing for this long: take it as done.
+const QUIET: Duration = Duration::from_millis(150);
+/// Without an event feed, read again this often.
+const POLL: Duration = Duration::from_millis(50);
+/// While waiting for an event, how often the counters (memory) are looked at.
+const EVENT_CHECK: Duration = Duration::from_millis(4);
+/// At most this many missing lines are named.
+const NAMED: usize = 3;
+
+/// One tree line the recorded turn changed: its count before and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Change {
+    line: String,
+    before: usize,
+    after: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Postcondition {
+    changes: Vec<Change>,
+}
+
+/// What a replayed turn's live window showed of its recorded change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shown {
+    All,
+    /// Part of it; these lines (as `+ line` / `- line`) did not show.
+    Part(Vec<String>),
+}
+
+/// A markdown tree line without its `[N] ` index, indentation kept (it is the depth).
+fn normalize(line: &str) -> String {
+    let trimmed = line.trim_start();
+    let indent = &line[..line.len() - trimmed.len()];
+    let rest = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+    let rest = match rest.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+        Some((n, tail)) if n.chars().all(|c| c.is_ascii_digit()) => tail,
+        _ => rest,
+    };
+    format!("{indent}- {rest}")
+}
+
+fn counts(markdown: &str) -> HashMap<String, usize> {
+    let mut out = HashMap::new();
+    for line in markdown.lines().filter(|l| !l.trim().is_empty()) {
+        *out.entry(normalize(line)).or_insert(0) += 1;
+    }
+    out
+}
+
+fn markdown_of(file: &Path) -> Option<String> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    v["tree_markdown"].as_str().map(str::to_string)
+}
+
+impl Postcondition {
+    /// The recorded change of the turn in `turn_dir`; None when it recorded no states or
+    /// no change.
+    pub fn of_turn(turn_dir: &Path) -> Option<Postcondition> {
+        let before = markdown_of(&turn_dir.join("before_state.json"))?;
+        let after = markdown_of(&turn_dir.join("app_state.json"))?;
+        Self::between(&before, &after)
+    }
+
+    fn between(before: &str, after: &str) -> Option<Postcondition> {
+        let (b, a) = (counts(before), counts(after));
+        let mut changes: Vec<Change> = b
+            .keys()
+            .chain(a.keys())
+            .map(|line| Change {
+                line: line.clone(),
+                before: b.get(line).copied().unwrap_or(0),
+                after: a.get(line).copied().unwrap_or(0),
+            })
+            .filter(|c| c.before != c.after)
+            .collect();
+        changes.sort_by(|x, y| x.line.cmp(&y.line));
+        changes.dedup();
+        (!changes.is_empty()).then_some(Postcondition { changes })
+    }
+
+    /// The changes a live tree does not show yet, as `+ line` / `- line`.
+    fn missing(&self, live: &str) -> Vec<String> {
+        let live = counts(live);
+        self.changes
+            .iter()
+            .filter(|c| {
+                let n = live.get(&c.line).copied().unwrap_or(0);
+                if c.after > c.before {
+                    n < c.after
+                } else {
+                    n > c.after
+                }
+            })
+            .map(|c| {
+                let sign = if c.after > c.before { '+' } else { '-' };
+                format!("{sign} {}", c.line.trim_start().trim_start_matches("- "))
+            })
+            .collect()
+    }
+
+    /// Waits (bounded by [`WAIT`]) until the live window shows the change.
+    pub async fn wait(
+        &self,
+        platform: &dyn Platform,
+        pid: u32,
+        window: &WindowInfo,
+    ) -> Result<Shown, String> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let read_at = Instant::now();
+            let live = crate::tools::window_state_json(platform, pid, window).await;
+            let missing = self.missing(live["tree_markdown"].as_str().unwrap_or(""));
+            if missing.is_empty() {
+                return Ok(Shown::All);
+            }
+            let some_shown = missing.len() < self.changes.len();
+            let event = next_event(platform, pid, read_at, deadline).await;
+            if (some_shown && !event) || Instant::now() >= deadline {
+                if some_shown {
+                    return Ok(Shown::Part(missing));
+                }
+                return Err(format!(
+                    "the recorded change never showed within {} s: {}",
+                    WAIT.as_secs(),
+                    name(&missing)
+                ));
+            }
+        }
+    }
+}
+
+/// Whether the app sent an event after `since` within QUIET (before `deadline`); without
+/// an event feed, sleeps POLL and says yes (read again).
+async fn next_event(platform: &dyn Platform, pid: u32, since: Instant, deadline: Instant) -> bool {
+    if platform
+        .app_activity(pid)
+        .await
+        .is_none_or(|a| a.events == 0)
+    {
+        tokio::time::sleep(POLL).await;
+        return true;
+    }
+    let until = (since + QUIET).max(Instant::now()).min(deadline);
+    while Instant::now() < until {
+        let last = platform.app_activity(pid).await.and_then(|a| a.last);
+        if last.is_some_and(|t| t > since) {
+            return true;
+        }
+        tokio::time::sleep(EVENT_CHECK).await;
+    }
+    false
+}
+
+/// The first few missing lines, and how many more.
+pub fn name(missing: &[String]) -> String {
+    let mut shown: Vec<String> = missing.iter().take(NAMED).cloned().collect();
+    if missing.len() > NAMED {
+        shown.push(format!("and {} more", missing.len() - NAMED));
+    }
+    shown.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEFORE: &str =
+        "- frame \"Calculator\"\n  - [0] button \"7\"\n  - label \"5\"\n  - [1] button \"8\"\n";
+    const AFTER: &str =
+        "- frame \"Calculator\"\n  - [0] button \"7\"\n  - label \"58\"\n  - [1] button \"8\"\n";
+
+    #[test]
+    fn the_change_is_the_lines_gained_and_lost_without_indices() {
+        let post = Postcondition::between(BEFORE, AFTER).unwrap();
+        assert_eq!(post.missing(BEFORE), ["- label \"5\"", "+ label \"58\""]);
+        assert!(post.missing(AFTER).is_empty());
+        // Indices shift when elements come and go; the line is still the same.
+        let shifted = AFTER.replace("[1] button", "[4] button");
+        assert!(post.missing(&shifted).is_empty());
+        assert!(Postcondition::between(BEFORE, &BEFORE.replace("[1]", "[2]")).is_none());
+    }
+
+    #[test]
+    fn duplicates_count_and_depth_matters() {
+        let before = "- frame\n  - label \"0\"\n";
+        let after = "- frame\n  - label \"0\"\n  - label \"0\"\n";
+        let post = Postcondition::between(before, after).unwrap();
+        assert_eq!(post.missing(before), ["+ label \"0\""]);
+        assert_eq!(
+            post.missing("- frame\n  - label \"0\"\n    - label \"0\"\n")
+                .len(),
+            1
+        );
+        assert!(post.missing(after).is_empty());
+    }
+
+    #[test]
+    fn missing_lines_are_named_a_few_at_a_time() {
+        let lines: Vec<String> = (0..5).map(|i| format!("+ label \"{i}\"")).collect();
+        assert_eq!(
+            name(&lines),
+            "+ label \"0\"; + label \"1\"; + label \"2\"; and 2 more"
+        );
+    }
+}
