@@ -715,3 +715,48 @@ fn per_turn_review_rejects_turns_of_another_run_and_names_a_turn_that_did_not_ch
     assert!(golden.contains("Count: 2"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn in_a_sandbox_a_step_that_needs_the_foreground_is_escalated_and_the_run_says_so() {
+    // GTK 4 ignores synthetic X events: background keys come back with an escalation to
+    // foreground, which cua test takes on its own inside its sandbox.
+    let dir = temp("escalate");
+    std::fs::create_dir_all(dir.join("harness")).unwrap();
+    std::fs::write(
+        dir.join("harness/keys.toml"),
+        "[app]\nname = \"gnome-calculator\"\n\n[[step]]\ntool = \"press_key\"\nargs = { key = \"7\" }\n\n[[step]]\ntool = \"press_key\"\nargs = { key = \"8\" }\n",
+    )
+    .unwrap();
+    let (goldens, work) = (dir.join("goldens"), dir.join("work"));
+    let out = cua(&[
+        "test",
+        "--harness",
+        &dir.join("harness").display().to_string(),
+        "--goldens",
+        &goldens.display().to_string(),
+        "--work-dir",
+        &work.display().to_string(),
+        "--update",
+    ])
+    .output()
+    .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let turn = |n: u32| -> serde_json::Value {
+        let file = work.join(format!("keys/turn-{n:05}/action.json"));
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+    };
+    for (background, foreground) in [(1, 2), (3, 4)] {
+        let (b, f) = (turn(background), turn(foreground));
+        assert_eq!(
+            b["result"]["escalation"]["recommended"], "foreground",
+            "{b}"
+        );
+        assert_eq!(f["arguments"]["delivery_mode"], "foreground", "{f}");
+        assert_eq!(f["result"]["escalation"], serde_json::Value::Null, "{f}");
+    }
+    // The calculator got both keys, once each.
+    let state = std::fs::read_to_string(work.join("keys/turn-00004/app_state.json")).unwrap();
+    assert!(state.contains("value=\\\"78\\\""), "{state}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

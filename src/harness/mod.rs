@@ -338,19 +338,14 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         r.duration_ms = started.elapsed().as_millis() as u64;
         r
     };
-    let undispatched = match drive(scenario, &run_dir) {
-        Ok(u) => u,
+    let driven = match drive(scenario, &run_dir) {
+        Ok(d) => d,
         Err(e) => {
             report.error = Some(e);
             return finish(report);
         }
     };
-    // Turn N of an inline scenario is step N (recording starts after the launch).
-    let no_effect_expected: Vec<u32> = (1..)
-        .zip(&scenario.spec.step)
-        .filter(|(_, s)| s.expect_effect == Some(false))
-        .map(|(n, _)| n)
-        .collect();
+    let (undispatched, no_effect_expected) = driven;
     let mut unhonoured = undispatched;
     unhonoured.extend(verdict::unhonoured(&run_dir, |n| {
         no_effect_expected.contains(&n)
@@ -442,8 +437,12 @@ fn write_pending(
 /// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
 /// also receives files the app writes there, such as the fixture's journal; the diff reads
 /// only turn folders). Returns the replayed turns that never reached their tool (window or
-/// element not found): they leave no turn in the run.
-fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Vec<verdict::Unhonoured>, String> {
+/// element not found: they leave no turn in the run), and the turns of steps that say
+/// `expect_effect = false`.
+fn drive(
+    scenario: &Scenario,
+    run_dir: &Path,
+) -> Result<(Vec<verdict::Unhonoured>, Vec<u32>), String> {
     if run_dir.exists() {
         std::fs::remove_dir_all(run_dir)
             .map_err(|e| format!("cannot empty {}: {e}", run_dir.display()))?;
@@ -490,11 +489,13 @@ fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Vec<verdict::Unhonoured>
                     window_id: window,
                     launch_args: app_as_written(&scenario.spec.app),
                 };
-                replay_steps(&ctx, &registry, &scenario.root.join(t), app).await
+                replay_steps(&ctx, &registry, &scenario.root.join(t), app)
+                    .await
+                    .map(|u| (u, Vec::new()))
             }
             None => inline_steps(&ctx, &registry, &scenario.spec.step, pid, window)
                 .await
-                .map(|_| Vec::new()),
+                .map(|quiet| (Vec::new(), quiet)),
         };
         let stopped = registry
             .call(&ctx, "set_recording", json!({ "enabled": false }))
@@ -728,13 +729,18 @@ async fn replay_steps(
         .collect())
 }
 
+/// Runs the steps; returns the turns of steps that expect no effect. Recording starts
+/// after the launch, so turn 1 is the first step's; a step escalated to the foreground
+/// takes two turns.
 async fn inline_steps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     steps: &[Step],
     pid: u32,
     window: u64,
-) -> Result<(), String> {
+) -> Result<Vec<u32>, String> {
+    let mut turn = 1;
+    let mut quiet = Vec::new();
     for step in steps {
         let mut args = step.args.clone().unwrap_or(json!({}));
         let schema = registry
@@ -752,10 +758,16 @@ async fn inline_steps(
             let index = wait_for_target(ctx, registry, pid, window, target).await?;
             args["element_index"] = json!(index);
         }
-        // A failed step is recorded as a failed turn; the diff judges it.
-        let _ = registry.call(ctx, &step.tool, args).await;
+        // A failed step is recorded as a failed turn; the verdict and the diff judge it.
+        let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args)
+            .await
+            .calls;
+        if step.expect_effect == Some(false) {
+            quiet.extend(turn..turn + calls);
+        }
+        turn += calls;
     }
-    Ok(())
+    Ok(quiet)
 }
 
 async fn wait_for_target(

@@ -53,20 +53,35 @@ pub fn judge(action: &Value) -> Option<String> {
 /// them; an unreadable one counts as not done.
 pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonoured> {
     let turns = crate::replay::turn_dirs(run_dir).unwrap_or_default();
+    let actions: Vec<Result<Value, String>> = turns
+        .iter()
+        .map(|(_, dir)| crate::replay::read_action(dir))
+        .collect();
     let mut out = Vec::new();
-    for (n, dir) in turns.into_iter().filter(|(n, _)| !allowed(*n)) {
-        match crate::replay::read_action(&dir) {
+    for (k, (n, _)) in turns.iter().enumerate() {
+        if allowed(*n) {
+            continue;
+        }
+        // An escalation taken: the next turn repeated the call in the foreground.
+        let taken = |a: &Value| {
+            actions
+                .get(k + 1)
+                .and_then(|next| next.as_ref().ok())
+                .is_some_and(|next| crate::replay::escalate::is_repeat_of(a, next))
+        };
+        match &actions[k] {
+            Ok(a) if taken(a) => {}
             Ok(a) => {
-                if let Some(reason) = judge(&a) {
+                if let Some(reason) = judge(a) {
                     out.push(Unhonoured {
-                        turn: n,
+                        turn: *n,
                         tool: a["tool"].as_str().unwrap_or("?").to_string(),
                         reason,
                     });
                 }
             }
             Err(e) => out.push(Unhonoured {
-                turn: n,
+                turn: *n,
                 tool: "?".into(),
                 reason: format!("action.json unreadable: {e}"),
             }),

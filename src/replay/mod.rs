@@ -27,6 +27,7 @@ use crate::platform::WindowInfo;
 use crate::tools::{Snapshot, ToolContext, ToolRegistry};
 use crate::trajectory::{Locator, PathStep, SCHEMA_VERSION, parse_turn_dir};
 
+pub mod escalate;
 pub mod postcondition;
 use postcondition::{Postcondition, Shown};
 
@@ -569,9 +570,9 @@ async fn replay_turn(
     }
 
     result.dispatched = true;
-    let out = registry
-        .call(ctx, tool, args.clone())
+    let out = escalate::call(ctx, registry, tool, args.clone())
         .await
+        .result
         .map_err(|e| e.to_string())?;
     // The next turn goes once this one's recorded change shows.
     let (Some(w), Some(post)) = (&window, Postcondition::of_turn(turn_dir)) else {
