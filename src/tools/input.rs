@@ -346,6 +346,38 @@ async fn live_refusal(platform: &dyn Platform, node: &AxNode) -> Option<ToolErro
 }
 
 /// Adds the element's value after the action (its text, or its number) to the result.
+/// GTK 4 (4.8) entries take text through EditableText but read back as empty through
+/// Text: an insert that reads back as nothing there is not a no-op cua can name, and
+/// repeating it in the foreground would type it twice. It is reported unverifiable, with
+/// no escalation.
+async fn blind_text(
+    p: &dyn Platform,
+    pid: u32,
+    node: &AxNode,
+    before_empty: bool,
+    mut outcome: Outcome,
+) -> Outcome {
+    if outcome.effect != Effect::SuspectedNoop || !before_empty {
+        return outcome;
+    }
+    let after_empty = p
+        .read_element(&node.handle)
+        .await
+        .ok()
+        .and_then(|r| r.text)
+        .is_none_or(|t| t.is_empty());
+    let gtk4 = p.toolkit(pid).await.is_some_and(|t| t.starts_with("GTK 4"));
+    if after_empty && gtk4 {
+        outcome.effect = Effect::Unverifiable;
+        outcome.escalation = None;
+        outcome = outcome.with(
+            "note",
+            json!("GTK 4 entries do not expose their text: the insert was accepted, its result cannot be read back"),
+        );
+    }
+    outcome
+}
+
 async fn with_new_value(platform: &dyn Platform, outcome: Outcome, node: &AxNode) -> Outcome {
     match platform.read_element(&node.handle).await {
         Ok(r) => match (r.text, r.value) {
@@ -841,7 +873,23 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     } else {
         r.count
     };
-    let expect = expect_window_change(p, r.pid, &window, settle_ms).await;
+    // A toggle clicked by pointer (GTK 4 check boxes expose no action) implies its
+    // checked state flips, read back like the action route's.
+    let toggled = element
+        .as_ref()
+        .filter(|n| TOGGLE_ROLES.contains(&n.role.as_str()) && r.kind == ClickKind::Click);
+    let expect = match toggled {
+        Some(node) => Expect::StateChange {
+            handle: node.handle.clone(),
+            state: "checked",
+            before: p
+                .read_element(&node.handle)
+                .await
+                .map(|e| e.states.iter().any(|s| s == "checked"))
+                .unwrap_or(node.states.iter().any(|s| s == "checked")),
+        },
+        None => expect_window_change(p, r.pid, &window, settle_ms).await,
+    };
     p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
         .await?;
     let path = event_path(mode);
@@ -853,7 +901,19 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     if mode == Delivery::Background {
         outcome.escalation = synthetic_caveat(p, r.pid).await;
     }
-    settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+    settle(
+        p,
+        &expect,
+        expect.read_back_ms(settle_ms),
+        &mut outcome,
+        "foreground",
+    )
+    .await;
+    if let Some(node) = toggled {
+        if let Ok(e) = p.read_element(&node.handle).await {
+            outcome = outcome.with("checked", json!(e.states.iter().any(|s| s == "checked")));
+        }
+    }
     Ok(outcome.into_output(Some(r.pid), Some(&window)))
 }
 
@@ -1152,6 +1212,7 @@ impl ToolSpec for TypeText {
         if mode == Delivery::Background && !as_keys {
             if let Some(node) = &element {
                 let before = p.read_element(&node.handle).await.ok().and_then(|r| r.text);
+                let before_empty = before.as_deref().is_none_or(str::is_empty);
                 match p.insert_text(&node.handle, &a.text).await {
                     Ok(edit) => {
                         let what = if edit.replaced > 0 {
@@ -1178,6 +1239,7 @@ impl ToolSpec for TypeText {
                         };
                         let wait = expect.read_back_ms(settle_ms);
                         settle(p, &expect, wait, &mut outcome, "foreground").await;
+                        outcome = blind_text(p, a.pid, node, before_empty, outcome).await;
                         outcome = with_new_value(p, outcome, node).await;
                         return Ok(outcome.into_output(Some(a.pid), Some(&window)));
                     }
@@ -1258,6 +1320,13 @@ async fn send_combo(
         Target::Pixel { x, y, .. } => events.extend(click_events(*x, *y, 1, 1, &[])),
         Target::Window { .. } => {}
     }
+    if mode == Delivery::Background {
+        if let Some(out) =
+            combo_as_widget_action(p, pid, &window, &target, mods, keysym, &label).await?
+        {
+            return Ok(out);
+        }
+    }
     events.extend(mods_down(mods));
     events.push(InputEvent::Key { keysym, down: true });
     events.push(InputEvent::Key {
@@ -1277,6 +1346,43 @@ async fn send_combo(
     }
     settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
     Ok(outcome.into_output(Some(pid), Some(&window)))
+}
+
+/// Runs a key combination as the widget action it stands for (`ctrl+a` →
+/// `selection.select-all`) when the addressed element, or the window's focused one,
+/// exports that action: the background route for toolkits that ignore synthetic keys.
+async fn combo_as_widget_action(
+    p: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    target: &Target,
+    mods: &[Modifier],
+    keysym: u32,
+    label: &str,
+) -> Result<Option<ToolOutput>, ToolError> {
+    let Some(action) = super::keys::widget_action(mods, keysym) else {
+        return Ok(None);
+    };
+    let node = match target {
+        Target::Element { node, .. } => Some(AxNode::clone(node)),
+        Target::Window { .. } => p.accessibility_tree(pid, window).await.ok().and_then(|t| {
+            t.nodes
+                .into_iter()
+                .find(|n| n.states.iter().any(|s| s == "focused"))
+        }),
+        Target::Pixel { .. } => None,
+    };
+    let Some(node) = node.filter(|n| n.actions.iter().any(|a| a == action)) else {
+        return Ok(None);
+    };
+    p.do_action(&node.handle, action).await?;
+    let outcome = Outcome::new(
+        format!("pressed {label} as {action} on {}", describe(&node)),
+        "atspi_action",
+    )
+    .with("keys", json!(label))
+    .with("action", json!(action));
+    Ok(Some(outcome.into_output(Some(pid), Some(window))))
 }
 
 fn combo_label(mods: &[Modifier], key: &str) -> String {

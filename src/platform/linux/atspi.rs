@@ -453,30 +453,41 @@ impl Atspi {
         })
     }
 
+    /// Action names for display, read once per node (they are the toolkit's fixed set on
+    /// GTK 3, Qt and Chromium).
     async fn action_names(&self, n: &NodeRef) -> Vec<String> {
         if let Some(names) = self.actions.lock().unwrap().get(n) {
             return names.clone();
         }
+        let names: Vec<String> = self
+            .live_action_names(n)
+            .await
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        self.actions
+            .lock()
+            .unwrap()
+            .insert(n.clone(), names.clone());
+        names
+    }
+
+    /// The node's action names now, by position (DoAction takes the position). GTK 4 lists
+    /// only enabled widget actions, so its list changes: `text.undo` appears once there
+    /// is something to undo and shifts the others.
+    async fn live_action_names(&self, n: &NodeRef) -> Vec<String> {
         // GetActions gives localized names (GTK3 even puts descriptions there); GetName
         // gives the stable ones, `click`, `toggle`, `activate`.
         let count: i32 = self
             .property(&n.bus, &n.path, "org.a11y.atspi.Action", "NActions")
             .await
             .unwrap_or(0);
-        let names: Vec<String> = join_all((0..count.min(32)).map(|i| async move {
+        join_all((0..count.min(32)).map(|i| async move {
             self.call::<_, String>(&n.bus, &n.path, "org.a11y.atspi.Action", "GetName", &(i,))
                 .await
                 .unwrap_or_default()
         }))
         .await
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
-        self.actions
-            .lock()
-            .unwrap()
-            .insert(n.clone(), names.clone());
-        names
     }
 
     async fn text(&self, n: &NodeRef) -> Option<String> {
@@ -824,6 +835,11 @@ pub fn role_name(role: Role) -> String {
 /// Roles that are acted on even without an Action interface (tabs, list rows, menu items
 /// are selected through their parent).
 const ROLE_ACTIONABLE: &[Role] = &[
+    // Operable whether or not the toolkit exports an action (GTK 4.8 check boxes do not;
+    // click then takes the pointer route).
+    Role::CheckBox,
+    Role::RadioButton,
+    Role::ToggleButton,
     Role::Slider,
     Role::SpinButton,
     Role::ScrollBar,
@@ -889,7 +905,7 @@ impl Atspi {
 
     pub async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
         let n = Self::node_ref(handle)?;
-        let names = self.action_names(&n).await;
+        let names = self.live_action_names(&n).await;
         let index = names
             .iter()
             .position(|a| a.eq_ignore_ascii_case(action))
@@ -899,7 +915,12 @@ impl Atspi {
                     if names.is_empty() {
                         "none".to_string()
                     } else {
-                        names.join(", ")
+                        names
+                            .iter()
+                            .filter(|s| !s.is_empty())
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     }
                 ))
             })?;
