@@ -228,6 +228,33 @@ pub fn check_text(text: &str, field: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// The widget action a key combination stands for, where toolkits export shortcuts as
+/// named actions on AT-SPI (GTK 4 text widgets list `selection.select-all`,
+/// `clipboard.copy`, ...): GTK 4 ignores synthetic key events, but runs these in the
+/// background. `keysym` is the key's X keysym (lower-case letters).
+pub fn widget_action(mods: &[Modifier], keysym: u32) -> Option<&'static str> {
+    let ctrl = mods.contains(&Modifier::Ctrl);
+    let shift = mods.contains(&Modifier::Shift);
+    if !ctrl
+        || mods
+            .iter()
+            .any(|m| matches!(m, Modifier::Alt | Modifier::Super))
+    {
+        return None;
+    }
+    Some(
+        match (char::from_u32(keysym)?.to_ascii_lowercase(), shift) {
+            ('a', false) => "selection.select-all",
+            ('c', false) => "clipboard.copy",
+            ('x', false) => "clipboard.cut",
+            ('v', false) => "clipboard.paste",
+            ('z', false) => "text.undo",
+            ('z', true) => "text.redo",
+            _ => return None,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,31 +296,4 @@ mod tests {
         let e = check_text("a\u{1b}b", "text").unwrap_err().to_string();
         assert!(e.contains("U+001B") && e.contains("position 1"), "{e}");
     }
-}
-
-/// The widget action a key combination stands for, where toolkits export shortcuts as
-/// named actions on AT-SPI (GTK 4 text widgets list `selection.select-all`,
-/// `clipboard.copy`, ...): GTK 4 ignores synthetic key events, but runs these in the
-/// background. `keysym` is the key's X keysym (lower-case letters).
-pub fn widget_action(mods: &[Modifier], keysym: u32) -> Option<&'static str> {
-    let ctrl = mods.contains(&Modifier::Ctrl);
-    let shift = mods.contains(&Modifier::Shift);
-    if !ctrl
-        || mods
-            .iter()
-            .any(|m| matches!(m, Modifier::Alt | Modifier::Super))
-    {
-        return None;
-    }
-    Some(
-        match (char::from_u32(keysym)?.to_ascii_lowercase(), shift) {
-            ('a', false) => "selection.select-all",
-            ('c', false) => "clipboard.copy",
-            ('x', false) => "clipboard.cut",
-            ('v', false) => "clipboard.paste",
-            ('z', false) => "text.undo",
-            ('z', true) => "text.redo",
-            _ => return None,
-        },
-    )
 }
