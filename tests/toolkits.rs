@@ -376,8 +376,7 @@ fn gtk4_shortcuts_run_as_widget_actions_and_check_boxes_get_an_index() {
     );
     let last = journal(&journal_path)
         .into_iter()
-        .filter(|e| event_is(e, "changed", "Notes"))
-        .last()
+        .rfind(|e| event_is(e, "changed", "Notes"))
         .expect("Notes changed");
     assert_eq!(last["text"], "replaced", "{last}");
 
