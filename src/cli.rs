@@ -57,6 +57,12 @@ enum Command {
         /// Make each run the new golden instead of comparing (refused when CI is set).
         #[arg(long)]
         update: bool,
+        /// Run a failing scenario again up to N times; a pass on a retry is reported flaky.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
+        /// Exit 1 when a scenario passed only on a retry.
+        #[arg(long)]
+        fail_on_flaky: bool,
         #[command(flatten)]
         dirs: HarnessDirs,
         /// Where runs are recorded (default: a new $TMPDIR/cua-test-<pid>, removed when every
@@ -375,6 +381,8 @@ pub fn main() -> i32 {
             jobs,
             shard,
             update,
+            retries,
+            fail_on_flaky,
             dirs,
             work_dir,
             outputs,
@@ -386,10 +394,12 @@ pub fn main() -> i32 {
                 jobs,
                 shard,
                 update,
+                retries,
                 work_dir: work_dir.clone().unwrap_or_else(default_work_dir),
             },
             &outputs.outputs(),
             work_dir.is_none(),
+            fail_on_flaky,
         ),
         Command::Golden(cmd) => run_golden(cmd),
         Command::Demo { out: dir } => crate::demo::run(dir),
@@ -772,6 +782,7 @@ fn run_diff(
         error: None,
         notes: Vec::new(),
         duration_ms: started.elapsed().as_millis() as u64,
+        failed_attempts: Vec::new(),
     };
     let passed = report.passed;
     if let Err(e) = outputs.emit("cua diff", std::slice::from_ref(&report)) {
@@ -789,6 +800,7 @@ fn run_test(
     opts: crate::harness::TestOptions,
     outputs: &crate::report::Outputs,
     own_work_dir: bool,
+    fail_on_flaky: bool,
 ) -> i32 {
     if opts.update && crate::harness::in_ci() {
         return fail(
@@ -816,7 +828,13 @@ fn run_test(
             "[{n}/{}] {} {} in {:.1} s",
             scenarios.len(),
             r.name,
-            if r.passed { "passed" } else { "FAILED" },
+            if r.flaky() {
+                "passed on a retry (FLAKY)"
+            } else if r.passed {
+                "passed"
+            } else {
+                "FAILED"
+            },
             r.duration_ms as f64 / 1000.0
         );
     });
@@ -839,7 +857,14 @@ fn run_test(
     } else if !passed {
         eprintln!("runs kept in {}", opts.work_dir.display());
     }
-    if passed { 0 } else { 1 }
+    if !passed {
+        return 1;
+    }
+    if fail_on_flaky && reports.iter().any(|r| r.flaky()) {
+        eprintln!("--fail-on-flaky: a scenario passed only on a retry");
+        return 1;
+    }
+    0
 }
 
 /// The diff config a scenario declares, or the defaults when it has no file.

@@ -294,6 +294,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
         error: None,
         notes: Vec::new(),
         duration_ms: 0,
+        failed_attempts: Vec::new(),
     };
     crate::report::Outputs {
         report_dir: Some(demo.out.join("report")),
@@ -325,6 +326,7 @@ fn regression(out: &Path) -> Result<(), String> {
         jobs: 1,
         shard: None,
         update: !crate::harness::in_ci(),
+        retries: 0,
         work_dir: out.join("runs"),
     };
     if opts.update {

@@ -760,3 +760,67 @@ fn in_a_sandbox_a_step_that_needs_the_foreground_is_escalated_and_the_run_says_s
     assert!(state.contains("value=\\\"78\\\""), "{state}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_scenario_that_passes_on_a_retry_is_reported_flaky_and_fails_under_fail_on_flaky() {
+    let dir = temp("flaky");
+    copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
+    // The app's first launch after `fail-next` appears shows another counter label: a
+    // failure that goes away on the next run, as a flake does.
+    let wrapper = dir.join("harness/apps/flaky.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\nd=$(dirname \"$0\")\nif [ -e \"$d/fail-next\" ]; then rm \"$d/fail-next\"; export CUA_FIXTURE_VARIANT=relabel; fi\nexec /usr/bin/python3 \"$d/fixture.py\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("harness/flaky.toml"),
+        "[app]\npath = \"harness/apps/flaky.sh\"\nwindow = \"cua fixture\"\n\n[[step]]\ntool = \"click\"\ntarget = { role = \"button\", name = \"Increment\" }\n",
+    )
+    .unwrap();
+    let (goldens, work, junit) = (dir.join("goldens"), dir.join("work"), dir.join("junit.xml"));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "test".to_string(),
+            "--harness".into(),
+            dir.join("harness").display().to_string(),
+            "--goldens".into(),
+            goldens.display().to_string(),
+            "--work-dir".into(),
+            work.display().to_string(),
+            "--junit".into(),
+            junit.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cua(&refs).output().unwrap()
+    };
+    let out = run(&["--update"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let fail_next = || std::fs::write(dir.join("harness/apps/fail-next"), "").unwrap();
+
+    fail_next();
+    let out = run(&["--retries", "2"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("⚠ flaky") && said.contains("FLAKY"), "{said}");
+    assert!(said.contains("attempt 1 failed: turn 1 (click)"), "{said}");
+    assert!(said.contains("1 flaky (passed on a retry)"), "{said}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<flakyFailure"), "{xml}");
+
+    fail_next();
+    let out = run(&["--retries", "1", "--fail-on-flaky"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+
+    // Without retries the same flake is a plain failure.
+    fail_next();
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -214,6 +214,8 @@ pub struct TestOptions {
     /// (index from 1, count)
     pub shard: Option<(usize, usize)>,
     pub update: bool,
+    /// Runs of a failing scenario after the first; a pass on one of them is flaky.
+    pub retries: usize,
     /// Where runs are recorded (one folder per scenario, emptied first).
     pub work_dir: PathBuf,
 }
@@ -307,7 +309,7 @@ pub fn run_all(
                     let Some(scenario) = scenarios.get(i) else {
                         break;
                     };
-                    let report = run_scenario(scenario, opts);
+                    let report = run_with_retries(scenario, opts);
                     done(&report);
                     results.lock().unwrap()[i] = Some(report);
                 }
@@ -322,6 +324,20 @@ pub fn run_all(
         .collect()
 }
 
+/// Runs a scenario, and again up to `opts.retries` times while it fails (never with
+/// `--update`); each failed attempt's reason is kept, so a later pass is reported flaky.
+pub fn run_with_retries(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
+    let mut failed_attempts = Vec::new();
+    loop {
+        let mut report = run_scenario(scenario, opts);
+        if report.passed || opts.update || failed_attempts.len() >= opts.retries {
+            report.failed_attempts = failed_attempts;
+            return report;
+        }
+        failed_attempts.push(report.failure_summary());
+    }
+}
+
 /// Runs one scenario and compares it with its golden.
 pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
     let started = Instant::now();
@@ -333,6 +349,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         error: None,
         notes: Vec::new(),
         duration_ms: 0,
+        failed_attempts: Vec::new(),
     };
     let finish = |mut r: ScenarioReport| {
         r.duration_ms = started.elapsed().as_millis() as u64;
@@ -839,6 +856,7 @@ mod tests {
             jobs: 1,
             shard,
             update: false,
+            retries: 0,
             work_dir: PathBuf::from("unused"),
         }
     }

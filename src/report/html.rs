@@ -33,7 +33,7 @@ fn slug(s: &str) -> String {
 const STYLE: &str = r#"
 body{font:14px system-ui,sans-serif;margin:0;padding:16px 24px;background:#f6f7f9;color:#1d2330}
 h1{font-size:20px} h2{font-size:17px;margin:28px 0 8px}
-h1 .pass,h2.pass,summary.pass{color:#1a7f37} h1 .fail,h2.fail,summary.fail{color:#c62828}
+h1 .pass,h2.pass,summary.pass{color:#1a7f37} h1 .fail,h2.fail,summary.fail{color:#c62828} h2.flaky{color:#b26a00}
 .strip{display:flex;gap:6px;overflow-x:auto;padding:6px 0}
 .strip a{flex:none;border:3px solid #1a7f37;border-radius:4px;display:block;text-align:center;font-size:11px;color:#444;text-decoration:none;background:#fff}
 .strip a.fail{border-color:#c62828}
@@ -178,11 +178,36 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
         let sid = slug(&r.name);
         let _ = write!(
             body,
-            "<section id=\"{sid}\"><h2 class=\"{}\">{} {}</h2>",
-            if r.passed { "pass" } else { "fail" },
-            if r.passed { "✓" } else { "✗" },
-            esc(&r.name)
+            "<section id=\"{sid}\"><h2 class=\"{}\">{} {}{}</h2>",
+            if r.flaky() {
+                "flaky"
+            } else if r.passed {
+                "pass"
+            } else {
+                "fail"
+            },
+            if r.flaky() {
+                "⚠"
+            } else if r.passed {
+                "✓"
+            } else {
+                "✗"
+            },
+            esc(&r.name),
+            if r.flaky() {
+                " (flaky: passed on a retry)"
+            } else {
+                ""
+            }
         );
+        for (k, why) in r.failed_attempts.iter().enumerate() {
+            let _ = write!(
+                body,
+                "<p class=\"reasons\">attempt {} failed: {}</p>",
+                k + 1,
+                esc(why)
+            );
+        }
         if let Some(e) = &r.error {
             let _ = write!(body, "<p class=\"reasons\">{}</p>", esc(e));
         }

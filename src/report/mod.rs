@@ -22,9 +22,32 @@ pub struct ScenarioReport {
     /// What happened to goldens, e.g. `pending golden written to goldens/x.new`.
     pub notes: Vec<String>,
     pub duration_ms: u64,
+    /// `cua test --retries`: why each earlier attempt failed. Passed with failed attempts
+    /// means flaky.
+    pub failed_attempts: Vec<String>,
 }
 
 impl ScenarioReport {
+    /// Passed, but only on a retry.
+    pub fn flaky(&self) -> bool {
+        self.passed && !self.failed_attempts.is_empty()
+    }
+
+    /// One line saying why this report failed (for an attempt that is retried).
+    pub fn failure_summary(&self) -> String {
+        if let Some(e) = &self.error {
+            return e.lines().next().unwrap_or("").to_string();
+        }
+        let turns: Vec<String> = self
+            .diff
+            .iter()
+            .flat_map(|d| &d.turns)
+            .filter(|t| !t.passed())
+            .map(|t| format!("turn {} ({}): {}", t.turn, t.tool, t.reasons.join("; ")))
+            .collect();
+        turns.join("; ")
+    }
+
     pub fn turn_count(&self) -> usize {
         self.diff.as_ref().map_or(0, |d| d.turns.len())
     }
@@ -34,17 +57,26 @@ fn mark(ok: bool) -> &'static str {
     if ok { "✓" } else { "✗" }
 }
 
+/// ✓, ✗, or ⚠ for a scenario that passed only on a retry.
+fn scenario_mark(r: &ScenarioReport) -> &'static str {
+    if r.flaky() { "⚠" } else { mark(r.passed) }
+}
+
 /// Per scenario a line, then per turn pass / fail with the reasons.
 pub fn terminal(reports: &[ScenarioReport]) -> String {
     let mut out = String::new();
     for r in reports {
         out.push_str(&format!(
-            "{} {} ({} turns, {:.1} s)\n",
-            mark(r.passed),
+            "{} {} ({} turns, {:.1} s){}\n",
+            scenario_mark(r),
             r.name,
             r.turn_count(),
-            r.duration_ms as f64 / 1000.0
+            r.duration_ms as f64 / 1000.0,
+            if r.flaky() { " FLAKY" } else { "" }
         ));
+        for (k, why) in r.failed_attempts.iter().enumerate() {
+            out.push_str(&format!("    attempt {} failed: {why}\n", k + 1));
+        }
         if let Some(e) = &r.error {
             out.push_str(&format!("    error: {e}\n"));
         }
@@ -68,10 +100,16 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
         }
     }
     let failed = reports.iter().filter(|r| !r.passed).count();
+    let flaky = reports.iter().filter(|r| r.flaky()).count();
     out.push_str(&format!(
-        "{} scenario(s): {} passed, {failed} failed\n",
+        "{} scenario(s): {} passed, {failed} failed{}\n",
         reports.len(),
-        reports.len() - failed
+        reports.len() - failed,
+        if flaky > 0 {
+            format!(", {flaky} flaky (passed on a retry)")
+        } else {
+            String::new()
+        }
     ));
     out
 }
@@ -92,6 +130,19 @@ pub fn junit(reports: &[ScenarioReport]) -> String {
     for r in reports {
         let mut suite = TestSuite::new(r.name.clone());
         suite.set_time(Duration::from_millis(r.duration_ms));
+        if r.flaky() {
+            // Passed on a retry: a passing `run` case carrying the failed attempts as
+            // <flakyFailure> elements, which CI test views show as flaky.
+            let mut status = TestCaseStatus::success();
+            for why in &r.failed_attempts {
+                let mut rerun = quick_junit::TestRerun::new(NonSuccessKind::Failure);
+                rerun.set_message(why.clone());
+                status.add_rerun(rerun);
+            }
+            let mut case = TestCase::new("run", status);
+            case.set_classname(r.name.clone());
+            suite.add_test_case(case);
+        }
         if let Some(e) = &r.error {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
             status.set_message(e.clone());
