@@ -63,6 +63,10 @@ enum Command {
         /// Exit 1 when a scenario passed only on a retry.
         #[arg(long)]
         fail_on_flaky: bool,
+        /// Run each scenario N times and report every turn that differed between the runs
+        /// (with the fields that moved); such a scenario fails.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        repeat: usize,
         #[command(flatten)]
         dirs: HarnessDirs,
         /// Where runs are recorded (default: a new $TMPDIR/cua-test-<pid>, removed when every
@@ -383,6 +387,7 @@ pub fn main() -> i32 {
             update,
             retries,
             fail_on_flaky,
+            repeat,
             dirs,
             work_dir,
             outputs,
@@ -395,6 +400,7 @@ pub fn main() -> i32 {
                 shard,
                 update,
                 retries,
+                repeat,
                 work_dir: work_dir.clone().unwrap_or_else(default_work_dir),
             },
             &outputs.outputs(),
@@ -810,6 +816,15 @@ fn run_test(
     }
     if opts.jobs == 0 {
         return fail(2, "--jobs must be at least 1");
+    }
+    if opts.repeat == 0 {
+        return fail(2, "--repeat must be at least 1");
+    }
+    if opts.repeat > 1 && (opts.update || opts.retries > 0) {
+        return fail(
+            2,
+            "--repeat runs each scenario as it is: not with --update or --retries",
+        );
     }
     let scenarios = match crate::harness::select(&opts) {
         Ok(s) => s,

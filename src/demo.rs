@@ -327,6 +327,7 @@ fn regression(out: &Path) -> Result<(), String> {
         shard: None,
         update: !crate::harness::in_ci(),
         retries: 0,
+        repeat: 1,
         work_dir: out.join("runs"),
     };
     if opts.update {

@@ -762,7 +762,7 @@ fn in_a_sandbox_a_step_that_needs_the_foreground_is_escalated_and_the_run_says_s
 }
 
 #[test]
-fn a_scenario_that_passes_on_a_retry_is_reported_flaky_and_fails_under_fail_on_flaky() {
+fn flakes_are_named_retries_report_flaky_and_repeats_show_what_moved() {
     let dir = temp("flaky");
     copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
     // The app's first launch after `fail-next` appears shows another counter label: a
@@ -822,5 +822,23 @@ fn a_scenario_that_passes_on_a_retry_is_reported_flaky_and_fails_under_fail_on_f
     fail_next();
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+
+    // --repeat names the turn that moved between runs, and fails the scenario...
+    fail_next();
+    let out = run(&["--repeat", "2"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("1 turn(s) differed between repeats"),
+        "{said}"
+    );
+    assert!(
+        said.contains("repeat 2 differs from repeat 1 at turn 1 (click): tree:")
+            && said.contains("Total: 1"),
+        "{said}"
+    );
+    // ... and passes when the runs agree.
+    let out = run(&["--repeat", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -216,6 +216,8 @@ pub struct TestOptions {
     pub update: bool,
     /// Runs of a failing scenario after the first; a pass on one of them is flaky.
     pub retries: usize,
+    /// Runs of each scenario (1: once); runs that differ from the first are reported.
+    pub repeat: usize,
     /// Where runs are recorded (one folder per scenario, emptied first).
     pub work_dir: PathBuf,
 }
@@ -309,7 +311,11 @@ pub fn run_all(
                     let Some(scenario) = scenarios.get(i) else {
                         break;
                     };
-                    let report = run_with_retries(scenario, opts);
+                    let report = if opts.repeat > 1 {
+                        run_repeated(scenario, opts)
+                    } else {
+                        run_with_retries(scenario, opts)
+                    };
                     done(&report);
                     results.lock().unwrap()[i] = Some(report);
                 }
@@ -336,6 +342,63 @@ pub fn run_with_retries(scenario: &Scenario, opts: &TestOptions) -> ScenarioRepo
         }
         failed_attempts.push(report.failure_summary());
     }
+}
+
+/// `--repeat N`: runs a scenario N times (run K in `<work>/repeat-K/`), each against the
+/// golden, and compares every run with the first: a turn that differed between repeats is
+/// named with the fields that moved, and fails the scenario (its golden could not be
+/// trusted).
+pub fn run_repeated(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
+    let started = Instant::now();
+    let run_dir = |k: usize| opts.work_dir.join(format!("repeat-{k}"));
+    let mut reports = Vec::new();
+    for k in 1..=opts.repeat {
+        let mut o = opts.clone();
+        o.work_dir = run_dir(k);
+        reports.push(run_scenario(scenario, &o));
+    }
+    let first = run_dir(1).join(&scenario.name);
+    let mut moved = Vec::new();
+    for k in 2..=opts.repeat {
+        match diff_trajectories(
+            &first,
+            &run_dir(k).join(&scenario.name),
+            &scenario.spec.diff,
+        ) {
+            Ok(d) => moved.extend(d.failed_turns().map(|t| {
+                format!(
+                    "repeat {k} differs from repeat 1 at turn {} ({}): {}",
+                    t.turn,
+                    t.tool,
+                    t.reasons.join("; ")
+                )
+            })),
+            Err(e) => moved.push(format!("repeat {k}: cannot compare with repeat 1: {e}")),
+        }
+    }
+    let failing = reports.iter().position(|r| !r.passed).unwrap_or(0);
+    let mut report = reports.swap_remove(failing);
+    report.notes.push(format!(
+        "{} repeats; runs in {}/repeat-1..{}",
+        opts.repeat,
+        opts.work_dir.display(),
+        opts.repeat
+    ));
+    if !moved.is_empty() {
+        report.passed = false;
+        let list: Vec<String> = moved.iter().map(|m| format!("  {m}")).collect();
+        let flakes = format!(
+            "{} turn(s) differed between repeats:\n{}",
+            moved.len(),
+            list.join("\n")
+        );
+        report.error = Some(match report.error.take() {
+            Some(e) => format!("{e}\n{flakes}"),
+            None => flakes,
+        });
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    report
 }
 
 /// Runs one scenario and compares it with its golden.
@@ -857,6 +920,7 @@ mod tests {
             shard,
             update: false,
             retries: 0,
+            repeat: 1,
             work_dir: PathBuf::from("unused"),
         }
     }
