@@ -46,6 +46,18 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Every path under `dir`, folders included.
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        out.push(e.path());
+        if e.path().is_dir() {
+            out.extend(walkdir(&e.path()));
+        }
+    }
+    out
+}
+
 /// Every file under `dir` with its size and modification time.
 fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
     let mut out = Vec::new();
@@ -88,6 +100,10 @@ fn rendered_body(index: &Path) -> String {
 fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_goldens() {
     let root = project();
     let before = listing(&root.join("goldens"));
+    let sources = listing(&root.join("harness"));
+    // The user's home, as cua and the apps would write to it if they leaked: it must stay
+    // empty (sandboxed apps get private homes inside their sandbox).
+    let home = temp("home");
     let report = root.join("target/cua-report");
     let _ = std::fs::remove_dir_all(&report);
     let junit = report.join("junit.xml");
@@ -102,14 +118,31 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
     ])
     .current_dir(&root)
     .env("CI", "1")
+    .env("HOME", &home)
+    .env_remove("XDG_CONFIG_HOME")
+    .env_remove("XDG_DATA_HOME")
+    .env_remove("XDG_STATE_HOME")
+    .env_remove("XDG_CACHE_HOME")
     .output()
     .unwrap();
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
+    let written: Vec<_> = walkdir(&home);
+    assert!(
+        written.is_empty(),
+        "a full cua test wrote into the user's home: {written:?}"
+    );
+    assert_eq!(
+        listing(&root.join("harness")),
+        sources,
+        "a full cua test wrote beside the scenario sources (bytecode caches?)"
+    );
     for scenario in [
         "calculator",
         "chromium-page",
         "fixture",
+        "fixture-gtk4",
+        "fixture-qt5",
         "mousepad",
         "widget-factory",
     ] {
