@@ -308,3 +308,51 @@ fn sigterm_to_the_daemon_finalizes_its_recording() {
     assert!(!socket.exists(), "socket removed");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+#[test]
+fn a_daemon_stops_with_its_desktop_so_a_new_one_on_the_same_display_is_not_answered_by_it() {
+    let out = cua(&["sandbox", "start", "--size", "640x480"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exports = String::from_utf8(out.stdout).unwrap();
+    let var = |name: &str| {
+        exports
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+            .map(|v| v.trim_matches('\'').to_string())
+            .unwrap_or_else(|| panic!("{name} not exported in {exports}"))
+    };
+    let (display, bus) = (var("DISPLAY"), var("DBUS_SESSION_BUS_ADDRESS"));
+    let socket = std::env::temp_dir().join(format!("cua-daemon-watch-{}.sock", std::process::id()));
+    let mut daemon = cua(&["serve", "--socket", socket.to_str().unwrap()])
+        .env("DISPLAY", &display)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(std::time::Instant::now() < deadline, "daemon did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let number = display.trim_start_matches(':');
+    let out = cua(&["sandbox", "stop", "--display", number])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // It notices within its 1 s check and exits, removing its socket.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = daemon.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = daemon.kill();
+            panic!("the daemon outlived its desktop");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists(), "socket left behind");
+}

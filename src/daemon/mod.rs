@@ -20,6 +20,19 @@ use crate::tools::{ImageBlock, Sessions, ToolContext, ToolOutput, ToolRegistry};
 pub const SOCKET_ENV: &str = "CUA_SOCKET";
 
 /// The default socket for the desktop this process is on: one daemon per display.
+/// How often the daemon checks that its desktop is still the one it started on.
+const DESKTOP_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The local X server socket of `$DISPLAY` (device and inode): a new X server on the same
+/// display number makes a new one. None for a display without a local socket.
+fn display_socket() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let display = std::env::var("DISPLAY").ok()?;
+    let number = display.strip_prefix(':')?.split('.').next()?;
+    let m = std::fs::metadata(format!("/tmp/.X11-unix/X{number}")).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
 pub fn default_socket() -> PathBuf {
     if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -80,12 +93,23 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| e.to_string())?;
+    // The daemon serves one desktop: when its X server goes away it stops, or a later
+    // desktop on the same display number would be answered by a daemon of the old one
+    // (seen: a new 800x600 sandbox reported as 1920x1080).
+    let desktop = display_socket();
+    let mut watch = tokio::time::interval(DESKTOP_CHECK);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let (sessions, registry) = (sessions.clone(), registry.clone());
                 tokio::spawn(async move { handle(stream, sessions, registry).await });
+            }
+            _ = watch.tick() => {
+                if desktop.is_some() && display_socket() != desktop {
+                    eprintln!("cua daemon: its X display is gone; stopping");
+                    break;
+                }
             }
             _ = term.recv() => break,
             _ = int.recv() => break,
