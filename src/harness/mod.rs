@@ -199,7 +199,8 @@ pub fn discover(harness_dir: &Path) -> Result<Vec<PathBuf>, String> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
-    files.sort();
+    // By scenario name (`fixture` before `fixture-gtk4`, which path order reverses).
+    files.sort_by_key(|f| f.file_stem().map(|s| s.to_os_string()));
     Ok(files)
 }
 
@@ -265,7 +266,7 @@ pub fn select(opts: &TestOptions) -> Result<Vec<Scenario>, Vec<String>> {
             })
             .collect()
     };
-    chosen.sort();
+    chosen.sort_by_key(|f| f.file_stem().map(|s| s.to_os_string()));
     chosen.dedup();
     if let Some((i, n)) = opts.shard {
         chosen = chosen
