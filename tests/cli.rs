@@ -18,6 +18,20 @@ fn run_without_desktop(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `cua sandbox start --size SIZE`; returns a lookup of the variables it exports.
+fn start_sandbox(size: &str) -> impl Fn(&str) -> String {
+    let out = cua(&["sandbox", "start", "--size", size]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exports = String::from_utf8(out.stdout).unwrap();
+    move |name: &str| {
+        exports
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+            .map(|v| v.trim_matches('\'').to_string())
+            .unwrap_or_else(|| panic!("{name} not exported in {exports}"))
+    }
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -124,18 +138,7 @@ fn docs_tools_md_is_generated_from_the_current_schemas() {
 
 #[test]
 fn sandbox_start_status_exec_stop() {
-    let out = cua(&["sandbox", "start", "--size", "800x600"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let exports = String::from_utf8(out.stdout).unwrap();
-    let var = |name: &str| {
-        exports
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
-            .map(|v| v.trim_matches('\'').to_string())
-            .unwrap_or_else(|| panic!("{name} not exported in {exports}"))
-    };
+    let var = start_sandbox("800x600");
     let display = var("DISPLAY");
     let number: u32 = display.trim_start_matches(':').parse().unwrap();
     let dir = var("CUA_SANDBOX_DIR");
@@ -311,18 +314,7 @@ fn sigterm_to_the_daemon_finalizes_its_recording() {
 
 #[test]
 fn a_daemon_stops_with_its_desktop_so_a_new_one_on_the_same_display_is_not_answered_by_it() {
-    let out = cua(&["sandbox", "start", "--size", "640x480"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let exports = String::from_utf8(out.stdout).unwrap();
-    let var = |name: &str| {
-        exports
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
-            .map(|v| v.trim_matches('\'').to_string())
-            .unwrap_or_else(|| panic!("{name} not exported in {exports}"))
-    };
+    let var = start_sandbox("640x480");
     let (display, bus) = (var("DISPLAY"), var("DBUS_SESSION_BUS_ADDRESS"));
     let socket = std::env::temp_dir().join(format!("cua-daemon-watch-{}.sock", std::process::id()));
     let mut daemon = cua(&["serve", "--socket", socket.to_str().unwrap()])

@@ -46,6 +46,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// `cua test` on a temporary project `dir` (its `harness/`, `goldens/` and `work/`), with
+/// `extra` arguments after.
+fn cua_test_in(dir: &Path, extra: &[&str]) -> Output {
+    let [harness, goldens, work] = ["harness", "goldens", "work"].map(|d| dir.join(d));
+    let mut args = vec![
+        "test",
+        "--harness",
+        harness.to_str().unwrap(),
+        "--goldens",
+        goldens.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    cua(&args).output().unwrap()
+}
+
 /// Every path under `dir`, folders included.
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -553,21 +570,8 @@ args = {{ txt = "cua" }}
         ),
     )
     .unwrap();
-    let (harness, goldens, work) = (dir.join("harness"), dir.join("goldens"), dir.join("work"));
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "test".to_string(),
-            "--harness".into(),
-            harness.display().to_string(),
-            "--goldens".into(),
-            goldens.display().to_string(),
-            "--work-dir".into(),
-            work.display().to_string(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        cua(&refs).output().unwrap()
-    };
+    let goldens = dir.join("goldens");
+    let run = |extra: &[&str]| cua_test_in(&dir, extra);
     for extra in [&["--update"][..], &[][..]] {
         let out = run(extra);
         let said = text(&out);
@@ -621,21 +625,8 @@ fn a_recorded_launch_binds_to_the_scenario_app_so_the_build_under_test_is_the_on
         "trajectory = \"trajectories/recorded\"\n\n[app]\npath = \"harness/apps/fixture.py\"\nwindow = \"cua fixture\"\nenv = { CUA_FIXTURE_JOURNAL = \"{run_dir}/journal.jsonl\" }\n",
     )
     .unwrap();
-    let (harness, goldens, work) = (dir.join("harness"), dir.join("goldens"), dir.join("work"));
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "test".to_string(),
-            "--harness".into(),
-            harness.display().to_string(),
-            "--goldens".into(),
-            goldens.display().to_string(),
-            "--work-dir".into(),
-            work.display().to_string(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        cua(&refs).output().unwrap()
-    };
+    let work = dir.join("work");
+    let run = |extra: &[&str]| cua_test_in(&dir, extra);
     let out = run(&["--update"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // The run's trajectory says what its launch turn bound to, as the scenario writes it.
@@ -760,19 +751,8 @@ fn in_a_sandbox_a_step_that_needs_the_foreground_is_escalated_and_the_run_says_s
         "[app]\nname = \"gnome-calculator\"\n\n[[step]]\ntool = \"press_key\"\nargs = { key = \"7\" }\n\n[[step]]\ntool = \"press_key\"\nargs = { key = \"8\" }\n",
     )
     .unwrap();
-    let (goldens, work) = (dir.join("goldens"), dir.join("work"));
-    let out = cua(&[
-        "test",
-        "--harness",
-        &dir.join("harness").display().to_string(),
-        "--goldens",
-        &goldens.display().to_string(),
-        "--work-dir",
-        &work.display().to_string(),
-        "--update",
-    ])
-    .output()
-    .unwrap();
+    let work = dir.join("work");
+    let out = cua_test_in(&dir, &["--update"]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
     let turn = |n: u32| -> serde_json::Value {
@@ -816,22 +796,11 @@ fn flakes_are_named_retries_report_flaky_and_repeats_show_what_moved() {
         "[app]\npath = \"harness/apps/flaky.sh\"\nwindow = \"cua fixture\"\n\n[[step]]\ntool = \"click\"\ntarget = { role = \"button\", name = \"Increment\" }\n",
     )
     .unwrap();
-    let (goldens, work, junit) = (dir.join("goldens"), dir.join("work"), dir.join("junit.xml"));
+    let junit = dir.join("junit.xml");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "test".to_string(),
-            "--harness".into(),
-            dir.join("harness").display().to_string(),
-            "--goldens".into(),
-            goldens.display().to_string(),
-            "--work-dir".into(),
-            work.display().to_string(),
-            "--junit".into(),
-            junit.display().to_string(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        cua(&refs).output().unwrap()
+        let mut args = vec!["--junit", junit.to_str().unwrap()];
+        args.extend(extra);
+        cua_test_in(&dir, &args)
     };
     let out = run(&["--update"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

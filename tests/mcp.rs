@@ -3,6 +3,9 @@
 //! lines, unknown methods and tools, wrong argument types, a 10 MB argument; the server
 //! answers each with an error and keeps serving.
 
+#[path = "support/npm.rs"]
+mod npm;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,33 +47,7 @@ const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
 /// modules resolve packages from the script's folder), made once.
 fn node_client_with_sdk() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-node");
-    let ready = dir.join(".installed");
-    if std::fs::read_to_string(&ready).ok().as_deref() != Some(TS_SDK) {
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("package.json"),
-            r#"{"private": true, "type": "module"}"#,
-        )
-        .unwrap();
-        let out = Command::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--silent",
-                TS_SDK,
-                "ajv@8",
-            ])
-            .current_dir(&dir)
-            .output()
-            .expect("npm (scripts/setup installs nodejs and npm)");
-        assert!(
-            out.status.success(),
-            "npm install {TS_SDK}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::write(&ready, TS_SDK).unwrap();
-    }
+    npm::install_once(&dir, &[TS_SDK, "ajv@8"]);
     let script = dir.join("mcp_ts_client.mjs");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_ts_client.mjs"),

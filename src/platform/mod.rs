@@ -205,6 +205,27 @@ pub struct AppActivity {
     pub last: Option<std::time::Instant>,
 }
 
+/// Waits until `pid`'s app sends a change event after `since`, or until `until`; says
+/// whether one came. The feed's counters are memory, looked at every few milliseconds.
+pub async fn event_after(
+    platform: &dyn Platform,
+    pid: u32,
+    since: std::time::Instant,
+    until: std::time::Instant,
+) -> bool {
+    const CHECK: std::time::Duration = std::time::Duration::from_millis(4);
+    loop {
+        let last = platform.app_activity(pid).await.and_then(|a| a.last);
+        if last.is_some_and(|t| t > since) {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(CHECK).await;
+    }
+}
+
 /// Where [`Platform::insert_text`] put its text, in characters: `replaced` characters
 /// from `offset` on (a selection) gave way to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

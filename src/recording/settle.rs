@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::StateCapture;
-use crate::platform::{Capture, Platform, WindowInfo};
+use crate::platform::{Capture, Platform, WindowInfo, event_after};
 
 /// With no change event yet, wait this long after the action began for one (an action may
 /// have no visible effect)...
@@ -25,9 +25,6 @@ const EFFECT_WAIT: Duration = Duration::from_millis(400);
 const QUIET_GAP: Duration = Duration::from_millis(25);
 /// ...within this long after the action began, in all.
 const QUIET_MAX: Duration = Duration::from_millis(650);
-/// While waiting for the effect's first event, how often the event counters (memory, not
-/// the bus) are looked at.
-const EVENT_CHECK: Duration = Duration::from_millis(4);
 /// Two captures this far apart must agree for the screenshot...
 const FRAME_GAP: Duration = Duration::from_millis(5);
 /// ...tried this many times.
@@ -103,10 +100,7 @@ async fn by_events(
     let waiting_for_effect = !effect.confirmed;
     loop {
         if waiting_for_effect {
-            while Instant::now() < effect_deadline && last_event().await.is_none_or(|t| t <= since)
-            {
-                tokio::time::sleep(EVENT_CHECK).await;
-            }
+            event_after(platform.as_ref(), pid, since, effect_deadline).await;
         }
         // Sleep until QUIET_GAP after the last event, then look again.
         while let Some(last) = last_event().await {

@@ -25,8 +25,6 @@ pub const WAIT: Duration = Duration::from_secs(3);
 const QUIET: Duration = Duration::from_millis(150);
 /// Without an event feed, read again this often.
 const POLL: Duration = Duration::from_millis(50);
-/// While waiting for an event, how often the counters (memory) are looked at.
-const EVENT_CHECK: Duration = Duration::from_millis(4);
 /// At most this many missing lines are named.
 const NAMED: usize = 3;
 
@@ -165,14 +163,7 @@ async fn next_event(platform: &dyn Platform, pid: u32, since: Instant, deadline:
         return true;
     }
     let until = (since + QUIET).max(Instant::now()).min(deadline);
-    while Instant::now() < until {
-        let last = platform.app_activity(pid).await.and_then(|a| a.last);
-        if last.is_some_and(|t| t > since) {
-            return true;
-        }
-        tokio::time::sleep(EVENT_CHECK).await;
-    }
-    false
+    crate::platform::event_after(platform, pid, since, until).await
 }
 
 /// The first few missing lines, and how many more.

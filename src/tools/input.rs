@@ -346,6 +346,37 @@ async fn live_refusal(platform: &dyn Platform, node: &AxNode) -> Option<ToolErro
 }
 
 /// Adds the element's value after the action (its text, or its number) to the result.
+/// A plain click on a check box, radio or toggle button: it implies the checked state flips.
+fn is_toggle_click(node: &AxNode, kind: ClickKind) -> bool {
+    kind == ClickKind::Click && TOGGLE_ROLES.contains(&node.role.as_str())
+}
+
+fn is_checked(states: &[String]) -> bool {
+    states.iter().any(|s| s == "checked")
+}
+
+/// The checked state must flip from what it is now (read live: the snapshot may be old).
+async fn toggle_expectation(p: &dyn Platform, node: &AxNode) -> Expect {
+    let now = p
+        .read_element(&node.handle)
+        .await
+        .map(|e| is_checked(&e.states))
+        .unwrap_or(is_checked(&node.states));
+    Expect::StateChange {
+        handle: node.handle.clone(),
+        state: "checked",
+        before: now,
+    }
+}
+
+/// Adds the toggle's checked state after the click.
+async fn with_checked(p: &dyn Platform, outcome: Outcome, node: &AxNode) -> Outcome {
+    match p.read_element(&node.handle).await {
+        Ok(e) => outcome.with("checked", json!(is_checked(&e.states))),
+        Err(_) => outcome,
+    }
+}
+
 /// GTK 4 (4.8) entries take text through EditableText but read back as empty through
 /// Text: an insert that reads back as nothing there is not a no-op cua can name, and
 /// repeating it in the foreground would type it twice. It is reported unverifiable, with
@@ -794,19 +825,9 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                 None
             };
             if let Some(action) = pick_action(node, requested, preferred)? {
-                let toggle = TOGGLE_ROLES.contains(&node.role.as_str());
-                let before_checked = node.states.iter().any(|s| s == "checked");
-                let expect = if toggle && r.kind == ClickKind::Click {
-                    let now = p
-                        .read_element(&node.handle)
-                        .await
-                        .map(|e| e.states.iter().any(|s| s == "checked"))
-                        .unwrap_or(before_checked);
-                    Expect::StateChange {
-                        handle: node.handle.clone(),
-                        state: "checked",
-                        before: now,
-                    }
+                let toggled = is_toggle_click(node, r.kind);
+                let expect = if toggled {
+                    toggle_expectation(p, node).await
                 } else {
                     expect_window_change(p, r.pid, &window, settle_ms).await
                 };
@@ -841,11 +862,8 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                     "px",
                 )
                 .await;
-                if let Expect::StateChange { .. } = expect {
-                    if let Ok(r) = p.read_element(&node.handle).await {
-                        outcome =
-                            outcome.with("checked", json!(r.states.iter().any(|s| s == "checked")));
-                    }
+                if toggled {
+                    outcome = with_checked(p, outcome, node).await;
                 }
                 return Ok(outcome.into_output(Some(r.pid), Some(&window)));
             }
@@ -875,19 +893,9 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     };
     // A toggle clicked by pointer (GTK 4 check boxes expose no action) implies its
     // checked state flips, read back like the action route's.
-    let toggled = element
-        .as_ref()
-        .filter(|n| TOGGLE_ROLES.contains(&n.role.as_str()) && r.kind == ClickKind::Click);
+    let toggled = element.as_ref().filter(|n| is_toggle_click(n, r.kind));
     let expect = match toggled {
-        Some(node) => Expect::StateChange {
-            handle: node.handle.clone(),
-            state: "checked",
-            before: p
-                .read_element(&node.handle)
-                .await
-                .map(|e| e.states.iter().any(|s| s == "checked"))
-                .unwrap_or(node.states.iter().any(|s| s == "checked")),
-        },
+        Some(node) => toggle_expectation(p, node).await,
         None => expect_window_change(p, r.pid, &window, settle_ms).await,
     };
     p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
@@ -910,9 +918,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     )
     .await;
     if let Some(node) = toggled {
-        if let Ok(e) = p.read_element(&node.handle).await {
-            outcome = outcome.with("checked", json!(e.states.iter().any(|s| s == "checked")));
-        }
+        outcome = with_checked(p, outcome, node).await;
     }
     Ok(outcome.into_output(Some(r.pid), Some(&window)))
 }
