@@ -1,6 +1,6 @@
 //! The cross-toolkit conformance matrix. The same small form, written once per toolkit as
 //! a fixture under `harness/apps/` (GTK 3: fixture.py; GTK 4: fixture_gtk4.py; Qt 5 and
-//! Qt 6: fixture_qt.py),
+//! Qt 6: fixture_qt.py; Chromium and Firefox: fixture.html, served by fixture_web.py),
 //! journals every event it receives. Every input tool is driven on every fixture in
 //! background mode and its effect is read from the fixture's own journal, never from
 //! cua's reply. Each cell is then one of:
@@ -25,30 +25,41 @@ use serde_json::{Value, json};
 
 struct Fixture {
     toolkit: &'static str,
-    script: &'static str,
-    args: &'static [&'static str],
+    launch: Launch,
+}
+
+/// How a fixture starts: a toolkit fixture script, or a browser on the web fixture
+/// (harness/apps/fixture.html) served by fixture_web.py, which journals what the page
+/// posts.
+enum Launch {
+    Script(&'static str, &'static [&'static str]),
+    Browser(&'static str),
 }
 
 const FIXTURES: &[Fixture] = &[
     Fixture {
         toolkit: "GTK 3",
-        script: "harness/apps/fixture.py",
-        args: &[],
+        launch: Launch::Script("harness/apps/fixture.py", &[]),
     },
     Fixture {
         toolkit: "GTK 4",
-        script: "harness/apps/fixture_gtk4.py",
-        args: &[],
+        launch: Launch::Script("harness/apps/fixture_gtk4.py", &[]),
     },
     Fixture {
         toolkit: "Qt 5",
-        script: "harness/apps/fixture_qt.py",
-        args: &["5"],
+        launch: Launch::Script("harness/apps/fixture_qt.py", &["5"]),
     },
     Fixture {
         toolkit: "Qt 6",
-        script: "harness/apps/fixture_qt.py",
-        args: &["6"],
+        launch: Launch::Script("harness/apps/fixture_qt.py", &["6"]),
+    },
+    Fixture {
+        toolkit: "Chromium",
+        launch: Launch::Browser("chromium"),
+    },
+    Fixture {
+        toolkit: "Firefox",
+        launch: Launch::Browser("firefox-esr"),
     },
 ];
 
@@ -59,7 +70,8 @@ struct Case {
     tool: &'static str,
     /// One role, or alternatives separated by `|`.
     role: &'static str,
-    /// Empty: the first element of that role.
+    /// Names to try in order, separated by `|`; an empty one (or none): the first element
+    /// of that role.
     name: &'static str,
     /// Arguments besides pid, window_id and element_index.
     args: fn() -> Value,
@@ -105,7 +117,8 @@ const CASES: &[Case] = &[
     Case {
         label: "type_text into an entry",
         tool: "type_text",
-        role: "text",
+        // Web inputs are entries; toolkit ones are text.
+        role: "text|entry",
         name: "Name",
         args: || json!({ "text": "héllo ✓" }),
         by_element: true,
@@ -133,7 +146,8 @@ const CASES: &[Case] = &[
         label: "set_value on a combo box",
         tool: "set_value",
         role: "combo_box",
-        name: "",
+        // A browser's address bar is a combo box too.
+        name: "Size|",
         args: || json!({ "value": "Right" }),
         by_element: true,
         shows: |e| event_is(e, "selected", "Size") && e["text"] == "Right",
@@ -200,6 +214,38 @@ struct Harness {
     rt: tokio::runtime::Runtime,
     ctx: ToolContext,
     registry: ToolRegistry,
+    /// The web fixture's address, served by `_server` (ended on drop).
+    web_fixture: String,
+    _server: WebFixtureServer,
+}
+
+/// fixture_web.py, journaling to the sandbox's journal; killed when dropped.
+struct WebFixtureServer(std::process::Child);
+
+impl WebFixtureServer {
+    fn start(journal: &Path) -> (WebFixtureServer, String) {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("/usr/bin/python3")
+            .arg(project().join("harness/apps/fixture_web.py"))
+            .env("CUA_FIXTURE_JOURNAL", journal)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("fixture_web.py starts");
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .expect("fixture_web.py prints its address");
+        assert!(first.starts_with("http://127.0.0.1:"), "{first:?}");
+        (WebFixtureServer(child), first.trim().to_string())
+    }
+}
+
+impl Drop for WebFixtureServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 impl Harness {
@@ -209,24 +255,33 @@ impl Harness {
 }
 
 /// The element of `role` (and `name`, when given) in a window state, as its index.
-fn find(state: &ToolOutput, role: &str, name: &str) -> Option<u64> {
-    state.structured["elements"]
-        .as_array()?
-        .iter()
-        .find(|e| role.split('|').any(|r| e["role"] == r) && (name.is_empty() || e["name"] == name))
-        .and_then(|e| e["index"].as_u64())
+fn find(state: &ToolOutput, role: &str, names: &str) -> Option<u64> {
+    let elements = state.structured["elements"].as_array()?;
+    names.split('|').find_map(|name| {
+        elements
+            .iter()
+            .find(|e| {
+                role.split('|').any(|r| e["role"] == r) && (name.is_empty() || e["name"] == name)
+            })
+            .and_then(|e| e["index"].as_u64())
+    })
 }
 
 fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
+    let request = match fx.launch {
+        Launch::Script(script, args) => json!({
+            "path": project().join(script).to_string_lossy(),
+            "additional_arguments": args,
+            "creates_new_application_instance": true,
+        }),
+        Launch::Browser(name) => json!({
+            "name": name,
+            "urls": [&h.web_fixture],
+            "creates_new_application_instance": true,
+        }),
+    };
     let launched = h
-        .call(
-            "launch_app",
-            json!({
-                "path": project().join(fx.script).to_string_lossy(),
-                "additional_arguments": fx.args,
-                "creates_new_application_instance": true,
-            }),
-        )
+        .call("launch_app", request)
         .unwrap_or_else(|e| panic!("{}: launch: {e}", fx.toolkit));
     let pid = launched.structured["pid"].as_u64().unwrap();
     let window_id = launched.structured["windows"][0]["window_id"]
@@ -245,6 +300,15 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
         if case.by_element {
             match find(&state, case.role, case.name) {
                 Some(i) => args["element_index"] = json!(i),
+                // The web fixture has every widget: missing means the page was misread.
+                None if matches!(fx.launch, Launch::Browser(_)) => panic!(
+                    "{} / {}: no {} {:?} in the first read of the page:\n{}",
+                    fx.toolkit,
+                    case.label,
+                    case.role,
+                    case.name,
+                    state.structured["tree_markdown"].as_str().unwrap_or("")
+                ),
                 None => return "n/a".to_string(),
             }
         }
@@ -316,10 +380,13 @@ fn sandboxed() -> (Sandbox, PathBuf, Harness) {
         "CUA_FIXTURE_JOURNAL".into(),
         journal_path.to_string_lossy().into_owned(),
     )];
+    let (server, web_fixture) = WebFixtureServer::start(&journal_path);
     let h = Harness {
         rt: cua::tools::runtime().unwrap(),
         ctx: ToolContext::for_desktop(env),
         registry: ToolRegistry::new(),
+        web_fixture,
+        _server: server,
     };
     (sandbox, journal_path, h)
 }

@@ -313,7 +313,22 @@ pub trait Platform: Send + Sync {
     async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>>;
     /// Selects option `index` of a combo box or list without opening a popup.
     async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()>;
+    /// Names of a combo box's or list's options that are selected now.
+    async fn selected_options(&self, _handle: &str) -> PlatformResult<Vec<String>> {
+        Ok(Vec::new())
+    }
     async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading>;
+    /// Gives the element the keyboard focus inside its window (the one route here that
+    /// changes focus: key events need a target when a toolkit ignores the text interface).
+    async fn focus_element(&self, _handle: &str) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "focusing an element is not supported by this backend".into(),
+        ))
+    }
+    /// How long ago the process started (None when the backend cannot tell).
+    async fn process_age(&self, _pid: u32) -> Option<std::time::Duration> {
+        None
+    }
 
     // Raw input.
     /// Sends events to a window: background as synthetic events to the window only,

@@ -1,6 +1,8 @@
 //! `get_window_state`: a window's accessibility tree as indexed Markdown plus its
 //! screenshot. The snapshot it takes is what element indices in later actions refer to.
 
+use std::time::{Duration, Instant};
+
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -40,6 +42,73 @@ const SHOWN_STATES: &[&str] = &[
     "indeterminate",
 ];
 const MAX_MARKDOWN_VALUE: usize = 200;
+
+/// Browsers map their window before the page's document is built, and a read then shows
+/// an empty document. A document still `busy`, or empty and unnamed in an app that started
+/// moments ago, is read again until it has content, within this bound.
+const DOCUMENT_WAIT: Duration = Duration::from_secs(4);
+const DOCUMENT_REREAD: Duration = Duration::from_millis(100);
+/// An app younger than this may still be loading the page it was started with.
+const YOUNG_APP: Duration = Duration::from_secs(20);
+const DOCUMENT_ROLES: &[&str] = &["document_web", "document_frame"];
+
+/// Roles a web page's person operates; each has an action and, when showing, a frame once
+/// the browser has filled them in.
+const WEB_OPERABLE_ROLES: &[&str] = &[
+    "push_button",
+    "button",
+    "toggle_button",
+    "check_box",
+    "radio_button",
+    "link",
+    "combo_box",
+];
+
+/// Whether a document in the tree is still being built: `busy`, or, in a young app, empty,
+/// not there yet (Firefox's content frame holds nothing until the page starts), or
+/// holding controls that have no actions, or no frame though showing, yet (Firefox fills
+/// both in after the nodes).
+fn document_pending(tree: &AxTree, young: bool) -> bool {
+    let in_document = |mut i: usize| {
+        while let Some(p) = tree.nodes[i].parent {
+            if DOCUMENT_ROLES.contains(&tree.nodes[p].role.as_str()) {
+                return true;
+            }
+            i = p;
+        }
+        false
+    };
+    tree.nodes.iter().enumerate().any(|(i, n)| {
+        let document = DOCUMENT_ROLES.contains(&n.role.as_str());
+        (document && n.states.iter().any(|s| s == "busy"))
+            || (young && (document || n.role == "internal_frame") && n.children.is_empty())
+            || (young
+                && WEB_OPERABLE_ROLES.contains(&n.role.as_str())
+                && (n.actions.is_empty()
+                    || (n.frame.is_none() && n.states.iter().any(|s| s == "showing")))
+                && in_document(i))
+    })
+}
+
+/// The window's tree, once any document in it has been built (bounded by DOCUMENT_WAIT).
+async fn read_settled_tree(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Result<AxTree, ToolError> {
+    let deadline = Instant::now() + DOCUMENT_WAIT;
+    loop {
+        let tree = platform.accessibility_tree(pid, window).await?;
+        let young = platform
+            .process_age(pid)
+            .await
+            .is_some_and(|a| a < YOUNG_APP);
+        if !document_pending(&tree, young) || Instant::now() >= deadline {
+            return Ok(tree);
+        }
+        tokio::time::sleep(DOCUMENT_REREAD).await;
+    }
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -95,7 +164,7 @@ impl ToolSpec for GetWindowState {
                 Ok::<_, ToolError>((capture.width, capture.height, png))
             })
         });
-        let tree = platform.accessibility_tree(args.pid, &window).await?;
+        let tree = read_settled_tree(platform.as_ref(), args.pid, &window).await?;
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
         if scale < 1.0 {
             scale_frames(&mut structured, scale);
@@ -344,6 +413,48 @@ mod tests {
             children,
             handle: String::new(),
         }
+    }
+
+    /// frame → document → button, with the button's actions and the document's states.
+    fn page(button_actions: bool, document_states: &[&str]) -> AxTree {
+        let mut frame = node("frame", "Browser", false, vec![1]);
+        frame.frame = Some(crate::platform::Rect {
+            x: 0,
+            y: 0,
+            width: 100,
+            height: 100,
+        });
+        let mut document = node("document_web", "page", false, vec![2]);
+        document.parent = Some(0);
+        document.states = document_states.iter().map(|s| s.to_string()).collect();
+        let mut button = node("button", "Go", button_actions, vec![]);
+        button.parent = Some(1);
+        button.frame = frame.frame;
+        button.states = vec!["showing".into()];
+        AxTree {
+            nodes: vec![frame, document, button],
+            warning: None,
+        }
+    }
+
+    #[test]
+    fn a_document_is_pending_while_busy_or_while_a_young_app_fills_it_in() {
+        assert!(!document_pending(&page(true, &[]), true));
+        assert!(document_pending(&page(true, &["busy"]), false));
+        // Controls without actions yet: waited for in a young app only.
+        assert!(document_pending(&page(false, &[]), true));
+        assert!(!document_pending(&page(false, &[]), false));
+        // An empty document, or a showing control without a frame yet.
+        let mut empty = page(true, &[]);
+        empty.nodes[1].children.clear();
+        empty.nodes.truncate(2);
+        assert!(document_pending(&empty, true));
+        let mut frameless = page(true, &[]);
+        frameless.nodes[2].frame = None;
+        assert!(document_pending(&frameless, true));
+        // Not showing (scrolled away): no frame is expected.
+        frameless.nodes[2].states.clear();
+        assert!(!document_pending(&frameless, true));
     }
 
     #[test]

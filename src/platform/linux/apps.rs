@@ -1,13 +1,14 @@
 //! Installed applications (XDG desktop entries), running processes, and launching.
 //!
 //! Launching resolves a name, desktop id or path to a command line, adds the flags some
-//! toolkits need to expose an accessibility tree (Chromium), and starts the process in its
+//! toolkits need to expose an accessibility tree (browsers, see `browsers`), and starts the process in its
 //! own process group so the sandbox can end it by pid.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::browsers;
 use crate::platform::{InstalledApp, LaunchRequest, PlatformError, PlatformResult};
 
 /// One parsed `.desktop` file.
@@ -31,7 +32,7 @@ impl DesktopEntry {
     }
 }
 
-fn basename(path: &str) -> String {
+pub(super) fn basename(path: &str) -> String {
     Path::new(path)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -168,6 +169,60 @@ pub fn process_executable(pid: u32) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// Fields of `/proc/PID/stat` the launcher needs: the parent pid, and the start time in
+/// seconds since boot.
+struct ProcStat {
+    ppid: u32,
+    started_s: f64,
+}
+
+fn proc_stat(pid: u32) -> Option<ProcStat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields after the last
+    // `)` are plain. There, field 4 (ppid) is index 1 and field 22 (starttime) index 19.
+    let rest: Vec<&str> = stat
+        .get(stat.rfind(')')? + 1..)?
+        .split_whitespace()
+        .collect();
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .filter(|t| *t > 0)? as f64;
+    Some(ProcStat {
+        ppid: rest.get(1)?.parse().ok()?,
+        started_s: rest.get(19)?.parse::<f64>().ok()? / ticks,
+    })
+}
+
+/// How long ago `pid` started.
+pub fn process_age(pid: u32) -> Option<std::time::Duration> {
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let age = uptime - proc_stat(pid)?.started_s;
+    Some(std::time::Duration::from_secs_f64(age.max(0.0)))
+}
+
+/// Whether `pid` is `ancestor` or one of its descendants (a launcher script's child, or
+/// the grandchild a forking launcher leaves behind).
+pub fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut p = pid;
+    // Bounded: a pid chain is short, and a bound guards against a read racing a reuse.
+    for _ in 0..64 {
+        if p == ancestor {
+            return true;
+        }
+        match proc_stat(p) {
+            Some(s) if s.ppid > 1 => p = s.ppid,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// The first argv word's basename: for script launchers (`chromium` is a shell script)
 /// this is what the user typed, not the interpreter.
 pub fn process_command_name(pid: u32) -> Option<String> {
@@ -297,13 +352,15 @@ fn plan_from_words(
     }
     let program = words.remove(0);
     let mut args = words;
-    if is_chromium_family(&program) {
-        args.extend(chromium_flags(&req.additional_arguments, scratch));
+    let browser = browsers::Browser::of(&program);
+    if let Some(b) = browser {
+        args.extend(b.flags(&req.additional_arguments, scratch)?);
     }
     args.extend(req.additional_arguments.iter().cloned());
     args.extend(req.urls.iter().cloned());
-    if is_chromium_family(&program) && req.urls.is_empty() {
-        // Without a URL some Chromium builds start with no window at all.
+    if browser.is_some() && req.urls.is_empty() {
+        // Without a URL some browser builds start with no window, or with a start page
+        // that reaches for the network.
         args.push("about:blank".into());
     }
     Ok(LaunchPlan {
@@ -311,52 +368,6 @@ fn plan_from_words(
         program,
         args,
     })
-}
-
-pub fn is_chromium_family(program: &str) -> bool {
-    let b = basename(program);
-    [
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "chrome",
-        "brave-browser",
-        "microsoft-edge",
-    ]
-    .iter()
-    .any(|n| b == *n || b.starts_with(&format!("{n}-")))
-}
-
-/// Flags a Chromium-family browser needs to be driven: an accessibility tree, no first-run
-/// UI, no network chatter, and its own profile unless the caller chose one.
-fn chromium_flags(user_args: &[String], scratch: &Path) -> Vec<String> {
-    let mut flags = vec![
-        "--force-renderer-accessibility".to_string(),
-        "--no-first-run".into(),
-        "--no-default-browser-check".into(),
-        "--disable-background-networking".into(),
-        "--disable-component-update".into(),
-        "--disable-sync".into(),
-        "--disable-gpu".into(),
-        "--password-store=basic".into(),
-        // Automation mode: no infobar about the flags above.
-        "--test-type".into(),
-    ];
-    if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
-        flags.push("--no-sandbox".into());
-    }
-    if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
-        let dir = scratch.join(format!(
-            "cua-chromium-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ));
-        flags.push(format!("--user-data-dir={}", dir.display()));
-    }
-    flags
 }
 
 pub fn expand_home(path: &str) -> PathBuf {

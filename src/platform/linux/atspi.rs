@@ -91,6 +91,18 @@ struct RawNode {
     ifaces: InterfaceSet,
 }
 
+/// Roles a person operates, which every toolkit that exposes actions gives one.
+const OPERABLE_ROLES: &[Role] = &[
+    Role::Button,
+    Role::ToggleButton,
+    Role::CheckBox,
+    Role::RadioButton,
+    Role::Link,
+    Role::MenuItem,
+    Role::PageTab,
+    Role::ComboBox,
+];
+
 pub struct Atspi {
     /// Role and interfaces per node: fixed for an object's lifetime.
     fixed: Mutex<HashMap<NodeRef, (Role, InterfaceSet)>>,
@@ -385,7 +397,12 @@ impl Atspi {
                         Role::try_from(role.ok()?).unwrap_or(Role::Invalid),
                         ifaces.unwrap_or_default(),
                     );
-                    self.fixed.lock().unwrap().insert(node.clone(), f);
+                    // Firefox fills in an object's interfaces lazily (its first answer
+                    // for a fresh page's button may lack Action): an operable role seen
+                    // without actions is asked again next time rather than remembered.
+                    if !OPERABLE_ROLES.contains(&f.0) || f.1.contains(Interface::Action) {
+                        self.fixed.lock().unwrap().insert(node.clone(), f);
+                    }
                     Some(f)
                 }
             }
@@ -454,7 +471,8 @@ impl Atspi {
     }
 
     /// Action names for display, read once per node (they are the toolkit's fixed set on
-    /// GTK 3, Qt and Chromium).
+    /// GTK 3, Qt and Chromium). An empty list is not remembered: Firefox answers a fresh
+    /// page's controls with no actions until it has filled them in.
     async fn action_names(&self, n: &NodeRef) -> Vec<String> {
         if let Some(names) = self.actions.lock().unwrap().get(n) {
             return names.clone();
@@ -465,10 +483,12 @@ impl Atspi {
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect();
-        self.actions
-            .lock()
-            .unwrap()
-            .insert(n.clone(), names.clone());
+        if !names.is_empty() {
+            self.actions
+                .lock()
+                .unwrap()
+                .insert(n.clone(), names.clone());
+        }
         names
     }
 
@@ -942,6 +962,32 @@ impl Atspi {
         Ok(())
     }
 
+    /// Component.GrabFocus: the element takes the keyboard focus in its window.
+    pub async fn grab_focus(&self, handle: &str) -> PlatformResult<()> {
+        let n = Self::node_ref(handle)?;
+        if !self.interfaces(&n).await?.contains(Interface::Component) {
+            return Err(PlatformError::Unsupported(
+                "element cannot take the focus (no Component interface)".into(),
+            ));
+        }
+        let ok: bool = self
+            .call(
+                &n.bus,
+                &n.path,
+                "org.a11y.atspi.Component",
+                "GrabFocus",
+                &(),
+            )
+            .await
+            .map_err(|e| ax_err("grab focus", e))?;
+        if !ok {
+            return Err(PlatformError::Unsupported(
+                "the app refused to focus the element".into(),
+            ));
+        }
+        Ok(())
+    }
+
     pub async fn insert_text(
         &self,
         handle: &str,
@@ -1146,6 +1192,18 @@ impl Atspi {
             .await?
             .items
             .into_iter()
+            .map(|o| o.name)
+            .collect())
+    }
+
+    /// Names of the options that say they are selected.
+    pub async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
+        Ok(self
+            .options(handle)
+            .await?
+            .items
+            .into_iter()
+            .filter(|o| o.states.contains(State::Selected))
             .map(|o| o.name)
             .collect())
     }

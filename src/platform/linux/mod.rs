@@ -3,6 +3,7 @@
 
 pub mod apps;
 pub mod atspi;
+mod browsers;
 mod events;
 mod input;
 pub mod x11;
@@ -323,6 +324,18 @@ impl Platform for LinuxPlatform {
 
     async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
         self.atspi().await?.read_element(handle).await
+    }
+
+    async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
+        self.atspi().await?.selected_options(handle).await
+    }
+
+    async fn focus_element(&self, handle: &str) -> PlatformResult<()> {
+        self.atspi().await?.grab_focus(handle).await
+    }
+
+    async fn process_age(&self, pid: u32) -> Option<Duration> {
+        apps::process_age(pid)
     }
 
     async fn send_input(

@@ -1,0 +1,173 @@
+//! Browsers that `launch_app` starts: the flags and the private profile each family needs
+//! to be driven (an accessibility tree, no first-run pages, no network chatter, nothing
+//! read from or written to the user's own profile).
+
+use std::path::{Path, PathBuf};
+
+use super::apps::basename;
+use crate::platform::{PlatformError, PlatformResult};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Browser {
+    Chromium,
+    Firefox,
+}
+
+const CHROMIUM_NAMES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "chrome",
+    "brave-browser",
+    "microsoft-edge",
+];
+
+const FIREFOX_NAMES: &[&str] = &["firefox", "firefox-esr"];
+
+/// Preferences of a Firefox profile made for cua: no welcome or privacy tabs, no update,
+/// telemetry or captive-portal traffic (the sandbox has no network), no session restore.
+const FIREFOX_PREFS: &[(&str, &str)] = &[
+    ("browser.shell.checkDefaultBrowser", "false"),
+    ("browser.startup.homepage_override.mstone", "\"ignore\""),
+    ("browser.startup.page", "0"),
+    ("browser.aboutwelcome.enabled", "false"),
+    ("startup.homepage_welcome_url", "\"\""),
+    ("startup.homepage_welcome_url.additional", "\"\""),
+    ("datareporting.policy.dataSubmissionEnabled", "false"),
+    ("datareporting.policy.firstRunURL", "\"\""),
+    ("datareporting.healthreport.uploadEnabled", "false"),
+    ("toolkit.telemetry.reportingpolicy.firstRun", "false"),
+    ("app.update.auto", "false"),
+    ("extensions.update.enabled", "false"),
+    ("browser.sessionstore.resume_from_crash", "false"),
+    ("browser.tabs.warnOnClose", "false"),
+    ("network.captive-portal-service.enabled", "false"),
+    ("network.connectivity-service.enabled", "false"),
+    ("browser.safebrowsing.malware.enabled", "false"),
+    ("browser.safebrowsing.phishing.enabled", "false"),
+    ("browser.safebrowsing.downloads.enabled", "false"),
+    ("browser.translations.automaticallyPopup", "false"),
+    ("signon.rememberSignons", "false"),
+    ("browser.uitour.enabled", "false"),
+    ("browser.newtabpage.enabled", "false"),
+];
+
+impl Browser {
+    /// The browser family a program belongs to, by its file name.
+    pub fn of(program: &str) -> Option<Browser> {
+        let b = basename(program);
+        let named = |names: &[&str]| {
+            names
+                .iter()
+                .any(|n| b == *n || b.starts_with(&format!("{n}-")))
+        };
+        if named(CHROMIUM_NAMES) {
+            Some(Browser::Chromium)
+        } else if named(FIREFOX_NAMES) {
+            Some(Browser::Firefox)
+        } else {
+            None
+        }
+    }
+
+    /// Flags to put before the caller's own arguments. A profile the caller chose is kept;
+    /// otherwise each launch gets a fresh one under `scratch` (the sandbox's folder).
+    pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
+        match self {
+            Browser::Chromium => Ok(chromium_flags(user_args, scratch)),
+            Browser::Firefox => firefox_flags(user_args, scratch),
+        }
+    }
+}
+
+fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
+    scratch.join(format!(
+        "cua-{family}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ))
+}
+
+fn chromium_flags(user_args: &[String], scratch: &Path) -> Vec<String> {
+    let mut flags = vec![
+        "--force-renderer-accessibility".to_string(),
+        "--no-first-run".into(),
+        "--no-default-browser-check".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--disable-gpu".into(),
+        "--password-store=basic".into(),
+        // Automation mode: no infobar about the flags above.
+        "--test-type".into(),
+    ];
+    if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
+        flags.push("--no-sandbox".into());
+    }
+    if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
+        let dir = fresh_dir(scratch, "chromium");
+        flags.push(format!("--user-data-dir={}", dir.display()));
+    }
+    flags
+}
+
+/// Firefox exports its accessibility tree whenever the AT-SPI bus is enabled (a cua
+/// sandbox enables it). `--no-remote` keeps a launch from handing its URLs to another
+/// running Firefox, whose window would then not be the launched process's.
+fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
+    let mut flags = vec!["--no-remote".to_string()];
+    let chose_profile = user_args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "--profile" | "-profile" | "-P" | "--ProfileManager"
+        )
+    });
+    if !chose_profile {
+        let dir = fresh_dir(scratch, "firefox");
+        let prefs: String = FIREFOX_PREFS
+            .iter()
+            .map(|(k, v)| format!("user_pref(\"{k}\", {v});\n"))
+            .collect();
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join("user.js"), prefs))
+            .map_err(|e| {
+                PlatformError::Launch(format!("Firefox profile in {}: {e}", dir.display()))
+            })?;
+        flags.push("--profile".into());
+        flags.push(dir.to_string_lossy().into_owned());
+    }
+    Ok(flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_are_told_by_file_name() {
+        assert_eq!(Browser::of("/usr/bin/chromium"), Some(Browser::Chromium));
+        assert_eq!(Browser::of("google-chrome-stable"), Some(Browser::Chromium));
+        assert_eq!(Browser::of("/usr/bin/firefox-esr"), Some(Browser::Firefox));
+        assert_eq!(Browser::of("firefox"), Some(Browser::Firefox));
+        assert_eq!(Browser::of("/usr/bin/mousepad"), None);
+    }
+
+    #[test]
+    fn firefox_gets_a_fresh_profile_with_quiet_prefs_unless_one_is_chosen() {
+        let scratch = fresh_dir(&std::env::temp_dir(), "browsers-test");
+        let flags = Browser::Firefox.flags(&[], &scratch).unwrap();
+        assert_eq!(flags[0], "--no-remote");
+        let profile = PathBuf::from(&flags[2]);
+        assert!(profile.starts_with(&scratch));
+        let prefs = std::fs::read_to_string(profile.join("user.js")).unwrap();
+        assert!(prefs.contains("user_pref(\"datareporting.policy.firstRunURL\", \"\");"));
+        let chosen = Browser::Firefox
+            .flags(&["-P".into(), "work".into()], &scratch)
+            .unwrap();
+        assert_eq!(chosen, vec!["--no-remote".to_string()]);
+        std::fs::remove_dir_all(&scratch).unwrap();
+    }
+}
