@@ -158,6 +158,7 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
         "calculator",
         "chromium-page",
         "fixture",
+        "fixture-firefox",
         "fixture-gtk4",
         "fixture-qt5",
         "mousepad",

@@ -91,6 +91,9 @@ struct RawNode {
     ifaces: InterfaceSet,
 }
 
+/// Action names that change with the element's state.
+const STATEFUL_ACTIONS: &[&str] = &["check", "uncheck", "expand", "collapse"];
+
 /// Roles a person operates, which every toolkit that exposes actions gives one.
 const OPERABLE_ROLES: &[Role] = &[
     Role::Button,
@@ -483,7 +486,12 @@ impl Atspi {
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect();
-        if !names.is_empty() {
+        // Browsers name some actions for what they will do next (`check` becomes
+        // `uncheck`): those are read each time.
+        let stateful = names
+            .iter()
+            .any(|a| STATEFUL_ACTIONS.iter().any(|s| a.eq_ignore_ascii_case(s)));
+        if !names.is_empty() && !stateful {
             self.actions
                 .lock()
                 .unwrap()
@@ -678,8 +686,10 @@ impl Atspi {
             } else {
                 Vec::new()
             };
-            let text_value =
-                n.ifaces.contains(Interface::Text) && TEXT_VALUE_ROLES.contains(&n.role);
+            let text_value = n.ifaces.contains(Interface::Text)
+                && (TEXT_VALUE_ROLES.contains(&n.role)
+                        // A web `role=status` in Firefox holds its text, no child label.
+                        || (n.role == Role::StatusBar && n.child_count == 0));
             let value = if n.ifaces.contains(Interface::Value) {
                 self.numeric_value(&n.node).await
             } else if text_value {

@@ -25,7 +25,8 @@ const CHROMIUM_NAMES: &[&str] = &[
 const FIREFOX_NAMES: &[&str] = &["firefox", "firefox-esr"];
 
 /// Preferences of a Firefox profile made for cua: no welcome or privacy tabs, no update,
-/// telemetry or captive-portal traffic (the sandbox has no network), no session restore.
+/// telemetry or captive-portal traffic (the sandbox has no network), no session restore,
+/// no animated scroll bars.
 const FIREFOX_PREFS: &[(&str, &str)] = &[
     ("browser.shell.checkDefaultBrowser", "false"),
     ("browser.startup.homepage_override.mstone", "\"ignore\""),
@@ -50,6 +51,10 @@ const FIREFOX_PREFS: &[(&str, &str)] = &[
     ("signon.rememberSignons", "false"),
     ("browser.uitour.enabled", "false"),
     ("browser.newtabpage.enabled", "false"),
+    // Screenshots that agree run to run: scroll bars that stay, no fading or smooth motion.
+    ("widget.gtk.overlay-scrollbars.enabled", "false"),
+    ("ui.prefersReducedMotion", "1"),
+    ("general.smoothScroll", "false"),
 ];
 
 impl Browser {
