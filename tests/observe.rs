@@ -313,3 +313,59 @@ fn screen_size_and_cursor_position() {
     let cursor = call("get_cursor_position", json!({})).unwrap().structured;
     assert!(cursor["x"].is_i64() && cursor["y"].is_i64());
 }
+
+#[test]
+fn launch_app_follows_launchers_that_fork_or_wait_to_the_window_owner() {
+    // Two launchers of the GTK 3 fixture: one forks it and exits at once (as LibreOffice's
+    // does), one runs it as a child and waits. Either way the window is the fixture's, and
+    // launch_app names its pid and the launcher's.
+    let dir = std::env::temp_dir().join(format!("cua-launchers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/harness/apps/fixture.py");
+    for (name, body) in [
+        ("forks", format!("/usr/bin/python3 {fixture} &\nexit 0\n")),
+        ("waits", format!("/usr/bin/python3 {fixture}\n")),
+    ] {
+        let script = dir.join(name);
+        std::fs::write(&script, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let launched = call(
+            "launch_app",
+            json!({ "path": script.to_string_lossy(), "creates_new_application_instance": true }),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let s = &launched.structured;
+        let pid = s["pid"].as_u64().unwrap();
+        let launcher = s["launcher_pid"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: no launcher_pid in {s}"));
+        assert_ne!(pid, launcher, "{name}: {s}");
+        let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
+        assert!(
+            cmdline.contains("fixture.py"),
+            "{name}: pid {pid} runs {cmdline:?}"
+        );
+        let window = &s["windows"][0];
+        assert_eq!(window["pid"], pid, "{name}: {s}");
+        assert!(
+            window["title"].as_str().unwrap().contains("cua fixture"),
+            "{name}: {s}"
+        );
+        let state = call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window["window_id"], "include_screenshot": false }),
+        )
+        .unwrap();
+        assert!(
+            elements(&state).iter().any(|e| e["name"] == "Increment"),
+            "{name}: {}",
+            state.structured["tree_markdown"]
+        );
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

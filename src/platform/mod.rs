@@ -104,6 +104,9 @@ pub struct LaunchedApp {
     pub executable: String,
     /// False when an already running instance was reused.
     pub newly_started: bool,
+    /// The process cua started, when the window belongs to another one it led to (a
+    /// launcher script's child); `pid` is the window's owner.
+    pub launcher_pid: Option<u32>,
 }
 
 /// Pixels of a window, RGBA, top-left origin.

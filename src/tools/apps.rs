@@ -107,7 +107,7 @@ pub struct LaunchApp;
 impl ToolSpec for LaunchApp {
     type Args = LaunchAppArgs;
     const NAME: &'static str = "launch_app";
-    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (same shape as list_windows). An app that already runs is reused unless creates_new_application_instance is true. Chromium-family browsers get the flags their accessibility tree needs (--force-renderer-accessibility, a private profile).";
+    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (same shape as list_windows). An app that already runs is reused unless creates_new_application_instance is true. A window shown by a process the launched one led to (a launcher script's child, what a forking launcher leaves behind) counts: pid is the window's owner and launcher_pid the process started. Browsers (Chromium family, Firefox) get the flags their accessibility tree needs and a fresh private profile.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, args: LaunchAppArgs) -> Result<ToolOutput, ToolError> {
@@ -144,7 +144,7 @@ impl ToolSpec for LaunchApp {
             .filter(|w| w.pid == Some(launched.pid))
             .collect();
         let summary = format!(
-            "{} {} (pid {}), {} window{}{}",
+            "{} {} (pid {}{}), {} window{}{}",
             if launched.newly_started {
                 "launched"
             } else {
@@ -152,6 +152,10 @@ impl ToolSpec for LaunchApp {
             },
             launched.name,
             launched.pid,
+            launched
+                .launcher_pid
+                .map(|l| format!(", started through pid {l}"))
+                .unwrap_or_default(),
             windows.len(),
             if windows.len() == 1 { "" } else { "s" },
             windows
@@ -166,6 +170,7 @@ impl ToolSpec for LaunchApp {
                 "name": launched.name,
                 "executable": launched.executable,
                 "newly_started": launched.newly_started,
+                "launcher_pid": launched.launcher_pid,
                 "windows": windows,
             }),
         ))

@@ -173,13 +173,15 @@ pub fn process_executable(pid: u32) -> Option<String> {
 /// seconds since boot.
 struct ProcStat {
     ppid: u32,
+    pgid: u32,
     started_s: f64,
 }
 
 fn proc_stat(pid: u32) -> Option<ProcStat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: fields after the last
-    // `)` are plain. There, field 4 (ppid) is index 1 and field 22 (starttime) index 19.
+    // `)` are plain. There, field 4 (ppid) is index 1, field 5 (pgrp) index 2 and field 22
+    // (starttime) index 19.
     let rest: Vec<&str> = stat
         .get(stat.rfind(')')? + 1..)?
         .split_whitespace()
@@ -190,6 +192,7 @@ fn proc_stat(pid: u32) -> Option<ProcStat> {
         .filter(|t| *t > 0)? as f64;
     Some(ProcStat {
         ppid: rest.get(1)?.parse().ok()?,
+        pgid: rest.get(2)?.parse().ok()?,
         started_s: rest.get(19)?.parse::<f64>().ok()? / ticks,
     })
 }
@@ -206,9 +209,27 @@ pub fn process_age(pid: u32) -> Option<std::time::Duration> {
     Some(std::time::Duration::from_secs_f64(age.max(0.0)))
 }
 
-/// Whether `pid` is `ancestor` or one of its descendants (a launcher script's child, or
-/// the grandchild a forking launcher leaves behind).
-pub fn descends_from(pid: u32, ancestor: u32) -> bool {
+/// Whether `pid` belongs to what launching `launched` started: the process itself, a
+/// descendant (a launcher script's child), or a process of its process group whose parent
+/// has exited (what a forking launcher such as LibreOffice's leaves behind). `spawn` gives
+/// every launch its own group.
+pub fn in_launch(pid: u32, launched: u32) -> bool {
+    descends_from(pid, launched) || proc_stat(pid).is_some_and(|s| s.pgid == launched)
+}
+
+/// Whether any process of process group `pgid` is still running.
+pub fn group_alive(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .any(|pid| proc_stat(pid).is_some_and(|s| s.pgid == pgid))
+}
+
+/// Whether `pid` is `ancestor` or one of its descendants.
+fn descends_from(pid: u32, ancestor: u32) -> bool {
     let mut p = pid;
     // Bounded: a pid chain is short, and a bound guards against a read racing a reuse.
     for _ in 0..64 {

@@ -217,22 +217,30 @@ impl Platform for LinuxPlatform {
                     name: plan.name,
                     executable: app.executable,
                     newly_started: false,
+                    launcher_pid: None,
                 });
             }
         }
         let pid = apps::spawn(&plan, &self.desktop)?;
         let deadline = Instant::now() + FIRST_WINDOW_WAIT;
-        let first = loop {
+        let (first, owner) = loop {
             let windows = self.x11.client_windows()?;
+            // The window may belong to a child of a launcher script, or to what a forking
+            // launcher left behind: the launched process's own window wins.
+            let ours = |w: &&x11::RawWindow| w.is_on_screen && w.pid == Some(pid);
+            let launched = |w: &&x11::RawWindow| {
+                w.is_on_screen && w.pid.is_some_and(|p| apps::in_launch(p, pid))
+            };
             if let Some(w) = windows
                 .iter()
-                .find(|w| w.pid == Some(pid) && w.is_on_screen)
+                .find(ours)
+                .or_else(|| windows.iter().find(launched))
             {
-                break w.id;
+                break (w.id, w.pid.unwrap_or(pid));
             }
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if !apps::group_alive(pid) {
                 return Err(PlatformError::Launch(format!(
-                    "`{}` (pid {pid}) exited before showing a window",
+                    "`{}` (pid {pid}) exited before showing a window, and left no process behind",
                     plan.program
                 )));
             }
@@ -259,10 +267,11 @@ impl Platform for LinuxPlatform {
             }
         }
         Ok(LaunchedApp {
-            pid,
+            pid: owner,
             name: plan.name,
-            executable: apps::process_executable(pid).unwrap_or_default(),
+            executable: apps::process_executable(owner).unwrap_or_default(),
             newly_started: true,
+            launcher_pid: (owner != pid).then_some(pid),
         })
     }
 
