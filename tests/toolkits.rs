@@ -10,8 +10,9 @@
 //! - `escalates`: no effect, and cua said so (an error, `suspected_noop`, an escalation);
 //! - `n/a`: the fixture has no such widget.
 //!
-//! A cell where cua said `confirmed` and the journal shows nothing fails the test: a
-//! harness must never take a no-op for a pass. The matrix is printed and must equal the
+//! A cell where cua said `confirmed` and the journal shows nothing fails the test, and so
+//! does one where nothing happened and cua did not say so: a harness must never take a
+//! no-op for a pass. The matrix is printed and must equal the
 //! one in docs/toolkits.md (`CUA_UPDATE_DOCS=1 cargo test --test toolkits` rewrites it),
 //! so the docs come from this test's output. Observation is also checked never to crash
 //! an app (Qt crashed on `Properties.GetAll` of its root).
@@ -156,8 +157,9 @@ const CASES: &[Case] = &[
         label: "scroll a long list",
         tool: "scroll",
         role: "list_item",
-        // The first row (GTK 4 rows carry their text in a child label, not a name).
-        name: "",
+        // The list's first row (not a combo box's option); GTK 4 rows carry their text in
+        // a child label, not a name: there, the first row.
+        name: "Item 1|",
         args: || json!({ "direction": "down", "amount": 5 }),
         by_element: true,
         shows: |e| event_is(e, "scrolled", "Items"),
@@ -332,6 +334,18 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
             "{}: the app died during {}",
             fx.toolkit,
             case.label
+        );
+        // No effect: cua must have said so (an error, suspected_noop, an escalation);
+        // `unverifiable` with no escalation would let a harness take a no-op for a pass.
+        let said_so = reply.as_ref().map_or(true, |o| {
+            o.structured["effect"] == "suspected_noop" || !o.structured["escalation"].is_null()
+        });
+        assert!(
+            shown || said_so,
+            "{} / {}: nothing happened and cua did not say so.\nreply: {:?}",
+            fx.toolkit,
+            case.label,
+            reply.map(|o| o.structured)
         );
         match (shown, claimed) {
             (true, true) => "works".into(),

@@ -316,6 +316,19 @@ pub trait Platform: Send + Sync {
     async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>>;
     /// Selects option `index` of a combo box or list without opening a popup.
     async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()>;
+    /// Scrolls the view holding `handle` by `count` of its sibling rows, forward or back,
+    /// without input events; returns the handle of the row brought into view (None: the
+    /// view is at that end already).
+    async fn reveal_sibling(
+        &self,
+        _handle: &str,
+        _forward: bool,
+        _count: usize,
+    ) -> PlatformResult<Option<String>> {
+        Err(PlatformError::Unsupported(
+            "scrolling rows into view is not supported by this backend".into(),
+        ))
+    }
     /// Names of a combo box's or list's options that are selected now.
     async fn selected_options(&self, _handle: &str) -> PlatformResult<Vec<String>> {
         Ok(Vec::new())

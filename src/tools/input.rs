@@ -1950,7 +1950,7 @@ fn scroll_bar_for(
 impl ToolSpec for Scroll {
     type Args = ScrollArgs;
     const NAME: &'static str = "scroll";
-    const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or the element at x/y), its scroll bar's value is moved through the accessibility API (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window at the point or its centre.";
+    const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or the element at x/y), its scroll bar's value is moved through the accessibility API, or, where the view has no scroll bar in the tree (web lists), its rows are scrolled into view (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window at the point or its centre.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: ScrollArgs) -> Result<ToolOutput, ToolError> {
@@ -2028,10 +2028,51 @@ impl ToolSpec for Scroll {
                         outcome.effect = Effect::SuspectedNoop;
                         outcome.what.push_str(" (already at the end)");
                     } else {
-                        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+                        let wait = expect.read_back_ms(settle_ms);
+                        settle(p, &expect, wait, &mut outcome, "foreground").await;
                     }
                     return Ok(outcome.into_output(Some(a.pid), Some(&window)));
                 }
+            }
+        }
+        // No scroll bar: rows of the view are scrolled into view (web lists, whose
+        // scroll bars are not in the tree). Lines count as rows here.
+        if let (Delivery::Background, true, Target::Element { node, .. }) =
+            (mode, vertical, &target)
+        {
+            let rows = if by == ScrollUnit::Page {
+                amount * 4
+            } else {
+                amount
+            } as usize;
+            match p.reveal_sibling(&node.handle, sign > 0.0, rows).await {
+                Ok(Some(row)) => {
+                    let mut outcome = Outcome::new(
+                        format!("scrolled {:?} {rows} rows into view", a.direction).to_lowercase(),
+                        "atspi_scroll_to",
+                    );
+                    let expect = Expect::StateChange {
+                        handle: row,
+                        state: "showing",
+                        before: false,
+                    };
+                    let wait = expect.read_back_ms(settle_ms);
+                    settle(p, &expect, wait, &mut outcome, "foreground").await;
+                    return Ok(outcome.into_output(Some(a.pid), Some(&window)));
+                }
+                Ok(None) => {
+                    let mut outcome = Outcome::new(
+                        format!(
+                            "no rows to scroll {:?}: the view is at its end",
+                            a.direction
+                        )
+                        .to_lowercase(),
+                        "atspi_scroll_to",
+                    );
+                    outcome.effect = Effect::SuspectedNoop;
+                    return Ok(outcome.into_output(Some(a.pid), Some(&window)));
+                }
+                Err(_) => {}
             }
         }
         // Wheel or page keys at a point.
@@ -2073,7 +2114,10 @@ impl ToolSpec for Scroll {
                 }
             }
         }
-        let expect = expect_window_change(p, a.pid, &window, settle_ms).await;
+        // A scroll shows in the tree (other rows showing), so it is always read back: a
+        // toolkit that ignores synthetic wheel events (Qt) is then named, not guessed.
+        let wait = settle_ms.max(READ_BACK_MS);
+        let expect = expect_window_change(p, a.pid, &window, wait).await;
         p.send_input(&window, &events, mode).await?;
         let path = event_path(mode);
         let mut outcome = Outcome::new(
@@ -2087,7 +2131,7 @@ impl ToolSpec for Scroll {
         if mode == Delivery::Background {
             outcome.escalation = synthetic_caveat(p, a.pid).await;
         }
-        settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+        settle(p, &expect, wait, &mut outcome, "foreground").await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
     }
 }

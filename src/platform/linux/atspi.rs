@@ -1206,6 +1206,71 @@ impl Atspi {
             .collect())
     }
 
+    /// Scrolls the view holding `handle` by `count` of its siblings (list rows): the row
+    /// `count` past the last showing one (or before the first, backwards) is scrolled to
+    /// the edge through Component.ScrollTo. Returns the row brought in, or None when the
+    /// view is already at that end.
+    pub async fn reveal_sibling(
+        &self,
+        handle: &str,
+        forward: bool,
+        count: usize,
+    ) -> PlatformResult<Option<String>> {
+        const ACC: &str = "org.a11y.atspi.Accessible";
+        // AT-SPI ScrollType: TOP_EDGE = 2, BOTTOM_EDGE = 3.
+        const TOP_EDGE: u32 = 2;
+        const BOTTOM_EDGE: u32 = 3;
+        let n = Self::node_ref(handle)?;
+        let (bus, parent): (String, zbus::zvariant::OwnedObjectPath) = self
+            .property(&n.bus, &n.path, ACC, "Parent")
+            .await
+            .map_err(|e| ax_err("read the parent", e))?;
+        let parent = NodeRef {
+            bus,
+            path: parent.as_str().to_string(),
+        };
+        let rows = self.read_children(&parent).await;
+        let showing: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].states.contains(State::Showing))
+            .collect();
+        let (Some(&first), Some(&last)) = (showing.first(), showing.last()) else {
+            return Err(PlatformError::Unsupported(
+                "no row of this view is showing".into(),
+            ));
+        };
+        let target = if forward {
+            (last + count).min(rows.len() - 1)
+        } else {
+            first.saturating_sub(count)
+        };
+        if showing.contains(&target) {
+            return Ok(None);
+        }
+        let row = &rows[target].node;
+        if !self.interfaces(row).await?.contains(Interface::Component) {
+            return Err(PlatformError::Unsupported(
+                "the rows cannot be scrolled to (no Component interface)".into(),
+            ));
+        }
+        let edge = if forward { BOTTOM_EDGE } else { TOP_EDGE };
+        let ok: bool = self
+            .call(
+                &row.bus,
+                &row.path,
+                "org.a11y.atspi.Component",
+                "ScrollTo",
+                &(edge,),
+            )
+            .await
+            .map_err(|e| ax_err("scroll to a row", e))?;
+        if !ok {
+            return Err(PlatformError::Unsupported(
+                "the app refused to scroll to the row".into(),
+            ));
+        }
+        Ok(Some(row.handle()))
+    }
+
     /// Names of the options that say they are selected.
     pub async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
         Ok(self

@@ -335,6 +335,18 @@ impl Platform for LinuxPlatform {
         self.atspi().await?.read_element(handle).await
     }
 
+    async fn reveal_sibling(
+        &self,
+        handle: &str,
+        forward: bool,
+        count: usize,
+    ) -> PlatformResult<Option<String>> {
+        self.atspi()
+            .await?
+            .reveal_sibling(handle, forward, count)
+            .await
+    }
+
     async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
         self.atspi().await?.selected_options(handle).await
     }
