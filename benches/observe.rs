@@ -1,5 +1,7 @@
 //! Benchmark: get_window_state latency per app (tree only, and tree + screenshot) next to a
-//! pyatspi walk of the same fields in the same run. Prints a Markdown table of medians and
+//! pyatspi walk of the same fields in the same run. Apps: GTK 3, GTK 4 (a real app, the
+//! conformance fixture, and a big window that does not animate), Qt 5 and Qt 6 fixtures,
+//! and a page of ~200 elements in Firefox and Chromium. Prints a Markdown table of medians and
 //! p95s. Run with `cargo bench --bench observe`.
 
 #[path = "support/stats.rs"]
@@ -29,18 +31,36 @@ fn main() {
         "| app | nodes (pyatspi) | elements | tree p50 | tree p95 | tree+screenshot p50 | tree+screenshot p95 | screenshot size | pyatspi walk p50 | pyatspi p95 | pyatspi / cua tree |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for app in ["gtk3-widget-factory", "Calculator", "mousepad"] {
+    let project = env!("CARGO_MANIFEST_DIR");
+    let path = |p: &str, args: &[&str]| json!({ "path": format!("{project}/{p}"), "additional_arguments": args });
+    let apps = [
+        (
+            "gtk3-widget-factory",
+            json!({ "name": "gtk3-widget-factory" }),
+        ),
+        ("Calculator (GTK 4)", json!({ "name": "Calculator" })),
+        ("mousepad", json!({ "name": "mousepad" })),
+        ("GTK 4 fixture", path("harness/apps/fixture_gtk4.py", &[])),
+        ("big GTK 4 window", path("benches/support/big_gtk4.py", &[])),
+        ("Qt 5 fixture", path("harness/apps/fixture_qt.py", &["5"])),
+        ("Qt 6 fixture", path("harness/apps/fixture_qt.py", &["6"])),
+        (
+            "Firefox, 200-element page",
+            json!({ "name": "firefox-esr", "urls": [format!("file://{project}/benches/support/big_page.html")] }),
+        ),
+        (
+            "Chromium, 200-element page",
+            json!({ "name": "chromium", "urls": [format!("file://{project}/benches/support/big_page.html")] }),
+        ),
+    ];
+    for (app, request) in apps {
         let launched = rt
-            .block_on(registry.call(&ctx, "launch_app", json!({ "name": app })))
+            .block_on(registry.call(&ctx, "launch_app", request))
             .expect("launch");
         let pid = launched.structured["pid"].as_u64().unwrap();
         let window = launched.structured["windows"][0]["window_id"]
             .as_u64()
             .unwrap();
-        let title = launched.structured["windows"][0]["title"]
-            .as_str()
-            .unwrap()
-            .to_string();
 
         let measure = |include_screenshot: bool| {
             let args = json!({ "pid": pid, "window_id": window, "include_screenshot": include_screenshot });
@@ -62,6 +82,18 @@ fn main() {
         let ((tree_p50, tree_p95), tree_out) = measure(false);
         let ((full_p50, full_p95), full_out) = measure(true);
         let shot = &full_out.structured["screenshot"];
+        // A browser retitles its window once the page loads: the title now.
+        let listed = rt
+            .block_on(registry.call(&ctx, "list_windows", json!({})))
+            .expect("list_windows");
+        let title = listed.structured["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["window_id"] == window)
+            .and_then(|w| w["title"].as_str())
+            .unwrap()
+            .to_string();
 
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),

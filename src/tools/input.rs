@@ -473,6 +473,15 @@ async fn with_new_value(platform: &dyn Platform, outcome: Outcome, node: &AxNode
         (Some(v), _) => outcome.with("value", json!(v)),
         (None, Some(t)) => outcome.with("value", json!(t)),
         (None, None) if CHOICE_ROLES.contains(&node.role.as_str()) => {
+            // The option the box shows as its name is the truth where it shows one (Qt
+            // marks a popup row selected without choosing it).
+            let options = platform
+                .option_names(&node.handle)
+                .await
+                .unwrap_or_default();
+            if options.contains(&r.name) {
+                return outcome.with("value", json!(r.name));
+            }
             match platform.selected_options(&node.handle).await {
                 Ok(chosen) if chosen.len() == 1 => outcome.with("value", json!(chosen[0])),
                 _ => outcome,
@@ -1339,7 +1348,12 @@ impl ToolSpec for TypeText {
             events.extend(click_events(x, y, 1, 1, &[]));
         }
         if let (Target::Element { .. }, Some(node)) = (&target, &element) {
-            focus_unless_focused(p, node).await;
+            if mode == Delivery::Background && !focus_unless_focused(p, node).await {
+                return Err(ToolError::failed(format!(
+                    "{} would not take the keyboard focus, so no key was sent (the keys would have gone elsewhere); click it first, or use delivery_mode foreground",
+                    describe(node)
+                )));
+            }
         }
         events.extend(text_key_events(&a.text, delay_ms));
         let expect = match &element {
@@ -1370,18 +1384,27 @@ const FOCUS_WAIT: Duration = Duration::from_millis(1000);
 
 /// Gives `node` the keyboard focus when a live read says it does not have it (asking only
 /// then: GTK 3 raises the window of an element that grabs the focus), and waits (bounded)
-/// until it says it has it, so that keys sent next land there.
-async fn focus_unless_focused(p: &dyn Platform, node: &AxNode) {
+/// until it says it has it, so that keys sent next land there. Says whether it has it.
+async fn focus_unless_focused(p: &dyn Platform, node: &AxNode) -> bool {
     let focused = || async {
         p.read_element(&node.handle)
             .await
             .is_ok_and(|r| r.states.iter().any(|s| s == "focused"))
     };
-    if focused().await || p.focus_element(&node.handle).await.is_err() {
-        return;
+    if focused().await {
+        return true;
+    }
+    if p.focus_element(&node.handle).await.is_err() {
+        return false;
     }
     let deadline = Instant::now() + FOCUS_WAIT;
-    while !focused().await && Instant::now() < deadline {
+    loop {
+        if focused().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
         tokio::time::sleep(POLL).await;
     }
 }
@@ -1437,7 +1460,9 @@ impl KeysInto<'_> {
         if before.is_none() || now != *before || gtk4 {
             return Ok(None);
         }
-        focus_unless_focused(p, self.node).await;
+        if !focus_unless_focused(p, self.node).await {
+            return Ok(None);
+        }
         p.send_input(
             self.window,
             &text_key_events(self.text, self.delay_ms),
@@ -1767,27 +1792,11 @@ impl ToolSpec for SetValue {
                 })?;
             let chosen = options[pos].clone();
             let outcome = if node.role == "combo_box" && value_set_is_silent(p, a.pid).await {
-                let current = p.selected_options(&node.handle).await.unwrap_or_default();
-                let from = current
-                    .first()
-                    .and_then(|c| options.iter().position(|o| o == c))
-                    .unwrap_or(0);
-                // A closed `<select>` with the focus steps one option per arrow key and
-                // tells the page each time, as a person's keys would.
-                let key = parse_key(if pos >= from { "Down" } else { "Up" }, "value")?;
-                let mut events = Vec::new();
-                for _ in 0..pos.abs_diff(from) {
-                    events.push(InputEvent::Key {
-                        keysym: key,
-                        down: true,
-                    });
-                    events.push(InputEvent::Key {
-                        keysym: key,
-                        down: false,
-                    });
+                if !step_combo_with_keys(p, &window, &node, &options, pos).await? {
+                    return Err(ToolError::failed(format!(
+                        "{label} would not take the keyboard focus, so no key was sent to choose `{chosen}`"
+                    )));
                 }
-                focus_unless_focused(p, &node).await;
-                p.send_input(&window, &events, Delivery::Background).await?;
                 base(
                     format!("selected `{chosen}` in {label} with arrow keys"),
                     event_path(Delivery::Background),
@@ -1832,7 +1841,11 @@ impl ToolSpec for SetValue {
                 } else {
                     v.to_string()
                 };
-                focus_unless_focused(p, &node).await;
+                if !focus_unless_focused(p, &node).await {
+                    return Err(ToolError::failed(format!(
+                        "{label} would not take the keyboard focus, so no key was sent to type {typed}"
+                    )));
+                }
                 let mut events = mods_down(&[Modifier::Ctrl]);
                 events.push(InputEvent::Key {
                     keysym: char_keysym('a'),
@@ -1880,9 +1893,75 @@ impl ToolSpec for SetValue {
             "px",
         )
         .await;
+        // Qt's combo boxes take a selection in their popup list and keep showing the old
+        // option: nothing was chosen, so stepping to it with keys cannot choose twice.
+        if outcome.effect == Effect::SuspectedNoop
+            && node.role == "combo_box"
+            && outcome.path == "atspi_selection"
+            && !takes_no_synthetic_keys(p, a.pid).await
+        {
+            if let Expect::OptionChosen { options, .. } = &expect {
+                let pos = outcome.fields["option_index"].as_u64().unwrap_or(0) as usize;
+                if step_combo_with_keys(p, &window, &node, options, pos).await? {
+                    outcome.path = event_path(Delivery::Background);
+                    outcome.escalation = None;
+                    outcome = outcome.with("note", json!("the option was marked selected without being chosen; the combo box was stepped to it with arrow keys"));
+                    let wait = expect.read_back_ms(settle_ms);
+                    settle(p, &expect, wait, &mut outcome, "foreground").await;
+                }
+            }
+        }
         outcome = with_new_value(p, outcome, &node).await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
     }
+}
+
+/// Whether the app ignores synthetic key events (GTK 4 reads XInput2 only).
+async fn takes_no_synthetic_keys(p: &dyn Platform, pid: u32) -> bool {
+    synthetic_caveat(p, pid).await.is_some()
+}
+
+/// Chooses option `pos` of a closed combo box as a person's keys would: the box takes the
+/// focus, then one arrow key per option between the one it shows and `pos` (each step tells
+/// the app, as a `<select>`'s `change` events do). False, with nothing sent, when the box
+/// would not take the focus.
+async fn step_combo_with_keys(
+    p: &dyn Platform,
+    window: &WindowInfo,
+    node: &AxNode,
+    options: &[String],
+    pos: usize,
+) -> Result<bool, ToolError> {
+    // The option shown: the box's name when it is one (Qt, GTK), else the option that
+    // says it is selected (a web `<select>` keeps its label).
+    let shown = p.read_element(&node.handle).await.ok().map(|r| r.name);
+    let selected = p.selected_options(&node.handle).await.unwrap_or_default();
+    let from = shown
+        .and_then(|n| options.iter().position(|o| *o == n))
+        .or_else(|| {
+            selected
+                .first()
+                .and_then(|c| options.iter().position(|o| o == c))
+        })
+        .unwrap_or(0);
+    let key = parse_key(if pos >= from { "Down" } else { "Up" }, "value")?;
+    let mut events = Vec::new();
+    for _ in 0..pos.abs_diff(from) {
+        events.push(InputEvent::Key {
+            keysym: key,
+            down: true,
+        });
+        events.push(InputEvent::Key {
+            keysym: key,
+            down: false,
+        });
+    }
+    // Arrow keys anywhere else would move something else: only into the focused box.
+    if !focus_unless_focused(p, node).await {
+        return Ok(false);
+    }
+    p.send_input(window, &events, Delivery::Background).await?;
+    Ok(true)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
