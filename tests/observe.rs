@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Image, call, desktop, elements, frame, window_state};
+use common::{Image, Session, call, desktop, elements, frame, window_state};
 use serde_json::json;
 
 #[test]
@@ -368,4 +368,64 @@ fn launch_app_follows_launchers_that_fork_or_wait_to_the_window_owner() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn libreoffice_calc_launches_through_its_launcher_and_shows_its_cells_by_index() {
+    // `localc` is a script that starts soffice.bin and leaves; the sheet's table manages a
+    // million rows, so only the cells in view are read, through the Table interface.
+    let session = Session::new();
+    let call = |tool: &str, args| session.call(tool, args);
+    let launched = call(
+        "launch_app",
+        json!({ "name": "localc", "creates_new_application_instance": true }),
+    )
+    .unwrap();
+    let s = &launched.structured;
+    let pid = s["pid"].as_u64().unwrap();
+    assert!(s["launcher_pid"].is_u64(), "{s}");
+    assert_eq!(s["executable"], "soffice.bin", "{s}");
+    // The first start also shows a "Tip of the Day" dialog, which may map first: the sheet
+    // is the Calc window (waited for, bounded).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let window = loop {
+        let windows = call("list_windows", json!({})).unwrap();
+        let calc = windows.structured["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["pid"] == pid && w["title"].as_str().unwrap().contains("LibreOffice Calc"))
+            .cloned();
+        match calc {
+            Some(w) => break w,
+            None if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            None => panic!("no Calc window in {}", windows.structured),
+        }
+    };
+    let at = json!({ "pid": pid, "window_id": window["window_id"], "include_screenshot": false });
+    let cell = |state: &cua::tools::ToolOutput, name: &str| {
+        elements(state)
+            .into_iter()
+            .find(|e| e["role"] == "table_cell" && e["name"] == name)
+            .unwrap_or_else(|| panic!("no cell {name} in\n{}", state.structured["tree_markdown"]))
+    };
+    let state = call("get_window_state", at.clone()).unwrap();
+    let b3 = cell(&state, "B3");
+    assert!(b3["index"].is_u64(), "{b3}");
+    assert!(b3["frame"].is_object(), "{b3}");
+    assert_eq!(b3["value"], "", "{b3}");
+    let mut set = at.clone();
+    set.as_object_mut().unwrap().remove("include_screenshot");
+    set["element_index"] = b3["index"].clone();
+    set["value"] = json!("42");
+    call("set_value", set).unwrap();
+    // Read back from the app's own tree, not from the reply.
+    let after = call("get_window_state", at).unwrap();
+    assert_eq!(cell(&after, "B3")["value"], "42");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
 }

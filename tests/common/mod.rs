@@ -82,6 +82,27 @@ pub fn call(tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolErro
     runtime().block_on(ToolRegistry::new().call(&ctx, tool, args))
 }
 
+/// A context on the shared desktop that keeps snapshots between calls (element indices
+/// from one get_window_state work in the next action).
+pub struct Session {
+    ctx: ToolContext,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session {
+            ctx: ToolContext::for_desktop(desktop().env.clone()),
+            rt: runtime(),
+        }
+    }
+
+    pub fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
+        self.rt
+            .block_on(ToolRegistry::new().call(&self.ctx, tool, args))
+    }
+}
+
 pub fn window_state(app: &App) -> ToolOutput {
     call(
         "get_window_state",

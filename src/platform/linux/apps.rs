@@ -1,14 +1,14 @@
 //! Installed applications (XDG desktop entries), running processes, and launching.
 //!
 //! Launching resolves a name, desktop id or path to a command line, adds the flags some
-//! toolkits need to expose an accessibility tree (browsers, see `browsers`), and starts the process in its
+//! apps need (browsers, LibreOffice: see `families`), and starts the process in its
 //! own process group so the sandbox can end it by pid.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::browsers;
+use super::families::Family;
 use crate::platform::{InstalledApp, LaunchRequest, PlatformError, PlatformResult};
 
 /// One parsed `.desktop` file.
@@ -373,13 +373,13 @@ fn plan_from_words(
     }
     let program = words.remove(0);
     let mut args = words;
-    let browser = browsers::Browser::of(&program);
-    if let Some(b) = browser {
-        args.extend(b.flags(&req.additional_arguments, scratch)?);
+    let family = Family::of(&program);
+    if let Some(f) = family {
+        args.extend(f.flags(&req.additional_arguments, scratch)?);
     }
     args.extend(req.additional_arguments.iter().cloned());
     args.extend(req.urls.iter().cloned());
-    if browser.is_some() && req.urls.is_empty() {
+    if family.is_some_and(Family::is_browser) && req.urls.is_empty() {
         // Without a URL some browser builds start with no window, or with a start page
         // that reaches for the network.
         args.push("about:blank".into());

@@ -33,6 +33,9 @@ const MAX_CHILDREN_TO_EXPORT: i32 = 2000;
 /// Containers that manage their descendants (tree views, tables) create children on
 /// demand and never cache them; small ones are still read child by child.
 const MAX_MANAGED_CHILDREN: i32 = 200;
+/// Cells read from a table too big to list (a spreadsheet): the ones in view, at most this
+/// many, whole rows from the top.
+const MAX_TABLE_CELLS: usize = 400;
 
 /// Action names that make an element worth an index (GTK4 gives every label clipboard
 /// actions, which do not make a label something to click).
@@ -333,6 +336,88 @@ impl Atspi {
 
     /// Children of `path`, from the cache when it lists all of them, else read from the
     /// app (`GetChildren` also makes GTK4 export them into its cache for next time).
+    /// The cells of a table that are in view, read through the Table interface: the cells
+    /// at the table's top-left and bottom-right corners give the row and column ranges,
+    /// and each cell is read by position, row by row, at most [`MAX_TABLE_CELLS`]. Same
+    /// shape as [`Self::children_of`]; None for a table without those interfaces.
+    async fn visible_cells(
+        &self,
+        bus: &str,
+        table: &RawNode,
+        coord: u32,
+    ) -> Option<(String, Vec<String>, Vec<RawNode>)> {
+        const TABLE: &str = "org.a11y.atspi.Table";
+        const COMPONENT: &str = "org.a11y.atspi.Component";
+        if !table.ifaces.contains(Interface::Table) || !table.ifaces.contains(Interface::Component)
+        {
+            return None;
+        }
+        let path = table.node.path.as_str();
+        let r = self.extents(&table.node, coord).await?;
+        let row_col = |(x, y): (i32, i32)| async move {
+            let (_, cell): (String, zbus::zvariant::OwnedObjectPath) = self
+                .call(bus, path, COMPONENT, "GetAccessibleAtPoint", &(x, y, coord))
+                .await
+                .ok()?;
+            let index: i32 = self
+                .call(
+                    bus,
+                    cell.as_str(),
+                    "org.a11y.atspi.Accessible",
+                    "GetIndexInParent",
+                    &(),
+                )
+                .await
+                .ok()?;
+            let at = (index,);
+            let (row, col) = futures::join!(
+                self.call::<_, i32>(bus, path, TABLE, "GetRowAtIndex", &at),
+                self.call::<_, i32>(bus, path, TABLE, "GetColumnAtIndex", &at),
+            );
+            Some((row.ok()?, col.ok()?))
+        };
+        let (first, last) = futures::join!(
+            row_col((r.x + 1, r.y + 1)),
+            row_col((r.x + r.width - 2, r.y + r.height - 2)),
+        );
+        let (r0, c0) = first?;
+        // A table smaller than its view has no cell in the far corner: the first row and
+        // column then bound it.
+        let (r1, c1) = last.unwrap_or((r0, c0));
+        if r0 < 0 || c0 < 0 || r1 < r0 || c1 < c0 {
+            return None;
+        }
+        let cols = (c1 - c0 + 1) as usize;
+        let rows = ((r1 - r0 + 1) as usize).min((MAX_TABLE_CELLS / cols).max(1));
+        let positions: Vec<(i32, i32)> = (0..rows as i32)
+            .flat_map(|dr| (c0..=c1).map(move |c| (r0 + dr, c)))
+            .take(MAX_TABLE_CELLS)
+            .collect();
+        let cells: Vec<Option<(String, zbus::zvariant::OwnedObjectPath)>> =
+            join_all(positions.iter().map(|&(row, col)| async move {
+                self.call(bus, path, TABLE, "GetAccessibleAt", &(row, col))
+                    .await
+                    .ok()
+            }))
+            .await;
+        let paths: Vec<String> = cells
+            .into_iter()
+            .flatten()
+            .map(|(_, p)| p.to_string())
+            .collect();
+        let nodes = join_all(
+            paths
+                .iter()
+                .enumerate()
+                .map(|(i, p)| self.read_node(bus, p, Some(path.to_string()), i as i32)),
+        )
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+        Some((path.to_string(), paths, nodes))
+    }
+
     async fn children_of(
         &self,
         bus: &str,
@@ -612,6 +697,11 @@ impl Atspi {
                 )),
             });
         };
+        let coord = if window_relative {
+            COORD_WINDOW
+        } else {
+            COORD_SCREEN
+        };
         let shown = |n: &RawNode| {
             n.node.path == top
                 || (n.states.contains(State::Visible)
@@ -629,8 +719,22 @@ impl Atspi {
                 .filter(|n| shown(n) && n.child_count <= max_children(n))
                 .cloned()
                 .collect();
-            let found = join_all(open.iter().map(|n| self.children_of(&bus, n, &known))).await;
-            for f in found.into_iter().flatten() {
+            // Tables too big to list (a spreadsheet's million rows) show the cells in view.
+            let big_tables: Vec<RawNode> = frontier
+                .iter()
+                .filter_map(|p| known.nodes.get(p))
+                .filter(|n| shown(n) && n.child_count > max_children(n))
+                .cloned()
+                .collect();
+            let (found, cells) = futures::join!(
+                join_all(open.iter().map(|n| self.children_of(&bus, n, &known))),
+                join_all(
+                    big_tables
+                        .iter()
+                        .map(|n| self.visible_cells(&bus, n, coord))
+                ),
+            );
+            for f in found.into_iter().chain(cells).flatten() {
                 known.merge(f);
             }
             frontier = open
@@ -655,12 +759,6 @@ impl Atspi {
         } else {
             (-window.bounds.x, -window.bounds.y)
         };
-        let coord = if window_relative {
-            COORD_WINDOW
-        } else {
-            COORD_SCREEN
-        };
-
         // Depth-first order of the shown nodes, with parent positions.
         let mut order: Vec<(&RawNode, Option<usize>)> = Vec::new();
         let mut stack: Vec<(&str, Option<usize>)> = vec![(top.as_str(), None)];
@@ -690,7 +788,11 @@ impl Atspi {
                 && (TEXT_VALUE_ROLES.contains(&n.role)
                         // A web `role=status` in Firefox holds its text, no child label.
                         || (n.role == Role::StatusBar && n.child_count == 0));
-            let value = if n.ifaces.contains(Interface::Value) {
+            // A cell shows its text (an empty cell is not `0`, a label cell is not a number).
+            let cell_text = n.role == Role::TableCell && n.ifaces.contains(Interface::Text);
+            let value = if cell_text {
+                self.text(&n.node).await
+            } else if n.ifaces.contains(Interface::Value) {
                 self.numeric_value(&n.node).await
             } else if text_value {
                 self.text(&n.node).await

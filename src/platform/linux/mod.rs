@@ -3,8 +3,8 @@
 
 pub mod apps;
 pub mod atspi;
-mod browsers;
 mod events;
+mod families;
 mod input;
 pub mod x11;
 

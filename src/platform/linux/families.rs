@@ -1,6 +1,6 @@
-//! Browsers that `launch_app` starts: the flags and the private profile each family needs
-//! to be driven (an accessibility tree, no first-run pages, no network chatter, nothing
-//! read from or written to the user's own profile).
+//! App families that need more than their command line to be driven: browsers (an
+//! accessibility tree, a private profile, no first-run pages, no network chatter) and
+//! LibreOffice (no splash window standing in for the document's).
 
 use std::path::{Path, PathBuf};
 
@@ -8,9 +8,10 @@ use super::apps::basename;
 use crate::platform::{PlatformError, PlatformResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Browser {
+pub enum Family {
     Chromium,
     Firefox,
+    LibreOffice,
 }
 
 const CHROMIUM_NAMES: &[&str] = &[
@@ -23,6 +24,17 @@ const CHROMIUM_NAMES: &[&str] = &[
 ];
 
 const FIREFOX_NAMES: &[&str] = &["firefox", "firefox-esr"];
+
+const LIBREOFFICE_NAMES: &[&str] = &[
+    "libreoffice",
+    "soffice",
+    "localc",
+    "lowriter",
+    "loimpress",
+    "lodraw",
+    "lobase",
+    "lomath",
+];
 
 /// Preferences of a Firefox profile made for cua: no welcome or privacy tabs, no update,
 /// telemetry or captive-portal traffic (the sandbox has no network), no session restore,
@@ -57,9 +69,9 @@ const FIREFOX_PREFS: &[(&str, &str)] = &[
     ("general.smoothScroll", "false"),
 ];
 
-impl Browser {
-    /// The browser family a program belongs to, by its file name.
-    pub fn of(program: &str) -> Option<Browser> {
+impl Family {
+    /// The family a program belongs to, by its file name.
+    pub fn of(program: &str) -> Option<Family> {
         let b = basename(program);
         let named = |names: &[&str]| {
             names
@@ -67,20 +79,29 @@ impl Browser {
                 .any(|n| b == *n || b.starts_with(&format!("{n}-")))
         };
         if named(CHROMIUM_NAMES) {
-            Some(Browser::Chromium)
+            Some(Family::Chromium)
         } else if named(FIREFOX_NAMES) {
-            Some(Browser::Firefox)
+            Some(Family::Firefox)
+        } else if named(LIBREOFFICE_NAMES) {
+            Some(Family::LibreOffice)
         } else {
             None
         }
+    }
+
+    pub fn is_browser(self) -> bool {
+        matches!(self, Family::Chromium | Family::Firefox)
     }
 
     /// Flags to put before the caller's own arguments. A profile the caller chose is kept;
     /// otherwise each launch gets a fresh one under `scratch` (the sandbox's folder).
     pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
         match self {
-            Browser::Chromium => Ok(chromium_flags(user_args, scratch)),
-            Browser::Firefox => firefox_flags(user_args, scratch),
+            Family::Chromium => Ok(chromium_flags(user_args, scratch)),
+            Family::Firefox => firefox_flags(user_args, scratch),
+            // The splash is a window of its own, shown first; restoring documents from an
+            // earlier crash would open dialogs.
+            Family::LibreOffice => Ok(vec!["--nologo".into(), "--norestore".into()]),
         }
     }
 }
@@ -153,23 +174,24 @@ mod tests {
 
     #[test]
     fn families_are_told_by_file_name() {
-        assert_eq!(Browser::of("/usr/bin/chromium"), Some(Browser::Chromium));
-        assert_eq!(Browser::of("google-chrome-stable"), Some(Browser::Chromium));
-        assert_eq!(Browser::of("/usr/bin/firefox-esr"), Some(Browser::Firefox));
-        assert_eq!(Browser::of("firefox"), Some(Browser::Firefox));
-        assert_eq!(Browser::of("/usr/bin/mousepad"), None);
+        assert_eq!(Family::of("/usr/bin/chromium"), Some(Family::Chromium));
+        assert_eq!(Family::of("google-chrome-stable"), Some(Family::Chromium));
+        assert_eq!(Family::of("/usr/bin/firefox-esr"), Some(Family::Firefox));
+        assert_eq!(Family::of("firefox"), Some(Family::Firefox));
+        assert_eq!(Family::of("/usr/bin/localc"), Some(Family::LibreOffice));
+        assert_eq!(Family::of("/usr/bin/mousepad"), None);
     }
 
     #[test]
     fn firefox_gets_a_fresh_profile_with_quiet_prefs_unless_one_is_chosen() {
-        let scratch = fresh_dir(&std::env::temp_dir(), "browsers-test");
-        let flags = Browser::Firefox.flags(&[], &scratch).unwrap();
+        let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
+        let flags = Family::Firefox.flags(&[], &scratch).unwrap();
         assert_eq!(flags[0], "--no-remote");
         let profile = PathBuf::from(&flags[2]);
         assert!(profile.starts_with(&scratch));
         let prefs = std::fs::read_to_string(profile.join("user.js")).unwrap();
         assert!(prefs.contains("user_pref(\"datareporting.policy.firstRunURL\", \"\");"));
-        let chosen = Browser::Firefox
+        let chosen = Family::Firefox
             .flags(&["-P".into(), "work".into()], &scratch)
             .unwrap();
         assert_eq!(chosen, vec!["--no-remote".to_string()]);
