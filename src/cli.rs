@@ -781,15 +781,8 @@ fn run_diff(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "trajectory".into());
-    let report = crate::report::ScenarioReport {
-        name,
-        passed: diff.passed,
-        diff: Some(diff),
-        error: None,
-        notes: Vec::new(),
-        duration_ms: started.elapsed().as_millis() as u64,
-        failed_attempts: Vec::new(),
-    };
+    let report =
+        crate::report::ScenarioReport::of_diff(name, diff, started.elapsed().as_millis() as u64);
     let passed = report.passed;
     if let Err(e) = outputs.emit("cua diff", std::slice::from_ref(&report)) {
         return fail(1, format!("writing the report: {e}"));

@@ -287,15 +287,8 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
     let diff = crate::diff::diff_trajectories(&recording, &replayed, &Default::default())
         .map_err(|e| e.to_string())?;
     let passed = diff.passed;
-    let scenario = crate::report::ScenarioReport {
-        name: "calculator record vs replay".into(),
-        passed,
-        diff: Some(diff),
-        error: None,
-        notes: Vec::new(),
-        duration_ms: 0,
-        failed_attempts: Vec::new(),
-    };
+    let scenario =
+        crate::report::ScenarioReport::of_diff("calculator record vs replay".into(), diff, 0);
     crate::report::Outputs {
         report_dir: Some(demo.out.join("report")),
         junit: Some(demo.out.join("report/junit.xml")),

@@ -414,9 +414,11 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         notes: Vec::new(),
         duration_ms: 0,
         failed_attempts: Vec::new(),
+        recorded_turns: 0,
     };
     let finish = |mut r: ScenarioReport| {
         r.duration_ms = started.elapsed().as_millis() as u64;
+        r.recorded_turns = crate::replay::turn_dirs(&run_dir).map_or(0, |t| t.len());
         r
     };
     let driven = match drive(scenario, &run_dir) {

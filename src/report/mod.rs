@@ -25,9 +25,26 @@ pub struct ScenarioReport {
     /// `cua test --retries`: why each earlier attempt failed. Passed with failed attempts
     /// means flaky.
     pub failed_attempts: Vec<String>,
+    /// Turns the run recorded: the count shown when there is no diff (`--update`, or a run
+    /// that failed before its diff).
+    pub recorded_turns: usize,
 }
 
 impl ScenarioReport {
+    /// The report of a finished diff (`cua diff`, the demo).
+    pub fn of_diff(name: String, diff: TrajectoryDiff, duration_ms: u64) -> ScenarioReport {
+        ScenarioReport {
+            name,
+            passed: diff.passed,
+            recorded_turns: diff.turns.len(),
+            diff: Some(diff),
+            error: None,
+            notes: Vec::new(),
+            duration_ms,
+            failed_attempts: Vec::new(),
+        }
+    }
+
     /// Passed, but only on a retry.
     pub fn flaky(&self) -> bool {
         self.passed && !self.failed_attempts.is_empty()
@@ -49,7 +66,9 @@ impl ScenarioReport {
     }
 
     pub fn turn_count(&self) -> usize {
-        self.diff.as_ref().map_or(0, |d| d.turns.len())
+        self.diff
+            .as_ref()
+            .map_or(self.recorded_turns, |d| d.turns.len())
     }
 }
 

@@ -788,10 +788,11 @@ impl Atspi {
                 && (TEXT_VALUE_ROLES.contains(&n.role)
                         // A web `role=status` in Firefox holds its text, no child label.
                         || (n.role == Role::StatusBar && n.child_count == 0));
-            // A cell shows its text (an empty cell is not `0`, a label cell is not a number).
+            // A cell shows its text (an empty cell is not `0`, a label cell is not a number),
+            // unless the text is its name already (GTK's tree view cells).
             let cell_text = n.role == Role::TableCell && n.ifaces.contains(Interface::Text);
             let value = if cell_text {
-                self.text(&n.node).await
+                self.text(&n.node).await.filter(|t| *t != n.name)
             } else if n.ifaces.contains(Interface::Value) {
                 self.numeric_value(&n.node).await
             } else if text_value {
