@@ -87,7 +87,8 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
 
     // Calls without a session share the default context (CLI calls: element indices carry
     // from one call to the next); each named session has its own.
-    let sessions = Arc::new(Sessions::new(Arc::new(ToolContext::new())));
+    let default_ctx = Arc::new(ToolContext::new());
+    let sessions = Arc::new(Sessions::new(default_ctx.clone()));
     let registry = Arc::new(ToolRegistry::new());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -97,6 +98,10 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
     // desktop on the same display number would be answered by a daemon of the old one
     // (seen: a new 800x600 sandbox reported as 1920x1080).
     let desktop = display_socket();
+    // The platform's connection to the X server is bound to the server it was opened on,
+    // so a round trip on it fails once that server is gone, even when a new one took its
+    // display number and its socket took the old inode number (seen in CI).
+    let platform = default_ctx.platform().await.ok();
     let mut watch = tokio::time::interval(DESKTOP_CHECK);
     loop {
         tokio::select! {
@@ -106,7 +111,12 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
                 tokio::spawn(async move { handle(stream, sessions, registry).await });
             }
             _ = watch.tick() => {
-                if desktop.is_some() && display_socket() != desktop {
+                let replaced = desktop.is_some() && display_socket() != desktop;
+                let gone = match &platform {
+                    Some(p) => !p.desktop_alive().await,
+                    None => false,
+                };
+                if replaced || gone {
                     eprintln!("cua daemon: its X display is gone; stopping");
                     break;
                 }

@@ -341,6 +341,11 @@ pub trait Platform: Send + Sync {
             "focusing an element is not supported by this backend".into(),
         ))
     }
+    /// Whether the desktop this platform connected to still answers (false once its
+    /// display server is gone, even if a new one took its place).
+    async fn desktop_alive(&self) -> bool {
+        true
+    }
     /// How long ago the process started (None when the backend cannot tell).
     async fn process_age(&self, _pid: u32) -> Option<std::time::Duration> {
         None

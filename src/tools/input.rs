@@ -335,8 +335,10 @@ async fn expect_window_change(
 }
 
 /// How long an action whose implied change is known (a toggled state, the typed text, a
-/// value) waits for it before calling it a no-op. Returns as soon as the change shows.
-const READ_BACK_MS: u64 = 500;
+/// value) waits for it before calling it a no-op. Returns as soon as the change shows; a
+/// browser's tree follows its page asynchronously, and on a loaded 2-core machine 500 ms
+/// was seen to be too short for Chromium's text.
+const READ_BACK_MS: u64 = 1000;
 
 /// Why an element from a snapshot must not be acted on now, read from the live app: it is
 /// gone, disabled, or no longer shown (a closed menu's item, a page switched away).

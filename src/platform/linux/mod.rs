@@ -355,6 +355,10 @@ impl Platform for LinuxPlatform {
         self.atspi().await?.grab_focus(handle).await
     }
 
+    async fn desktop_alive(&self) -> bool {
+        self.x11.alive()
+    }
+
     async fn process_age(&self, pid: u32) -> Option<Duration> {
         apps::process_age(pid)
     }

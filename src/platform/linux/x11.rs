@@ -94,6 +94,15 @@ impl X11 {
         self.screen_size
     }
 
+    /// One round trip on this connection: fails once the server it was opened on is gone.
+    pub fn alive(&self) -> bool {
+        self.conn
+            .get_input_focus()
+            .ok()
+            .and_then(|cookie| cookie.reply().ok())
+            .is_some()
+    }
+
     pub fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
         let reply = self
             .conn
