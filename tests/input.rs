@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{App, desktop, elements, frame, runtime};
+use common::{App, desktop, elements, frame, runtime, support_app};
 use cua::errors::ToolError;
 use cua::platform::FocusState;
 use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
@@ -465,4 +465,107 @@ fn a_disabled_element_is_refused_with_the_reason_and_never_clicked_by_pixel() {
         "{err}"
     );
     assert_eq!(s.focus(), before, "nothing was sent");
+}
+
+/// An action that names the snapshot its index came from acts on the element it named
+/// there, even after newer snapshots moved the indices; an element of that snapshot that
+/// changed or went away since is refused, and a bad `snapshot_id` is named. In a sandbox
+/// of its own: its windows would take the focus other tests watch.
+#[test]
+fn an_index_with_its_snapshot_id_acts_on_that_element_or_is_refused() {
+    let sandbox = cua::sandbox::Sandbox::start(cua::sandbox::SandboxOptions {
+        width: 800,
+        height: 600,
+    })
+    .expect("sandbox starts");
+    let s = Session {
+        ctx: ToolContext::for_desktop(sandbox.desktop()),
+        rt: runtime(),
+        registry: ToolRegistry::new(),
+    };
+    let launch = || App::launched(&s.call("launch_app", support_app("shifting.py")).unwrap());
+    let app = launch();
+    let button = |name: &'static str| move |e: &Value| e["role"] == "button" && e["name"] == name;
+    let has_button = |state: &ToolOutput, name: &str| {
+        elements(state)
+            .iter()
+            .any(|e| e["role"] == "button" && e["name"] == name)
+    };
+    let first = s.state(&app);
+    let first_id = first.structured["snapshot_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let index = |state: &ToolOutput, name: &'static str| {
+        elements(state)
+            .into_iter()
+            .find(button(name))
+            .unwrap_or_else(|| panic!("no {name}:\n{}", state.structured["tree_markdown"]))["index"]
+            .as_u64()
+            .unwrap()
+    };
+    let (add, rename, remove) = (
+        index(&first, "Add row"),
+        index(&first, "Rename"),
+        index(&first, "Remove"),
+    );
+    let click = |index: u64, snapshot_id: &str| {
+        s.call(
+            "click",
+            json!({ "pid": app.pid, "window_id": app.window_id, "element_index": index, "snapshot_id": snapshot_id }),
+        )
+    };
+
+    // A row above everything: in the next snapshot every index has moved.
+    click(add, &first_id).unwrap();
+    let second = s.wait_tree(&app, "Row 1", |st| has_button(st, "Row 1"));
+    assert_ne!(index(&second, "Rename"), rename, "the indices moved");
+    // The first snapshot's index still names "Rename".
+    click(rename, &first_id).unwrap();
+    s.wait_tree(&app, "Renamed", |st| has_button(st, "Renamed"));
+    // That element reads differently now: refused, nothing clicked.
+    let err = click(rename, &first_id).unwrap_err().to_string();
+    assert!(err.contains("now reads \"Renamed\""), "{err}");
+    // Gone: "Remove" removed itself.
+    let latest = s.state(&app);
+    let latest_id = latest.structured["snapshot_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    click(index(&latest, "Remove"), &latest_id).unwrap();
+    s.wait_tree(&app, "Remove gone", |st| !has_button(st, "Remove"));
+    let err = click(remove, &first_id).unwrap_err().to_string();
+    assert!(err.contains("gone"), "{err}");
+    let rows = s.state(&app);
+    assert!(
+        !has_button(&rows, "Row 2"),
+        "a refused click ran something:\n{}",
+        rows.structured["tree_markdown"]
+    );
+
+    // Bad snapshot ids name the field.
+    let err = click(add, "no-such-snapshot").unwrap_err().to_string();
+    assert!(
+        err.contains("`snapshot_id`") && err.contains("not one of"),
+        "{err}"
+    );
+    let other_app = launch();
+    let other = s.state(&other_app);
+    let other_id = other.structured["snapshot_id"].as_str().unwrap();
+    let err = click(add, other_id).unwrap_err().to_string();
+    assert!(
+        err.contains("`snapshot_id`") && err.contains("not of pid"),
+        "{err}"
+    );
+    let err = s
+        .call(
+            "click",
+            json!({ "pid": app.pid, "window_id": app.window_id, "x": 5, "y": 5, "snapshot_id": first_id }),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`snapshot_id`: only goes with `element_index`"),
+        "{err}"
+    );
 }

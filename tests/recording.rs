@@ -308,3 +308,61 @@ fn video_is_h264_faststart_and_lasts_as_long_as_the_recording() {
     assert!(session["video"]["frames"].as_u64().unwrap() > 60);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A click whose effect keeps repainting after the tree is quiet (a colour fading over
+/// 300 ms, no accessibility event while it does) is screenshot once the window stopped
+/// repainting: every turn's screenshot shows the end colour, never one in between.
+#[test]
+fn a_turns_screenshot_waits_until_the_window_stops_repainting() {
+    let s = common::Session::new();
+    let app = common::App::launched(
+        &s.call("launch_app", common::support_app("fade.py"))
+            .unwrap(),
+    );
+    let (pid, window_id) = (app.pid, app.window_id);
+    let dir = std::env::temp_dir().join(format!("cua-fade-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    s.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    )
+    .unwrap();
+    let state = s
+        .call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window_id, "include_screenshot": false }),
+        )
+        .unwrap();
+    let fade = elements(&state)
+        .into_iter()
+        .find(|e| e["name"] == "Fade")
+        .unwrap_or_else(|| panic!("no Fade button: {}", state.structured["tree_markdown"]));
+    const CLICKS: u32 = 4;
+    for _ in 0..CLICKS {
+        s.call(
+            "click",
+            json!({ "pid": pid, "window_id": window_id, "element_index": fade["index"] }),
+        )
+        .unwrap();
+    }
+    s.call("set_recording", json!({ "enabled": false }))
+        .unwrap();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    for n in 1..=CLICKS {
+        let shot = dir.join(format!("turn-{n:05}/screenshot.png"));
+        let image = Image::decode(&std::fs::read(&shot).unwrap());
+        // The swatch fills the window below the button.
+        let swatch = image.pixel(image.width as i64 / 2, image.height as i64 - 20);
+        let end = if n % 2 == 1 { [0, 0, 255] } else { [255, 0, 0] };
+        assert_eq!(
+            swatch,
+            end,
+            "turn {n}: the swatch is still fading in {}",
+            shot.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

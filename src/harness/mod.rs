@@ -840,6 +840,10 @@ async fn inline_steps(
         if let Some(target) = &step.target {
             let index = wait_for_target(ctx, registry, pid, window, target).await?;
             args["element_index"] = json!(index);
+            // The target was resolved in the snapshot just taken.
+            if let Some(fields) = args.as_object_mut() {
+                fields.remove("snapshot_id");
+            }
         }
         // A failed step is recorded as a failed turn; the verdict and the diff judge it.
         let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args)

@@ -159,13 +159,17 @@ impl ServerHandler for CuaServer {
 
 /// Stdin/stdout with a guard in front of rmcp: a line that is not JSON gets the JSON-RPC
 /// parse error (-32700) it is owed, and the server goes on reading; rmcp only ever sees
-/// lines that parse. Responses from both reach stdout whole lines at a time.
+/// lines that parse. Responses from both reach stdout whole lines at a time. When stdin
+/// closes, requests still running are answered before rmcp is told the client left (a
+/// client that writes its requests and closes its end is owed every reply).
 fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     const PIPE: usize = 1 << 20;
     let (server_in, mut feed) = tokio::io::duplex(PIPE);
     let (drain, server_out) = tokio::io::duplex(PIPE);
     let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let in_flight = Arc::new(InFlight::default());
+    let requests = in_flight.clone();
     tokio::spawn(async move {
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -173,7 +177,8 @@ fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
                 continue;
             }
             match serde_json::from_str::<Value>(&line) {
-                Ok(_) => {
+                Ok(message) => {
+                    requests.sent(&message);
                     if feed
                         .write_all(format!("{line}\n").as_bytes())
                         .await
@@ -192,7 +197,10 @@ fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
                 }
             }
         }
-        // stdin closed: closing the feed ends the rmcp service (the client disconnected).
+        // stdin closed: once the requests in flight are answered, closing the feed ends
+        // the rmcp service (the client disconnected).
+        requests.drained(DRAIN_WAIT).await;
+        drop(feed);
     });
     tokio::spawn(async move {
         let mut out = tokio::io::stdout();
@@ -205,13 +213,58 @@ fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
                 },
                 Some(e) = errors_rx.recv() => e,
             };
-            if out.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+            let written = out.write_all(format!("{line}\n").as_bytes()).await;
+            let _ = out.flush().await;
+            if let Ok(message) = serde_json::from_str::<Value>(&line) {
+                in_flight.answered(&message);
+            }
+            if written.is_err() {
                 break;
             }
-            let _ = out.flush().await;
         }
     });
     (server_in, server_out)
+}
+
+/// The longest stdin's end waits for requests still running to be answered.
+const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Ids of the client's requests that have not been answered yet.
+#[derive(Default)]
+struct InFlight {
+    ids: std::sync::Mutex<std::collections::HashSet<String>>,
+    answered: tokio::sync::Notify,
+}
+
+impl InFlight {
+    /// A message from the client: a request (method and id) now awaits its answer.
+    fn sent(&self, message: &Value) {
+        if message.get("method").is_some() && !message["id"].is_null() {
+            self.ids.lock().unwrap().insert(message["id"].to_string());
+        }
+    }
+
+    /// A message to the client: a response (id, no method) answers its request.
+    fn answered(&self, message: &Value) {
+        if message.get("method").is_none() && !message["id"].is_null() {
+            self.ids.lock().unwrap().remove(&message["id"].to_string());
+            self.answered.notify_waiters();
+        }
+    }
+
+    /// Waits until every request has been answered, at most `bound`.
+    async fn drained(&self, bound: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let next = self.answered.notified();
+            if self.ids.lock().unwrap().is_empty() {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, next).await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client disconnects or SIGTERM/SIGINT arrives;

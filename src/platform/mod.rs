@@ -200,6 +200,18 @@ pub struct ElementReading {
     pub value: Option<f64>,
 }
 
+/// A window's latest repaint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repaint {
+    pub at: std::time::Instant,
+    /// The time since the repaint before it, when the two were close enough to be frames
+    /// of one animation (`REPAINT_CADENCE_MAX`): how long a pause in it may last.
+    pub cadence: Option<std::time::Duration>,
+}
+
+/// Repaints further apart than this are not frames of one animation.
+pub const REPAINT_CADENCE_MAX: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// What an app has told the accessibility bus so far: how many change events, and when
 /// the last one came (recording and replay wait for it to go quiet).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -345,6 +357,11 @@ pub trait Platform: Send + Sync {
     /// display server is gone, even if a new one took its place).
     async fn desktop_alive(&self) -> bool {
         true
+    }
+    /// When the window last changed on screen, as the backend saw it since the window's
+    /// first capture (watching starts there); None when it cannot tell.
+    async fn last_repaint(&self, _window_id: u64) -> Option<Repaint> {
+        None
     }
     /// How long ago the process started (None when the backend cannot tell).
     async fn process_age(&self, _pid: u32) -> Option<std::time::Duration> {

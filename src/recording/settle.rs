@@ -7,8 +7,9 @@
 //! the first change event after the action began (unless the tool already read its effect
 //! back), then for a short quiet gap without events; the tree is read once. Where no event
 //! has ever come from the app, it falls back to comparing tree reads. The screenshot is
-//! taken when two frames in a row agree. Everything is bounded: an app that never goes
-//! quiet (an animation) costs at most `QUIET_MAX`.
+//! taken once the window has stopped repainting (the platform's repaint reports: X
+//! Damage), or, where those are not known, when two frames in a row agree. Everything is
+//! bounded: an app that never goes quiet (an animation) costs at most `QUIET_MAX`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::StateCapture;
-use crate::platform::{Capture, Platform, WindowInfo, event_after};
+use crate::platform::{Capture, Platform, Repaint, WindowInfo, event_after};
 
 /// With no change event yet, wait this long after the action began for one (an action may
 /// have no visible effect)...
@@ -25,6 +26,12 @@ const EFFECT_WAIT: Duration = Duration::from_millis(400);
 const QUIET_GAP: Duration = Duration::from_millis(25);
 /// ...within this long after the action began, in all.
 const QUIET_MAX: Duration = Duration::from_millis(650);
+/// A window repainting frame by frame is quiet after this many of its frame intervals
+/// without one (a loaded machine delays an animation's frames: 25 ms took a fade's
+/// colour in between under the full test suite)...
+const REPAINT_QUIET_FRAMES: u32 = 3;
+/// ...at most this long.
+const REPAINT_QUIET_MAX: Duration = Duration::from_millis(200);
 /// Two captures this far apart must agree for the screenshot...
 const FRAME_GAP: Duration = Duration::from_millis(5);
 /// ...tried this many times.
@@ -78,8 +85,11 @@ pub(super) async fn read_state(
         let platform = platform.clone();
         let id = window.window_id;
         tokio::spawn(async move {
+            // Dated when asked for: the server may take the picture well before the reply
+            // arrives (a repaint in between is in the reply's time, not in the picture).
+            let asked = Instant::now();
             let c = platform.capture_window(id).await.ok();
-            c.map(|c| (c, Instant::now()))
+            c.map(|c| (c, asked))
         })
     };
     let json = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
@@ -151,15 +161,24 @@ async fn by_polling(
     (last, None)
 }
 
-/// A capture of the window that the next frame, at least FRAME_GAP later, agrees with (a
-/// repaint in progress is not taken); the last one when frames keep differing until
-/// `deadline`.
+/// A capture of the window once it has stopped repainting. Where the platform reports
+/// repaints: taken after a quiet gap without one (`repaint_quiet_gap`; the first frame, when nothing repainted
+/// since it was asked for: GTK 4's calculator repainted "42" between the server taking a
+/// capture and its reply arriving, and a capture dated by its reply showed "7×6"). Otherwise, or while it keeps
+/// repainting until `deadline` (an animation): a capture the next frame, at least
+/// FRAME_GAP later, agrees with; the last one when frames keep differing.
 async fn steady_pixels(
     platform: &dyn Platform,
     window_id: u64,
     first: Frame,
     deadline: Instant,
 ) -> Option<Capture> {
+    if let Some(last_repaint) = repaints_quiet(platform, window_id, deadline).await {
+        match first {
+            Some((frame, taken)) if last_repaint < taken => return Some(frame),
+            _ => return platform.capture_window(window_id).await.ok(),
+        }
+    }
     let (mut last, mut taken) = match first {
         Some(f) => f,
         None => (
@@ -169,10 +188,10 @@ async fn steady_pixels(
     };
     for _ in 0..FRAME_TRIES {
         tokio::time::sleep(FRAME_GAP.saturating_sub(taken.elapsed())).await;
+        taken = Instant::now();
         let Ok(next) = platform.capture_window(window_id).await else {
             break;
         };
-        taken = Instant::now();
         let same = next.width == last.width && next.height == last.height && next.rgba == last.rgba;
         last = next;
         if same || Instant::now() >= deadline {
@@ -180,4 +199,50 @@ async fn steady_pixels(
         }
     }
     Some(last)
+}
+
+/// Waits until the window has not repainted for its quiet gap and returns its last
+/// repaint; None when repaints are not known here, or when it still repaints at `deadline`.
+async fn repaints_quiet(
+    platform: &dyn Platform,
+    window_id: u64,
+    deadline: Instant,
+) -> Option<Instant> {
+    loop {
+        let last = platform.last_repaint(window_id).await?;
+        let quiet_at = last.at + repaint_quiet_gap(last);
+        if Instant::now() >= quiet_at {
+            return Some(last.at);
+        }
+        if quiet_at > deadline {
+            return None;
+        }
+        tokio::time::sleep_until(quiet_at.into()).await;
+    }
+}
+
+/// How long a window must go without repainting to count as still: QUIET_GAP, or a few of
+/// its animation's frame intervals when it was animating, bounded.
+fn repaint_quiet_gap(last: Repaint) -> Duration {
+    last.cadence
+        .map(|frame| (frame * REPAINT_QUIET_FRAMES).clamp(QUIET_GAP, REPAINT_QUIET_MAX))
+        .unwrap_or(QUIET_GAP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_animating_window_waits_a_few_of_its_frames_and_a_still_one_the_short_gap() {
+        let at = Instant::now();
+        let gap = |cadence| repaint_quiet_gap(Repaint { at, cadence });
+        assert_eq!(gap(None), QUIET_GAP);
+        assert_eq!(gap(Some(Duration::from_millis(2))), QUIET_GAP);
+        assert_eq!(
+            gap(Some(Duration::from_millis(40))),
+            Duration::from_millis(120)
+        );
+        assert_eq!(gap(Some(Duration::from_millis(240))), REPAINT_QUIET_MAX);
+    }
 }

@@ -562,6 +562,10 @@ async fn replay_turn(
             },
         };
         args["element_index"] = json!(index);
+        // The recorded snapshot id named a snapshot of the recording's session.
+        if let Some(fields) = args.as_object_mut() {
+            fields.remove("snapshot_id");
+        }
         result.locator_match = Some(if from_markdown {
             "tree_markdown".to_string()
         } else {
@@ -627,6 +631,8 @@ mod tests {
         ];
         Snapshot {
             snapshot_id: "t".into(),
+            pid: 1,
+            window_id: 1,
             tree: AxTree {
                 nodes,
                 warning: None,

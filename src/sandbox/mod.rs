@@ -366,8 +366,8 @@ impl Sandbox {
         self.enable_accessibility()?;
 
         let openbox = self.command("openbox");
-        self.spawn("openbox", openbox, owned)?;
-        self.wait_for_window_manager()?;
+        let openbox = self.spawn("openbox", openbox, owned)?;
+        self.wait_for_window_manager(openbox)?;
 
         if owned {
             let display = self.display_name();
@@ -534,7 +534,7 @@ impl Sandbox {
         }
     }
 
-    fn wait_for_window_manager(&self) -> Result<(), SandboxError> {
+    fn wait_for_window_manager(&self, openbox: u32) -> Result<(), SandboxError> {
         use x11rb::connection::Connection;
         use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
         let deadline = Instant::now() + START_TIMEOUT;
@@ -560,7 +560,19 @@ impl Sandbox {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(SandboxError::Start("openbox did not start".into()));
+                // The folder with the log goes with the failed start: say what it held.
+                let log = std::fs::read_to_string(self.dir.join("openbox.log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                let running = if is_zombie(openbox) {
+                    "exited"
+                } else {
+                    "still running"
+                };
+                return Err(SandboxError::Start(format!(
+                    "openbox did not start within {} s on {display} ({running}; log: {:?})",
+                    START_TIMEOUT.as_secs(),
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                )));
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -11,7 +11,6 @@
 //! (confirmed | unverifiable | suspected_noop) and, when a background attempt did not
 //! land, `escalation {recommended, reason}`. `settle_ms` waits, bounded, for the effect.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -20,10 +19,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::keys::{Modifier, char_keysym, check_text, parse_key, parse_modifiers};
-use super::{Snapshot, ToolContext, ToolOutput, ToolSpec, window_of};
+use super::{ToolContext, ToolOutput, ToolSpec, window_of};
 use crate::errors::ToolError;
 use crate::platform::{
-    AxNode, Delivery, InputEvent, Platform, PlatformError, TextEdit, WindowInfo,
+    AxNode, Delivery, ElementReading, InputEvent, Platform, PlatformError, TextEdit, WindowInfo,
 };
 
 const MAX_SETTLE_MS: u64 = 10_000;
@@ -590,29 +589,100 @@ async fn target_window(
         })
 }
 
+/// An element index, and the snapshot it was read from when the caller says.
+#[derive(Clone, Copy)]
+struct ElementRef<'a> {
+    index: usize,
+    snapshot_id: Option<&'a str>,
+}
+
+/// The element an action's `element_index` and `snapshot_id` name (a snapshot id alone is
+/// a mistake).
+fn element_ref(
+    index: Option<usize>,
+    snapshot_id: Option<&str>,
+) -> Result<Option<ElementRef<'_>>, ToolError> {
+    match (index, snapshot_id) {
+        (None, Some(_)) => Err(ToolError::invalid(
+            "`snapshot_id`: only goes with `element_index` (it says which snapshot the index is from)",
+        )),
+        (index, snapshot_id) => Ok(index.map(|index| ElementRef { index, snapshot_id })),
+    }
+}
+
+/// The node an index names: in the snapshot the caller named, else in the window's
+/// latest one. Also says whether that snapshot is older than the window's latest.
 fn snapshot_element(
     ctx: &ToolContext,
     pid: u32,
     window_id: u64,
-    index: usize,
-) -> Result<(Arc<Snapshot>, AxNode), ToolError> {
-    let snap = ctx.snapshot(pid, window_id).ok_or_else(|| {
-        ToolError::invalid(format!(
-            "`element_index`: no snapshot of pid {pid} window {window_id}; call get_window_state first"
-        ))
-    })?;
+    element: ElementRef<'_>,
+) -> Result<(AxNode, bool), ToolError> {
+    let latest = ctx.snapshot(pid, window_id);
+    let snap = match element.snapshot_id {
+        None => latest.clone().ok_or_else(|| {
+            ToolError::invalid(format!(
+                "`element_index`: no snapshot of pid {pid} window {window_id}; call get_window_state first (element indices live in one process: from the CLI, run `cua serve` so calls share them)"
+            ))
+        })?,
+        Some(id) => {
+            let snap = ctx.snapshot_by_id(id).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`snapshot_id`: {id} is not one of the last {} snapshots this session took; call get_window_state again",
+                    super::RECENT_SNAPSHOTS
+                ))
+            })?;
+            if (snap.pid, snap.window_id) != (pid, window_id) {
+                return Err(ToolError::invalid(format!(
+                    "`snapshot_id`: {id} is a snapshot of pid {} window {}, not of pid {pid} window {window_id}",
+                    snap.pid, snap.window_id
+                )));
+            }
+            snap
+        }
+    };
+    let index = element.index;
     let node = snap
         .elements
         .get(index)
         .map(|n| snap.tree.nodes[*n].clone())
         .ok_or_else(|| {
             ToolError::invalid(format!(
-                "`element_index`: {index} is out of range (the snapshot has {} elements, 0-{})",
+                "`element_index`: {index} is out of range (snapshot {} has {} elements, 0-{})",
+                snap.snapshot_id,
                 snap.elements.len(),
                 snap.elements.len().saturating_sub(1)
             ))
         })?;
-    Ok((snap, node))
+    let older = latest.is_some_and(|l| l.snapshot_id != snap.snapshot_id);
+    Ok((node, older))
+}
+
+/// Refuses an element read from an older snapshot that is gone or reads differently now:
+/// the index was the caller's, the element may not be.
+async fn still_the_same(
+    p: &dyn Platform,
+    node: &AxNode,
+    element: ElementRef<'_>,
+) -> Result<(), ToolError> {
+    let id = element.snapshot_id.unwrap_or_default();
+    let index = element.index;
+    // A destroyed GTK 3 widget's object still answers: no name, not visible.
+    let gone = |now: &ElementReading| {
+        now.states.iter().any(|s| s == "defunct") || !now.states.iter().any(|s| s == "visible")
+    };
+    match p.read_element(&node.handle).await {
+        Ok(now) if !gone(&now) && now.name != node.name => Err(ToolError::failed(format!(
+            "element {index} of snapshot {id} ({}) now reads {:?}; call get_window_state again",
+            describe(node),
+            now.name
+        ))),
+        Ok(now) if !gone(&now) => Ok(()),
+        _ => Err(ToolError::failed(format!(
+            "element {index} of snapshot {id} ({}) is gone from the window; call get_window_state again",
+            describe(node)
+        ))),
+    }
 }
 
 async fn resolve(
@@ -620,17 +690,20 @@ async fn resolve(
     platform: &dyn Platform,
     pid: u32,
     window_id: Option<u64>,
-    element_index: Option<usize>,
+    element: Option<ElementRef<'_>>,
     x: Option<f64>,
     y: Option<f64>,
 ) -> Result<Target, ToolError> {
-    if let Some(index) = element_index {
+    if let Some(element) = element {
         let window_id = window_id.expect("checked by check_addressing");
-        let (_, node) = snapshot_element(ctx, pid, window_id, index)?;
+        let (node, older) = snapshot_element(ctx, pid, window_id, element)?;
         let window = window_of(platform, Some(pid), window_id).await?;
+        if older {
+            still_the_same(platform, &node, element).await?;
+        }
         return Ok(Target::Element {
             window,
-            index,
+            index: element.index,
             node: Box::new(node),
         });
     }
@@ -830,6 +903,7 @@ struct ClickRequest {
     pid: u32,
     window_id: Option<u64>,
     element_index: Option<usize>,
+    snapshot_id: Option<String>,
     x: Option<f64>,
     y: Option<f64>,
     action: Option<String>,
@@ -860,7 +934,8 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     }
     let platform = ctx.platform().await?;
     let p = platform.as_ref();
-    let target = resolve(ctx, p, r.pid, r.window_id, r.element_index, r.x, r.y).await?;
+    let element = element_ref(r.element_index, r.snapshot_id.as_deref())?;
+    let target = resolve(ctx, p, r.pid, r.window_id, element, r.x, r.y).await?;
     let mode = delivery(r.delivery_mode);
     let preferred: &[&str] = match r.kind {
         ClickKind::Click => CLICK_ACTIONS,
@@ -1005,6 +1080,8 @@ pub struct ClickArgs {
     pub window_id: Option<u64>,
     /// Element index from the last get_window_state of (pid, window_id): acts through the accessibility API.
     pub element_index: Option<usize>,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// X in window-local screenshot pixels (with y).
     pub x: Option<f64>,
     /// Y in window-local screenshot pixels (with x).
@@ -1040,6 +1117,7 @@ impl ToolSpec for Click {
                 pid: a.pid,
                 window_id: a.window_id,
                 element_index: a.element_index,
+                snapshot_id: a.snapshot_id,
                 x: a.x,
                 y: a.y,
                 action: a.action,
@@ -1063,6 +1141,8 @@ pub struct DoubleClickArgs {
     pub window_id: Option<u64>,
     /// Element index from the last get_window_state: runs its activate/open action when it has one, else double-clicks its centre.
     pub element_index: Option<usize>,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// X in window-local screenshot pixels (with y).
     pub x: Option<f64>,
     /// Y in window-local screenshot pixels (with x).
@@ -1092,6 +1172,7 @@ impl ToolSpec for DoubleClick {
                 pid: a.pid,
                 window_id: a.window_id,
                 element_index: a.element_index,
+                snapshot_id: a.snapshot_id,
                 x: a.x,
                 y: a.y,
                 action: None,
@@ -1115,6 +1196,8 @@ pub struct RightClickArgs {
     pub window_id: Option<u64>,
     /// Element index from the last get_window_state: runs its context-menu action when it has one, else right-clicks its centre.
     pub element_index: Option<usize>,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// X in window-local screenshot pixels (with y).
     pub x: Option<f64>,
     /// Y in window-local screenshot pixels (with x).
@@ -1146,6 +1229,7 @@ impl ToolSpec for RightClick {
                 pid: a.pid,
                 window_id: a.window_id,
                 element_index: a.element_index,
+                snapshot_id: a.snapshot_id,
                 x: a.x,
                 y: a.y,
                 action: a.action,
@@ -1211,6 +1295,8 @@ pub struct TypeTextArgs {
     pub window_id: Option<u64>,
     /// Editable element from the last get_window_state: the text is inserted at its caret through the accessibility API.
     pub element_index: Option<usize>,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// Type into the element at this window-local point (with y).
     pub x: Option<f64>,
     /// Type into the element at this window-local point (with x).
@@ -1246,7 +1332,8 @@ impl ToolSpec for TypeText {
         }
         let platform = ctx.platform().await?;
         let p = platform.as_ref();
-        let target = resolve(ctx, p, a.pid, a.window_id, a.element_index, a.x, a.y).await?;
+        let element = element_ref(a.element_index, a.snapshot_id.as_deref())?;
+        let target = resolve(ctx, p, a.pid, a.window_id, element, a.x, a.y).await?;
         let window = target.window().clone();
         let mode = delivery(a.delivery_mode);
         let (element, index) = match &target {
@@ -1506,7 +1593,7 @@ async fn send_combo(
     ctx: &ToolContext,
     pid: u32,
     window_id: Option<u64>,
-    element_index: Option<usize>,
+    element: Option<ElementRef<'_>>,
     x: Option<f64>,
     y: Option<f64>,
     mods: &[Modifier],
@@ -1517,7 +1604,7 @@ async fn send_combo(
 ) -> Result<ToolOutput, ToolError> {
     let platform = ctx.platform().await?;
     let p = platform.as_ref();
-    let target = resolve(ctx, p, pid, window_id, element_index, x, y).await?;
+    let target = resolve(ctx, p, pid, window_id, element, x, y).await?;
     let window = target.window().clone();
     let mut events = Vec::new();
     let mut element = None;
@@ -1622,6 +1709,8 @@ pub struct PressKeyArgs {
     pub window_id: Option<u64>,
     /// Element from the last get_window_state to deliver to (an editable element is focused first).
     pub element_index: Option<usize>,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// Click this window-local point first to focus what is there (with y).
     pub x: Option<f64>,
     /// Click this window-local point first (with x).
@@ -1650,7 +1739,7 @@ impl ToolSpec for PressKey {
             ctx,
             a.pid,
             a.window_id,
-            a.element_index,
+            element_ref(a.element_index, a.snapshot_id.as_deref())?,
             a.x,
             a.y,
             &mods,
@@ -1735,6 +1824,8 @@ pub struct SetValueArgs {
     pub window_id: u64,
     /// Element from the last get_window_state.
     pub element_index: usize,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// The new value: a number for sliders and spin buttons, an option's label for combo boxes and lists (case-insensitive), the text for text fields.
     pub value: String,
     /// Wait up to this many milliseconds for the effect. Default 0.
@@ -1754,16 +1845,8 @@ impl ToolSpec for SetValue {
         let settle_ms = check_settle(a.settle_ms)?;
         let platform = ctx.platform().await?;
         let p = platform.as_ref();
-        let target = resolve(
-            ctx,
-            p,
-            a.pid,
-            Some(a.window_id),
-            Some(a.element_index),
-            None,
-            None,
-        )
-        .await?;
+        let element = element_ref(Some(a.element_index), a.snapshot_id.as_deref())?;
+        let target = resolve(ctx, p, a.pid, Some(a.window_id), element, None, None).await?;
         let Target::Element {
             window,
             node,
@@ -1981,6 +2064,8 @@ pub struct ScrollArgs {
     pub window_id: Option<u64>,
     /// Scrollable element (or one inside it) from the last get_window_state: its scroll bar is moved through the accessibility API.
     pub element_index: Option<usize>,
+    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    pub snapshot_id: Option<String>,
     /// Scroll at this window-local point (with y).
     pub x: Option<f64>,
     /// Scroll at this window-local point (with x).
@@ -2047,7 +2132,8 @@ impl ToolSpec for Scroll {
         let mode = delivery(a.delivery_mode);
         let platform = ctx.platform().await?;
         let p = platform.as_ref();
-        let target = resolve(ctx, p, a.pid, a.window_id, a.element_index, a.x, a.y).await?;
+        let element = element_ref(a.element_index, a.snapshot_id.as_deref())?;
+        let target = resolve(ctx, p, a.pid, a.window_id, element, a.x, a.y).await?;
         let window = target.window().clone();
         let vertical = matches!(a.direction, Direction::Up | Direction::Down);
         let sign = if matches!(a.direction, Direction::Up | Direction::Left) {

@@ -60,14 +60,19 @@ impl ToolOutput {
     }
 }
 
-/// The last accessibility snapshot of one (pid, window), which element indices refer to.
+/// An accessibility snapshot of one (pid, window), which element indices refer to.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub snapshot_id: String,
+    pub pid: u32,
+    pub window_id: u64,
     pub tree: AxTree,
     /// element_index → node index in `tree.nodes`.
     pub elements: Vec<usize>,
 }
+
+/// How many snapshots an action can still name by `snapshot_id`.
+pub const RECENT_SNAPSHOTS: usize = 16;
 
 /// Shared state for tool calls in one process (CLI invocation, daemon, MCP server).
 #[derive(Default)]
@@ -75,6 +80,9 @@ pub struct ToolContext {
     desktop: DesktopEnv,
     platform: OnceCell<Arc<dyn Platform>>,
     snapshots: Mutex<HashMap<(u32, u64), Arc<Snapshot>>>,
+    /// The last RECENT_SNAPSHOTS snapshots of any window, oldest first: an action that
+    /// names its `snapshot_id` is resolved in that one.
+    recent_snapshots: Mutex<std::collections::VecDeque<Arc<Snapshot>>>,
     snapshot_counter: std::sync::atomic::AtomicU64,
     /// The trajectory recorder of this context (one per process or MCP session).
     pub recorder: crate::recording::Recorder,
@@ -197,14 +205,33 @@ impl ToolContext {
             + 1;
         let snap = Arc::new(Snapshot {
             snapshot_id: format!("{pid}-{window_id}-{n}"),
+            pid,
+            window_id,
             tree,
             elements,
         });
+        {
+            let mut recent = self.recent_snapshots.lock().unwrap();
+            if recent.len() == RECENT_SNAPSHOTS {
+                recent.pop_front();
+            }
+            recent.push_back(snap.clone());
+        }
         self.snapshots
             .lock()
             .unwrap()
             .insert((pid, window_id), snap.clone());
         snap
+    }
+
+    /// One of the recent snapshots, by its id.
+    pub fn snapshot_by_id(&self, snapshot_id: &str) -> Option<Arc<Snapshot>> {
+        self.recent_snapshots
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|s| s.snapshot_id == snapshot_id)
+            .cloned()
     }
 
     pub fn snapshot(&self, pid: u32, window_id: u64) -> Option<Arc<Snapshot>> {

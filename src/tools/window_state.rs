@@ -64,11 +64,23 @@ const WEB_OPERABLE_ROLES: &[&str] = &[
     "combo_box",
 ];
 
+/// Toolkit names (AT-SPI `ToolkitName`) of web engines, whose windows show a page.
+const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
+
 /// Whether a document in the tree is still being built: `busy`, or, in a young app, empty,
-/// not there yet (Firefox's content frame holds nothing until the page starts), or
-/// holding controls that have no actions, or no frame though showing, yet (Firefox fills
-/// both in after the nodes).
-fn document_pending(tree: &AxTree, young: bool) -> bool {
+/// not there yet (Firefox's content frame holds nothing until the page starts; a loaded
+/// Chromium maps its window before the page's document exists), or holding controls that
+/// have no actions, or no frame though showing, yet (Firefox fills both in after the
+/// nodes).
+fn document_pending(tree: &AxTree, young: bool, web_engine: bool) -> bool {
+    let has_document = || {
+        tree.nodes
+            .iter()
+            .any(|n| DOCUMENT_ROLES.contains(&n.role.as_str()))
+    };
+    if young && web_engine && !has_document() {
+        return true;
+    }
     let in_document = |mut i: usize| {
         while let Some(p) = tree.nodes[i].parent {
             if DOCUMENT_ROLES.contains(&tree.nodes[p].role.as_str()) {
@@ -95,17 +107,29 @@ async fn read_settled_tree(
     platform: &dyn Platform,
     pid: u32,
     window: &WindowInfo,
+    first_read: bool,
 ) -> Result<AxTree, ToolError> {
     let deadline = Instant::now() + DOCUMENT_WAIT;
+    // A young browser builds a page's tree in pieces (Firefox's first read once held the
+    // page's list and nothing above it): the first read of its window stands once the next
+    // one has as many nodes (later reads do not pay for it).
+    let mut previous_count = None;
     loop {
         let tree = platform.accessibility_tree(pid, window).await?;
         let young = platform
             .process_age(pid)
             .await
             .is_some_and(|a| a < YOUNG_APP);
-        if !document_pending(&tree, young) || Instant::now() >= deadline {
+        let web_engine = young
+            && platform
+                .toolkit(pid)
+                .await
+                .is_some_and(|t| WEB_ENGINES.iter().any(|w| t.starts_with(w)));
+        let growing = web_engine && first_read && previous_count != Some(tree.nodes.len());
+        if !(document_pending(&tree, young, web_engine) || growing) || Instant::now() >= deadline {
             return Ok(tree);
         }
+        previous_count = Some(tree.nodes.len());
         tokio::time::sleep(DOCUMENT_REREAD).await;
     }
 }
@@ -164,7 +188,8 @@ impl ToolSpec for GetWindowState {
                 Ok::<_, ToolError>((capture.width, capture.height, png))
             })
         });
-        let tree = read_settled_tree(platform.as_ref(), args.pid, &window).await?;
+        let first_read = ctx.snapshot(args.pid, window.window_id).is_none();
+        let tree = read_settled_tree(platform.as_ref(), args.pid, &window, first_read).await?;
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
         if scale < 1.0 {
             scale_frames(&mut structured, scale);
@@ -439,22 +464,29 @@ mod tests {
 
     #[test]
     fn a_document_is_pending_while_busy_or_while_a_young_app_fills_it_in() {
-        assert!(!document_pending(&page(true, &[]), true));
-        assert!(document_pending(&page(true, &["busy"]), false));
+        assert!(!document_pending(&page(true, &[]), true, true));
+        assert!(document_pending(&page(true, &["busy"]), false, true));
         // Controls without actions yet: waited for in a young app only.
-        assert!(document_pending(&page(false, &[]), true));
-        assert!(!document_pending(&page(false, &[]), false));
+        assert!(document_pending(&page(false, &[]), true, true));
+        assert!(!document_pending(&page(false, &[]), false, true));
         // An empty document, or a showing control without a frame yet.
         let mut empty = page(true, &[]);
         empty.nodes[1].children.clear();
         empty.nodes.truncate(2);
-        assert!(document_pending(&empty, true));
+        assert!(document_pending(&empty, true, true));
         let mut frameless = page(true, &[]);
         frameless.nodes[2].frame = None;
-        assert!(document_pending(&frameless, true));
+        assert!(document_pending(&frameless, true, true));
         // Not showing (scrolled away): no frame is expected.
         frameless.nodes[2].states.clear();
-        assert!(!document_pending(&frameless, true));
+        assert!(!document_pending(&frameless, true, true));
+        // A young browser window without its page's document yet; other apps have none.
+        let mut no_document = page(true, &[]);
+        no_document.nodes[0].children.clear();
+        no_document.nodes.truncate(1);
+        assert!(document_pending(&no_document, true, true));
+        assert!(!document_pending(&no_document, true, false));
+        assert!(!document_pending(&no_document, false, true));
     }
 
     #[test]

@@ -16,6 +16,28 @@ pub struct App {
     pub window_id: u64,
 }
 
+impl App {
+    /// The app a `launch_app` reply names (its first window).
+    pub fn launched(reply: &ToolOutput) -> App {
+        App {
+            pid: reply.structured["pid"]
+                .as_u64()
+                .expect("launch_app gives a pid"),
+            window_id: reply.structured["windows"][0]["window_id"]
+                .as_u64()
+                .expect("launch_app gives a window"),
+        }
+    }
+}
+
+/// `launch_app` arguments that start a fresh instance of a test app in tests/support.
+pub fn support_app(script: &str) -> Value {
+    json!({
+        "path": format!("{}/tests/support/{script}", env!("CARGO_MANIFEST_DIR")),
+        "creates_new_application_instance": true,
+    })
+}
+
 pub struct Desktop {
     pub env: DesktopEnv,
     pub calculator: App,
@@ -53,10 +75,7 @@ pub fn desktop() -> &'static Desktop {
             let out = rt
                 .block_on(registry.call(&ctx, "launch_app", json!({ "name": name })))
                 .unwrap_or_else(|e| panic!("launch {name}: {e}"));
-            App {
-                pid: out.structured["pid"].as_u64().unwrap(),
-                window_id: out.structured["windows"][0]["window_id"].as_u64().unwrap(),
-            }
+            App::launched(&out)
         };
         // Order matters: the widget factory (larger than the screen) ends up covering the calculator.
         let calculator = launch("Calculator");

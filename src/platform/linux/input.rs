@@ -26,11 +26,19 @@ const CONTROL: u16 = 4;
 const MOD1: u16 = 8;
 const MOD4: u16 = 64;
 
+/// How long keys wait after a character was first bound to a spare keycode, for the app
+/// to re-read the keyboard map (see `X11::bind_missing`).
+const NEW_BINDING_GRACE: Duration = Duration::from_millis(100);
+
 /// Keycode → keysyms as the server maps them.
 pub struct Keymap {
     min_keycode: u8,
     per_keycode: usize,
     keysyms: Vec<u32>,
+    /// Spare keycodes this connection bound to characters the map lacks, least recently
+    /// used first. They stay bound after the keys are sent (see `bind_missing`) and are
+    /// undone when the connection drops.
+    bound: Vec<u8>,
 }
 
 impl Keymap {
@@ -46,6 +54,61 @@ impl Keymap {
             }
         }
         None
+    }
+
+    /// Makes sure `keysym` has a keycode, for a call that sends the keys `wanted`: marks an
+    /// existing binding of this connection as used, or binds a spare keycode (reusing the
+    /// least recently used binding `wanted` does not need when none is free). Returns a new
+    /// binding for the server to be told of.
+    fn assign(&mut self, keysym: u32, wanted: &[u32]) -> PlatformResult<Option<(u8, Vec<u32>)>> {
+        if let Some((code, _)) = self.lookup(keysym) {
+            self.touch(code);
+            return Ok(None);
+        }
+        let code = self
+            .spare_keycode()
+            .or_else(|| self.reusable(wanted))
+            .ok_or_else(|| {
+                PlatformError::Unsupported(
+                    "no free keycode to type this character (too many different characters the keyboard map lacks in one call)".into(),
+                )
+            })?;
+        let mut syms = vec![0u32; self.per_keycode];
+        syms[0] = keysym;
+        if self.per_keycode > 1 {
+            syms[1] = keysym;
+        }
+        self.set(code, &syms);
+        self.bound.retain(|c| *c != code);
+        self.bound.push(code);
+        Ok(Some((code, syms)))
+    }
+
+    /// A keycode this connection bound that `wanted` does not need, least recently used.
+    fn reusable(&self, wanted: &[u32]) -> Option<u8> {
+        self.bound.iter().copied().find(|code| {
+            let syms = self.syms(*code);
+            !wanted.contains(&syms[0])
+        })
+    }
+
+    fn syms(&self, code: u8) -> &[u32] {
+        let start = (code - self.min_keycode) as usize * self.per_keycode;
+        &self.keysyms[start..start + self.per_keycode]
+    }
+
+    fn set(&mut self, code: u8, syms: &[u32]) {
+        let start = (code - self.min_keycode) as usize * self.per_keycode;
+        self.keysyms[start..start + self.per_keycode].copy_from_slice(syms);
+    }
+
+    /// Marks one of this connection's bindings as just used (a key of the map itself is
+    /// not one).
+    fn touch(&mut self, code: u8) {
+        if let Some(i) = self.bound.iter().position(|c| *c == code) {
+            self.bound.remove(i);
+            self.bound.push(code);
+        }
     }
 
     fn spare_keycode(&self) -> Option<u8> {
@@ -90,46 +153,73 @@ impl X11 {
             min_keycode: min,
             per_keycode: reply.keysyms_per_keycode as usize,
             keysyms: reply.keysyms,
+            bound: Vec::new(),
         });
         Ok(())
     }
 
-    /// Keycode (and whether Shift is needed) for a keysym, binding a spare keycode for
-    /// characters the keyboard map lacks (é, ✓, …). Returns the temporary binding to undo.
-    fn keycode_for(&self, keysym: u32) -> PlatformResult<(u8, bool, Option<u8>)> {
+    /// Keycode (and whether Shift is needed) for a keysym `bind_missing` made sure of.
+    fn keycode_for(&self, keysym: u32) -> PlatformResult<(u8, bool)> {
+        self.load_keymap()?;
+        let guard = self.keymap.lock().unwrap();
+        guard
+            .as_ref()
+            .unwrap()
+            .lookup(keysym)
+            .ok_or_else(|| PlatformError::Other(format!("x11: keysym {keysym:#x} has no keycode")))
+    }
+
+    /// Binds a spare keycode to every key in `events` the keyboard map lacks (é, ✓, …),
+    /// before any key is sent, and keeps the bindings afterwards.
+    ///
+    /// Why they stay: an app reads a changed map when it gets to the MappingNotify, which
+    /// Chromium does lazily; a key it reads with an older map is dropped. Unbinding 50 ms
+    /// after the keys lost one character in 5 on a loaded machine. A binding that stays
+    /// cannot be read too late; the least recently used one is reused once the spare
+    /// keycodes run out (its keys were read back by the call that sent them), and all are
+    /// undone when the connection drops. Only a first binding still races the app's map
+    /// refresh: there is no event that says an app has re-read its map, so that case
+    /// alone waits `NEW_BINDING_GRACE`.
+    fn bind_missing(&self, events: &[InputEvent]) -> PlatformResult<()> {
         self.load_keymap()?;
         let mut guard = self.keymap.lock().unwrap();
         let map = guard.as_mut().unwrap();
-        if let Some((code, shift)) = map.lookup(keysym) {
-            return Ok((code, shift, None));
+        let wanted: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                InputEvent::Key { keysym, .. } => Some(*keysym),
+                _ => None,
+            })
+            .collect();
+        let mut bound_now = false;
+        for keysym in &wanted {
+            if let Some((code, syms)) = map.assign(*keysym, &wanted)? {
+                self.conn
+                    .change_keyboard_mapping(1, code, map.per_keycode as u8, &syms)
+                    .map_err(|e| x_err("bind keycode", e))?;
+                bound_now = true;
+            }
         }
-        let spare = map.spare_keycode().ok_or_else(|| {
-            PlatformError::Unsupported("no free keycode to type this character".into())
-        })?;
-        let mut syms = vec![0u32; map.per_keycode];
-        syms[0] = keysym;
-        if map.per_keycode > 1 {
-            syms[1] = keysym;
+        if bound_now {
+            self.conn.sync().map_err(|e| x_err("bind keycode", e))?;
+            drop(guard);
+            std::thread::sleep(NEW_BINDING_GRACE);
         }
-        self.conn
-            .change_keyboard_mapping(1, spare, map.per_keycode as u8, &syms)
-            .map_err(|e| x_err("bind keycode", e))?;
-        self.conn.sync().map_err(|e| x_err("bind keycode", e))?;
-        let start = (spare - map.min_keycode) as usize * map.per_keycode;
-        map.keysyms[start..start + map.per_keycode].copy_from_slice(&syms);
-        Ok((spare, false, Some(spare)))
+        Ok(())
     }
 
-    fn unbind(&self, codes: &[u8]) {
-        let mut guard = self.keymap.lock().unwrap();
+    /// Undoes this connection's temporary bindings (on drop).
+    pub(super) fn unbind_all(&self) {
+        let Ok(mut guard) = self.keymap.lock() else {
+            return;
+        };
         let Some(map) = guard.as_mut() else { return };
-        for code in codes {
-            let empty = vec![0u32; map.per_keycode];
+        let empty = vec![0u32; map.per_keycode];
+        for code in std::mem::take(&mut map.bound) {
             let _ = self
                 .conn
-                .change_keyboard_mapping(1, *code, map.per_keycode as u8, &empty);
-            let start = (*code - map.min_keycode) as usize * map.per_keycode;
-            map.keysyms[start..start + map.per_keycode].copy_from_slice(&empty);
+                .change_keyboard_mapping(1, code, map.per_keycode as u8, &empty);
+            map.set(code, &empty);
         }
         let _ = self.conn.flush();
     }
@@ -142,19 +232,11 @@ impl X11 {
     ) -> PlatformResult<()> {
         let id = window.window_id as Window;
         let origin = self.client_bounds(id)?;
-        let mut bound = Vec::new();
-        let result = match delivery {
-            Delivery::Background => {
-                self.send_synthetic(id, (origin.x, origin.y), events, &mut bound)
-            }
-            Delivery::Foreground => self.send_xtest(id, (origin.x, origin.y), events, &mut bound),
-        };
-        if !bound.is_empty() {
-            // Let the app read the key before its temporary keycode goes away.
-            std::thread::sleep(Duration::from_millis(50));
-            self.unbind(&bound);
+        self.bind_missing(events)?;
+        match delivery {
+            Delivery::Background => self.send_synthetic(id, (origin.x, origin.y), events),
+            Delivery::Foreground => self.send_xtest(id, (origin.x, origin.y), events),
         }
-        result
     }
 
     fn send_synthetic(
@@ -162,7 +244,6 @@ impl X11 {
         id: Window,
         origin: (i32, i32),
         events: &[InputEvent],
-        bound: &mut Vec<u8>,
     ) -> PlatformResult<()> {
         let mut state: u16 = 0;
         let mut pos = (0i32, 0i32);
@@ -226,8 +307,7 @@ impl X11 {
                     if *down { state |= bit } else { state &= !bit }
                 }
                 InputEvent::Key { keysym, down } => {
-                    let (code, shift, temp) = self.keycode_for(*keysym)?;
-                    bound.extend(temp);
+                    let (code, shift) = self.keycode_for(*keysym)?;
                     let event_state = state | if shift { SHIFT } else { 0 };
                     let event = KeyPressEvent {
                         response_type: if *down {
@@ -270,7 +350,6 @@ impl X11 {
         id: Window,
         origin: (i32, i32),
         events: &[InputEvent],
-        bound: &mut Vec<u8>,
     ) -> PlatformResult<()> {
         let previous_active = self.active_window();
         let previous_pointer = self.cursor_position()?;
@@ -290,8 +369,7 @@ impl X11 {
                         self.fake(if *down { 4 } else { 5 }, *button, 0, 0)?;
                     }
                     InputEvent::Key { keysym, down } => {
-                        let (code, shift, temp) = self.keycode_for(*keysym)?;
-                        bound.extend(temp);
+                        let (code, shift) = self.keycode_for(*keysym)?;
                         let shift_code = if shift {
                             Some(self.keycode_for(0xffe1)?.0)
                         } else {
@@ -389,5 +467,45 @@ impl X11 {
             stacking,
             pointer: self.cursor_position()?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keycodes 8..=11: `a`/`A` and `b`/`B` mapped, two spare.
+    fn keymap() -> Keymap {
+        Keymap {
+            min_keycode: 8,
+            per_keycode: 2,
+            keysyms: vec![0x61, 0x41, 0x62, 0x42, 0, 0, 0, 0],
+            bound: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn missing_characters_keep_their_keycode_and_reuse_the_least_recently_used_one() {
+        let mut map = keymap();
+        let (e_acute, check, star) = (0xe9, 0x1002713, 0x1002605);
+        assert!(
+            map.assign(0x61, &[0x61]).unwrap().is_none(),
+            "mapped keys stay"
+        );
+        assert_eq!(map.assign(e_acute, &[e_acute]).unwrap().unwrap().0, 11);
+        assert_eq!(map.assign(check, &[check]).unwrap().unwrap().0, 10);
+        // é again: still bound, nothing to tell the server; ✓ is now the older one.
+        assert!(map.assign(e_acute, &[e_acute]).unwrap().is_none());
+        assert_eq!(map.lookup(e_acute), Some((11, false)));
+        let (code, syms) = map.assign(star, &[star]).unwrap().unwrap();
+        assert_eq!((code, syms), (10, vec![star, star]));
+        assert_eq!(map.lookup(check), None);
+        // A call that needs all three cannot have them at once, and says so.
+        assert!(map.assign(check, &[e_acute, star, check]).is_err());
+        assert_eq!(
+            map.lookup(0x62),
+            Some((9, false)),
+            "the map's own keys are never reused"
+        );
     }
 }

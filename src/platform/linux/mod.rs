@@ -3,6 +3,7 @@
 
 pub mod apps;
 pub mod atspi;
+mod damage;
 mod events;
 mod families;
 mod input;
@@ -14,7 +15,7 @@ use tokio::sync::OnceCell;
 
 use crate::platform::{
     AxTree, Capture, Delivery, DesktopEnv, ElementReading, FocusState, InputEvent, InstalledApp,
-    LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError, PlatformResult,
+    LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError, PlatformResult, Repaint,
     RunningApp, ValueRange, WindowInfo, WindowList,
 };
 
@@ -33,6 +34,8 @@ pub struct LinuxPlatform {
     desktop: DesktopEnv,
     x11: x11::X11,
     atspi: OnceCell<atspi::Atspi>,
+    /// Window repaints, watched from a window's first capture on (None: no Damage).
+    repaints: std::sync::OnceLock<Option<damage::Repaints>>,
 }
 
 impl LinuxPlatform {
@@ -42,6 +45,7 @@ impl LinuxPlatform {
             desktop: desktop.clone(),
             x11: x11::X11::connect(desktop.display.as_deref())?,
             atspi: OnceCell::new(),
+            repaints: std::sync::OnceLock::new(),
         })
     }
 
@@ -49,6 +53,12 @@ impl LinuxPlatform {
         self.atspi
             .get_or_try_init(|| atspi::Atspi::connect(self.desktop.dbus_address.as_deref()))
             .await
+    }
+
+    fn repaints(&self) -> Option<&damage::Repaints> {
+        self.repaints
+            .get_or_init(|| damage::Repaints::connect(self.desktop.display.as_deref()?))
+            .as_ref()
     }
 
     fn entries(&self) -> std::sync::Arc<Vec<apps::DesktopEntry>> {
@@ -284,7 +294,15 @@ impl Platform for LinuxPlatform {
     }
 
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture> {
-        self.x11.capture(window_id as u32)
+        let (capture, frame) = self.x11.capture(window_id as u32)?;
+        if let Some(repaints) = self.repaints() {
+            repaints.watch(window_id as u32, frame);
+        }
+        Ok(capture)
+    }
+
+    async fn last_repaint(&self, window_id: u64) -> Option<Repaint> {
+        self.repaints()?.last_repaint(window_id as u32)
     }
 
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {

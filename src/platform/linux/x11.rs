@@ -374,8 +374,9 @@ impl X11 {
         Ok(())
     }
 
-    /// The window's client area as RGBA.
-    pub fn capture(&self, id: Window) -> PlatformResult<Capture> {
+    /// The window's client area as RGBA, and the top-level frame it was read from (the
+    /// window whose repaints say the capture went stale).
+    pub fn capture(&self, id: Window) -> PlatformResult<(Capture, Window)> {
         let bounds = self.client_bounds(id)?;
         if bounds.is_empty() {
             return Err(PlatformError::Capture(format!("window {id} has no size")));
@@ -387,7 +388,7 @@ impl X11 {
             .map_err(|e| x_err("translate", e))?
             .reply()
             .map_err(|_| PlatformError::NoSuchWindow(id as u64))?;
-        match self.capture_from_pixmap(frame, offset.dst_x, offset.dst_y, &bounds) {
+        let capture = match self.capture_from_pixmap(frame, offset.dst_x, offset.dst_y, &bounds) {
             Ok(c) => Ok(c),
             Err(_) if !self.redirected_here.swap(true, Ordering::SeqCst) => {
                 // Nobody holds a redirect on this display: take one and give the server
@@ -397,7 +398,8 @@ impl X11 {
                 self.capture_from_pixmap(frame, offset.dst_x, offset.dst_y, &bounds)
             }
             Err(e) => Err(e),
-        }
+        };
+        Ok((capture?, frame))
     }
 
     fn capture_from_pixmap(
@@ -495,4 +497,11 @@ fn intern_atoms(conn: &RustConnection) -> PlatformResult<Atoms> {
         net_supporting_wm_check: atoms[9],
         utf8_string: atoms[10],
     })
+}
+
+impl Drop for X11 {
+    /// Characters bound to spare keycodes for typing go back to unbound.
+    fn drop(&mut self) {
+        self.unbind_all();
+    }
 }
