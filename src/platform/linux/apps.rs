@@ -416,17 +416,112 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
+    // In a sandbox the app's output is kept in its folder (the only place cua writes to):
+    // an app that dies on start says why there.
+    let log = desktop
+        .sandbox_dir
+        .as_deref()
+        .and_then(|dir| AppLog::create(dir, &plan.program));
+    if let Some(log) = &log {
+        if let Ok(out) = log.file.try_clone() {
+            cmd.stdout(out);
+        }
+        if let Ok(err) = log.file.try_clone() {
+            cmd.stderr(err);
+        }
+    }
     let child = cmd
         .spawn()
         .map_err(|e| PlatformError::Launch(format!("cannot start `{}`: {e}", plan.program)))?;
     let pid = child.id();
-    // Reap it in the background so it never lingers as a zombie of ours.
+    if let Some(log) = log {
+        log.name_after(pid);
+    }
+    // Reap it in the background so it never lingers as a zombie of ours; how it ended is
+    // kept for a launch that fails.
     std::thread::spawn(move || {
         let mut child = child;
-        let _ = child.wait();
+        if let Ok(status) = child.wait() {
+            EXITS.0.lock().unwrap().insert(pid, status);
+            EXITS.1.notify_all();
+        }
     });
     if let Some(dir) = &desktop.sandbox_dir {
         crate::sandbox::register_pid(dir, pid);
     }
     Ok(pid)
+}
+
+/// How launched processes ended, by pid (kept for the launch's error message), and a
+/// signal for each one noted.
+type Exits = (
+    std::sync::Mutex<HashMap<u32, std::process::ExitStatus>>,
+    std::sync::Condvar,
+);
+static EXITS: std::sync::LazyLock<Exits> = std::sync::LazyLock::new(Default::default);
+
+/// How a process this launcher started has ended, in words, waiting up to `wait` for its
+/// reaper to note it; None while it runs.
+pub fn how_it_ended(pid: u32, wait: std::time::Duration) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let (exits, noted) = &*EXITS;
+    let exits = noted
+        .wait_timeout_while(exits.lock().unwrap(), wait, |e| !e.contains_key(&pid))
+        .ok()?
+        .0;
+    let status = *exits.get(&pid)?;
+    Some(match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => "ended".into(),
+    })
+}
+
+/// Where a launched app's output goes in a sandbox: `app-logs/<program>-<pid>.log`.
+struct AppLog {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl AppLog {
+    fn create(sandbox: &Path, program: &str) -> Option<AppLog> {
+        let dir = app_log_dir(sandbox);
+        std::fs::create_dir_all(&dir).ok()?;
+        // Named after the pid once there is one.
+        let path = dir.join(format!(
+            ".{}-starting-{}",
+            basename(program),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        let file = std::fs::File::create(&path).ok()?;
+        Some(AppLog { file, path })
+    }
+
+    fn name_after(self, pid: u32) {
+        let name = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix('.')?.split_once("-starting-"))
+            .map(|(program, _)| format!("{program}-{pid}.log"));
+        if let Some(name) = name {
+            let _ = std::fs::rename(&self.path, self.path.with_file_name(name));
+        }
+    }
+}
+
+fn app_log_dir(sandbox: &Path) -> PathBuf {
+    sandbox.join("app-logs")
+}
+
+/// The last lines a sandboxed app printed, and where its whole output is.
+pub fn output_tail(sandbox: &Path, program: &str, pid: u32) -> Option<(String, PathBuf)> {
+    let path = app_log_dir(sandbox).join(format!("{}-{pid}.log", basename(program)));
+    let text = std::fs::read_to_string(&path).ok()?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
+    Some((tail, path))
 }

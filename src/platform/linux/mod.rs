@@ -249,9 +249,10 @@ impl Platform for LinuxPlatform {
                 break (w.id, w.pid.unwrap_or(pid));
             }
             if !apps::group_alive(pid) {
-                return Err(PlatformError::Launch(format!(
-                    "`{}` (pid {pid}) exited before showing a window, and left no process behind",
-                    plan.program
+                return Err(PlatformError::Launch(launch_died(
+                    &plan.program,
+                    pid,
+                    &self.desktop,
                 )));
             }
             if Instant::now() >= deadline {
@@ -405,4 +406,26 @@ impl Platform for LinuxPlatform {
     async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
         self.atspi().await.ok()?.app_activity(pid).await
     }
+}
+
+/// Why a launch left no process: how the launched process ended and, in a sandbox, the last
+/// lines it printed.
+fn launch_died(program: &str, pid: u32, desktop: &DesktopEnv) -> String {
+    // Its process group is empty, so it was reaped: the reaper notes how a moment later.
+    let ended =
+        apps::how_it_ended(pid, Duration::from_millis(500)).unwrap_or_else(|| "exited".into());
+    let mut message = format!(
+        "`{program}` (pid {pid}) {ended} before showing a window, and left no process behind"
+    );
+    let output = desktop
+        .sandbox_dir
+        .as_deref()
+        .and_then(|dir| apps::output_tail(dir, program, pid));
+    if let Some((tail, path)) = output {
+        message.push_str(&format!(
+            "; its output ends {tail:?} (all of it: {})",
+            path.display()
+        ));
+    }
+    message
 }
