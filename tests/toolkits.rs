@@ -347,9 +347,37 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
             case.label,
             reply.map(|o| o.structured)
         );
+        let recommended = reply.as_ref().ok().and_then(|o| {
+            o.structured["escalation"]["recommended"]
+                .as_str()
+                .map(str::to_string)
+        });
         match (shown, claimed) {
             (true, true) => "works".into(),
             (true, false) => "works, unverified".into(),
+            // In a sandbox no person's focus can be stolen: take the escalation as `cua
+            // test` does, and show whether that route works.
+            (false, _) if recommended.as_deref() == Some("foreground") => {
+                args["delivery_mode"] = json!("foreground");
+                let seen = journal(journal_path).len();
+                let reply = h.call(case.tool, args);
+                let shown = journal_shows(journal_path, seen, case.shows);
+                let claimed = reply
+                    .as_ref()
+                    .is_ok_and(|o| o.structured["effect"] == "confirmed");
+                assert!(
+                    shown || !claimed,
+                    "{} / {} in the foreground: cua said `confirmed` but the journal shows no effect.\nreply: {:?}",
+                    fx.toolkit,
+                    case.label,
+                    reply.map(|o| o.structured),
+                );
+                match (shown, claimed) {
+                    (true, true) => "escalates; foreground works".into(),
+                    (true, false) => "escalates; foreground works, unverified".into(),
+                    (false, _) => "escalates; foreground fails too".into(),
+                }
+            }
             (false, _) => "escalates".into(),
         }
     })();
