@@ -269,6 +269,34 @@ fn find(state: &ToolOutput, role: &str, names: &str) -> Option<u64> {
     })
 }
 
+/// Calls the case's tool and reads the fixture's journal: the reply, whether the journal
+/// shows the effect, and whether cua claimed `confirmed` (which must never come without
+/// the effect). `how` names the delivery in a failure message.
+fn attempt(
+    h: &Harness,
+    fx: &Fixture,
+    journal_path: &Path,
+    case: &Case,
+    args: Value,
+    how: &str,
+) -> (Result<ToolOutput, cua::errors::ToolError>, bool, bool) {
+    let seen = journal(journal_path).len();
+    let reply = h.call(case.tool, args);
+    let shown = journal_shows(journal_path, seen, case.shows);
+    let claimed = reply
+        .as_ref()
+        .is_ok_and(|o| o.structured["effect"] == "confirmed");
+    assert!(
+        shown || !claimed,
+        "{} / {}{how}: cua said `confirmed` but the fixture's journal shows no effect.\nreply: {:?}\njournal: {:?}",
+        fx.toolkit,
+        case.label,
+        reply.as_ref().map(|o| &o.structured),
+        journal(journal_path)
+    );
+    (reply, shown, claimed)
+}
+
 fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
     let request = match fx.launch {
         Launch::Script(script, args) => json!({
@@ -314,20 +342,7 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
                 None => return "n/a".to_string(),
             }
         }
-        let seen = journal(journal_path).len();
-        let reply = h.call(case.tool, args.clone());
-        let shown = journal_shows(journal_path, seen, case.shows);
-        let claimed = reply
-            .as_ref()
-            .is_ok_and(|o| o.structured["effect"] == "confirmed");
-        assert!(
-            shown || !claimed,
-            "{} / {}: cua said `confirmed` but the fixture's journal shows no effect.\nreply: {:?}\njournal: {:?}",
-            fx.toolkit,
-            case.label,
-            reply.map(|o| o.structured),
-            journal(journal_path)
-        );
+        let (reply, shown, claimed) = attempt(h, fx, journal_path, case, args.clone(), "");
         // Observation must never take the app down.
         assert!(
             Path::new(&format!("/proc/{pid}")).exists(),
@@ -359,19 +374,8 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
             // test` does, and show whether that route works.
             (false, _) if recommended.as_deref() == Some("foreground") => {
                 args["delivery_mode"] = json!("foreground");
-                let seen = journal(journal_path).len();
-                let reply = h.call(case.tool, args);
-                let shown = journal_shows(journal_path, seen, case.shows);
-                let claimed = reply
-                    .as_ref()
-                    .is_ok_and(|o| o.structured["effect"] == "confirmed");
-                assert!(
-                    shown || !claimed,
-                    "{} / {} in the foreground: cua said `confirmed` but the journal shows no effect.\nreply: {:?}",
-                    fx.toolkit,
-                    case.label,
-                    reply.map(|o| o.structured),
-                );
+                let (_, shown, claimed) =
+                    attempt(h, fx, journal_path, case, args, " in the foreground");
                 match (shown, claimed) {
                     (true, true) => "escalates; foreground works".into(),
                     (true, false) => "escalates; foreground works, unverified".into(),
