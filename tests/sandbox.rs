@@ -195,3 +195,20 @@ fn apps_in_a_sandbox_write_only_inside_it() {
         }
     }
 }
+
+/// The pointer rests in the bottom-right corner, away from where windows open: a hovered
+/// widget shows a tooltip after a load-dependent delay, and a golden must not depend on it.
+#[test]
+fn a_new_sandbox_parks_the_pointer_in_the_bottom_right_corner() {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::ConnectionExt;
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 800,
+        height: 600,
+    })
+    .unwrap();
+    let (conn, screen) = x11rb::connect(Some(&sandbox.display_name())).unwrap();
+    let root = conn.setup().roots[screen].root;
+    let at = conn.query_pointer(root).unwrap().reply().unwrap();
+    assert_eq!((at.root_x, at.root_y), (799, 599));
+}
