@@ -53,6 +53,12 @@ class Fixture(Gtk.ApplicationWindow):
         reset = Gtk.Button(label="Reset")
         reset.connect("clicked", self.on_reset)
         grid.attach(reset, 1, 1, 1, 1)
+        # Right-clicking Options is journaled (a person's right-click on a widget).
+        options = Gtk.Button(label="Options")
+        right = Gtk.GestureClick(button=3)
+        right.connect("pressed", lambda *_: log("context-menu", widget="Options"))
+        options.add_controller(right)
+        grid.attach(options, 2, 1, 1, 1)
 
         feature = Gtk.CheckButton(label="Enable feature")
         feature.connect("toggled", lambda b: log("toggled", widget="Enable feature", active=b.get_active()))
@@ -92,12 +98,16 @@ class Fixture(Gtk.ApplicationWindow):
         amount.connect("value-changed", lambda s: log("value-changed", widget="Amount", value=s.get_value()))
         grid.attach(amount, 1, 7, 1, 1)
 
-        items = Gtk.ListBox()
+        # A single click selects a row, a double click activates it.
+        items = Gtk.ListBox(activate_on_single_click=False)
         for i in range(1, 51):
             items.append(Gtk.Label(label=f"Item {i}", xalign=0))
         items.connect(
             "row-selected",
             lambda _, row: row and log("selected", widget="Items", text=row.get_child().get_label()),
+        )
+        items.connect(
+            "row-activated", lambda _, row: log("activated", widget="Items", text=row.get_child().get_label())
         )
         scroller = named(Gtk.ScrolledWindow(child=items), "Items")
         scroller.set_size_request(-1, 90)

@@ -50,7 +50,7 @@ class Fixture(QtWidgets.QMainWindow):
         self.setCentralWidget(body)
 
         self.counter = QtWidgets.QLabel(self.counter_text())
-        grid.addWidget(self.counter, 0, 0, 1, 2)
+        grid.addWidget(self.counter, 0, 0, 1, 3)
 
         increment = QtWidgets.QPushButton("Increment")
         increment.clicked.connect(self.on_increment)
@@ -58,10 +58,15 @@ class Fixture(QtWidgets.QMainWindow):
         reset = QtWidgets.QPushButton("Reset")
         reset.clicked.connect(self.on_reset)
         grid.addWidget(reset, 1, 1)
+        # Right-clicking Options is journaled (a person's right-click on a widget).
+        options = QtWidgets.QPushButton("Options")
+        options.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        options.customContextMenuRequested.connect(lambda _: log("context-menu", widget="Options"))
+        grid.addWidget(options, 1, 2)
 
         feature = QtWidgets.QCheckBox("Enable feature")
         feature.toggled.connect(lambda on: log("toggled", widget="Enable feature", active=on))
-        grid.addWidget(feature, 2, 0, 1, 2)
+        grid.addWidget(feature, 2, 0, 1, 3)
 
         small = QtWidgets.QRadioButton("Small")
         large = QtWidgets.QRadioButton("Large")
@@ -73,17 +78,17 @@ class Fixture(QtWidgets.QMainWindow):
         entry = named(QtWidgets.QLineEdit(), "Name")
         entry.setPlaceholderText("Name")
         entry.textChanged.connect(lambda t: log("changed", widget="Name", text=t))
-        grid.addWidget(entry, 4, 0, 1, 2)
+        grid.addWidget(entry, 4, 0, 1, 3)
 
         notes = named(QtWidgets.QPlainTextEdit(), "Notes")
         notes.setFixedHeight(60)
         notes.textChanged.connect(lambda: log("changed", widget="Notes", text=notes.toPlainText()))
-        grid.addWidget(notes, 5, 0, 1, 2)
+        grid.addWidget(notes, 5, 0, 1, 3)
 
         size = named(QtWidgets.QComboBox(), "Size")
         size.addItems(["Left", "Center", "Right"])
         size.currentTextChanged.connect(lambda t: log("selected", widget="Size", text=t))
-        grid.addWidget(size, 6, 0, 1, 2)
+        grid.addWidget(size, 6, 0, 1, 3)
 
         level = named(QtWidgets.QSlider(Qt.Orientation.Horizontal), "Level")
         level.setRange(0, 100)
@@ -92,16 +97,17 @@ class Fixture(QtWidgets.QMainWindow):
         amount = named(QtWidgets.QSpinBox(), "Amount")
         amount.setRange(0, 100)
         amount.valueChanged.connect(lambda v: log("value-changed", widget="Amount", value=v))
-        grid.addWidget(amount, 7, 1)
+        grid.addWidget(amount, 7, 1, 1, 2)
 
         items = named(QtWidgets.QListWidget(), "Items")
         items.addItems([f"Item {i}" for i in range(1, 51)])
         items.setFixedHeight(90)
+        items.itemDoubleClicked.connect(lambda item: log("activated", widget="Items", text=item.text()))
         items.currentTextChanged.connect(lambda t: log("selected", widget="Items", text=t))
         items.verticalScrollBar().valueChanged.connect(
             lambda v: log("scrolled", widget="Items", value=v)
         )
-        grid.addWidget(items, 8, 0, 1, 2)
+        grid.addWidget(items, 8, 0, 1, 3)
 
     def counter_text(self):
         return f"{'Total' if VARIANT == 'relabel' else 'Count'}: {self.count}"

@@ -339,17 +339,18 @@ async fn expect_window_change(
 /// was seen to be too short for Chromium's text.
 const READ_BACK_MS: u64 = 1000;
 
-/// Why an element from a snapshot must not be acted on now, read from the live app: it is
-/// gone, disabled, or no longer shown (a closed menu's item, a page switched away).
-/// Such an action is refused, never retried by pixel.
-async fn live_refusal(platform: &dyn Platform, node: &AxNode) -> Option<ToolError> {
+/// Reads the element live before acting on it, and refuses it if it must not be acted on
+/// now: it is gone, disabled, or no longer shown (a closed menu's item, a page switched
+/// away). Such an action is refused, never retried by pixel. The reading it returns is the
+/// element's state just before the action (a toggle's expectation starts from it).
+async fn live_element(platform: &dyn Platform, node: &AxNode) -> Result<ElementReading, ToolError> {
     let live = platform
         .read_element(&node.handle)
         .await
         .ok()
         .filter(|r| !r.states.iter().any(|s| s == "defunct"));
     let Some(live) = live else {
-        return Some(ToolError::failed(format!(
+        return Err(ToolError::failed(format!(
             "{} is gone from the app; call get_window_state again",
             describe(node)
         )));
@@ -357,18 +358,18 @@ async fn live_refusal(platform: &dyn Platform, node: &AxNode) -> Option<ToolErro
     let has = |s: &str| live.states.iter().any(|x| x == s);
     let had = |s: &str| node.states.iter().any(|x| x == s);
     if (had("showing") && !has("showing")) || (had("visible") && !has("visible")) {
-        return Some(ToolError::Refused(format!(
+        return Err(ToolError::Refused(format!(
             "{} is no longer showing (its menu, popup or page closed since the snapshot); call get_window_state again",
             describe(node)
         )));
     }
     if has("visible") && !has("sensitive") && !has("enabled") {
-        return Some(ToolError::Refused(format!(
+        return Err(ToolError::Refused(format!(
             "{} is disabled (not sensitive): a person could not operate it either",
             describe(node)
         )));
     }
-    None
+    Ok(live)
 }
 
 /// Adds the element's value after the action (its text, or its number) to the result.
@@ -381,23 +382,26 @@ fn is_checked(states: &[String]) -> bool {
     states.iter().any(|s| s == "checked")
 }
 
-/// The checked state must flip from what it is now (read live: the snapshot may be old).
-async fn toggle_expectation(p: &dyn Platform, node: &AxNode) -> Expect {
-    let now = p
-        .read_element(&node.handle)
-        .await
-        .map(|e| is_checked(&e.states))
-        .unwrap_or(is_checked(&node.states));
+/// The checked state must flip from what it is now (`live`, read just before the action:
+/// the snapshot may be old).
+fn toggle_expectation(node: &AxNode, live: &ElementReading) -> Expect {
     Expect::StateChange {
         handle: node.handle.clone(),
         state: "checked",
-        before: now,
+        before: is_checked(&live.states),
     }
 }
 
-/// Adds the toggle's checked state after the click.
-async fn with_checked(p: &dyn Platform, outcome: Outcome, node: &AxNode) -> Outcome {
-    match p.read_element(&node.handle).await {
+/// Adds the toggle's checked state after the click: the flipped one when the read-back
+/// confirmed the flip (no second read), else what the element reads now.
+async fn with_checked(p: &dyn Platform, outcome: Outcome, expect: &Expect) -> Outcome {
+    let Expect::StateChange { handle, before, .. } = expect else {
+        return outcome;
+    };
+    if outcome.effect == Effect::Confirmed {
+        return outcome.with("checked", json!(!before));
+    }
+    match p.read_element(handle).await {
         Ok(e) => outcome.with("checked", json!(is_checked(&e.states))),
         Err(_) => outcome,
     }
@@ -837,11 +841,44 @@ fn delivery(mode: Option<Delivery>) -> Delivery {
     mode.unwrap_or(Delivery::Background)
 }
 
-/// Background synthetic events reach GTK3 (core events) and most X clients, not GTK4.
-async fn synthetic_caveat(platform: &dyn Platform, pid: u32) -> Option<(&'static str, String)> {
+/// What a background (synthetic, XSendEvent) input consists of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Synthetic {
+    Pointer,
+    Keys,
+}
+
+/// Whether a toolkit ignores synthetic events of that kind. GTK (3 and 4) reads the
+/// pointer through XInput2 and never sees core pointer events sent to its window, although
+/// GTK 3 still selects them: a background click at a point with no element, a drag or a
+/// wheel scroll did nothing there, while Qt, Chromium and Firefox took them (measured in
+/// tests/toolkits.rs, whose matrix fails when a route that does nothing is not called out,
+/// and when one that worked was). GTK 4 reads keys through XInput2 as well.
+/// `toolkit` is the app's AT-SPI toolkit name and version: "gtk 3.24.38" (GTK 3 spells it
+/// in lower case), "GTK 4.8.3", "Qt 5.15.8", "Chromium 1.0", "Gecko 153.7.0".
+fn ignores_synthetic(toolkit: &str, kind: Synthetic) -> bool {
+    let toolkit = toolkit.to_ascii_lowercase();
+    match kind {
+        Synthetic::Pointer => toolkit.starts_with("gtk "),
+        Synthetic::Keys => toolkit.starts_with("gtk 4"),
+    }
+}
+
+/// The escalation a background input of `kind` needs on this app: foreground, when its
+/// toolkit ignores synthetic events of that kind; none for other toolkits and for apps
+/// with no accessibility at all (X clients that read core events).
+async fn synthetic_caveat(
+    platform: &dyn Platform,
+    pid: u32,
+    kind: Synthetic,
+) -> Option<(&'static str, String)> {
     let toolkit = platform.toolkit(pid).await?;
-    toolkit.starts_with("GTK 4").then(|| {
-        ("foreground", format!("{toolkit} ignores synthetic X events; address an element, or use delivery_mode foreground"))
+    let what = match kind {
+        Synthetic::Pointer => "pointer",
+        Synthetic::Keys => "key",
+    };
+    ignores_synthetic(&toolkit, kind).then(|| {
+        ("foreground", format!("{toolkit} ignores synthetic {what} events (it reads XInput2); address an element, or use delivery_mode foreground"))
     })
 }
 
@@ -966,11 +1003,10 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
         _ => (None, None),
     };
     let window = target.window().clone();
-    if let Some(node) = &element {
-        if let Some(refusal) = live_refusal(p, node).await {
-            return Err(refusal);
-        }
-    }
+    let live = match &element {
+        Some(node) => Some(live_element(p, node).await?),
+        None => None,
+    };
     if act_on_element {
         if let Some(node) = &element {
             let requested = if index.is_some() {
@@ -980,10 +1016,9 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
             };
             if let Some(action) = pick_action(node, requested, preferred)? {
                 let toggled = is_toggle_click(node, r.kind);
-                let expect = if toggled {
-                    toggle_expectation(p, node).await
-                } else {
-                    expect_window_change(p, r.pid, &window, settle_ms).await
+                let expect = match &live {
+                    Some(live) if toggled => toggle_expectation(node, live),
+                    _ => expect_window_change(p, r.pid, &window, settle_ms).await,
                 };
                 let times = if r.kind == ClickKind::Click {
                     r.count
@@ -1017,7 +1052,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                 )
                 .await;
                 if toggled {
-                    outcome = with_checked(p, outcome, node).await;
+                    outcome = with_checked(p, outcome, &expect).await;
                 }
                 return Ok(outcome.into_output(Some(r.pid), Some(&window)));
             }
@@ -1048,9 +1083,9 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     // A toggle clicked by pointer (GTK 4 check boxes expose no action) implies its
     // checked state flips, read back like the action route's.
     let toggled = element.as_ref().filter(|n| is_toggle_click(n, r.kind));
-    let expect = match toggled {
-        Some(node) => toggle_expectation(p, node).await,
-        None => expect_window_change(p, r.pid, &window, settle_ms).await,
+    let expect = match (toggled, &live) {
+        (Some(node), Some(live)) => toggle_expectation(node, live),
+        _ => expect_window_change(p, r.pid, &window, settle_ms).await,
     };
     p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
         .await?;
@@ -1061,7 +1096,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
         outcome = outcome.with("element", element_json(index, node));
     }
     if mode == Delivery::Background {
-        outcome.escalation = synthetic_caveat(p, r.pid).await;
+        outcome.escalation = synthetic_caveat(p, r.pid, Synthetic::Pointer).await;
     }
     settle(
         p,
@@ -1071,8 +1106,8 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
         "foreground",
     )
     .await;
-    if let Some(node) = toggled {
-        outcome = with_checked(p, outcome, node).await;
+    if toggled.is_some() {
+        outcome = with_checked(p, outcome, &expect).await;
     }
     Ok(outcome.into_output(Some(r.pid), Some(&window)))
 }
@@ -1375,15 +1410,15 @@ impl ToolSpec for TypeText {
             }
             _ => {}
         }
-        if let Some(node) = &element {
-            if let Some(refusal) = live_refusal(p, node).await {
-                return Err(refusal);
-            }
-        }
+        // The live reading's text is the field's text before typing.
+        let text_before = match &element {
+            Some(node) => live_element(p, node).await?.text,
+            None => None,
+        };
         let chars = a.text.chars().count();
         if mode == Delivery::Background && !as_keys {
             if let Some(node) = &element {
-                let before = p.read_element(&node.handle).await.ok().and_then(|r| r.text);
+                let before = text_before;
                 let before_empty = before.as_deref().is_none_or(str::is_empty);
                 match p.insert_text(&node.handle, &a.text).await {
                     Ok(edit) => {
@@ -1466,7 +1501,7 @@ impl ToolSpec for TypeText {
             outcome = outcome.with("element", element_json(index, node));
         }
         if mode == Delivery::Background {
-            outcome.escalation = synthetic_caveat(p, a.pid).await;
+            outcome.escalation = synthetic_caveat(p, a.pid, Synthetic::Keys).await;
         }
         settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
@@ -1650,7 +1685,7 @@ async fn send_combo(
         outcome = outcome.with("element", element_json(*index, node));
     }
     if mode == Delivery::Background {
-        outcome.escalation = synthetic_caveat(p, pid).await;
+        outcome.escalation = synthetic_caveat(p, pid, Synthetic::Keys).await;
     }
     settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
     Ok(outcome.into_output(Some(pid), Some(&window)))
@@ -1861,9 +1896,7 @@ impl ToolSpec for SetValue {
         else {
             unreachable!()
         };
-        if let Some(refusal) = live_refusal(p, &node).await {
-            return Err(refusal);
-        }
+        live_element(p, &node).await?;
         let label = describe(&node);
         let base = |what: String, path| {
             Outcome::new(what, path).with("element", element_json(Some(index), &node))
@@ -2009,7 +2042,7 @@ impl ToolSpec for SetValue {
 
 /// Whether the app ignores synthetic key events (GTK 4 reads XInput2 only).
 async fn takes_no_synthetic_keys(p: &dyn Platform, pid: u32) -> bool {
-    synthetic_caveat(p, pid).await.is_some()
+    synthetic_caveat(p, pid, Synthetic::Keys).await.is_some()
 }
 
 /// Chooses option `pos` of a closed combo box as a person's keys would: the box takes the
@@ -2302,7 +2335,7 @@ impl ToolSpec for Scroll {
             path,
         );
         if mode == Delivery::Background {
-            outcome.escalation = synthetic_caveat(p, a.pid).await;
+            outcome.escalation = synthetic_caveat(p, a.pid, Synthetic::Pointer).await;
         }
         settle(p, &expect, wait, &mut outcome, "foreground").await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
@@ -2344,7 +2377,7 @@ pub struct Drag;
 impl ToolSpec for Drag {
     type Args = DragArgs;
     const NAME: &'static str = "drag";
-    const DESCRIPTION: &'static str = "Press, move in steps, and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events to the window (GTK3 and most X clients); foreground moves the real pointer and restores it.";
+    const DESCRIPTION: &'static str = "Press, move in steps, and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events to the window, which Qt, Chromium and Firefox take and GTK (reading XInput2) ignores: there the result recommends foreground, which moves the real pointer and restores it.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: DragArgs) -> Result<ToolOutput, ToolError> {
@@ -2431,7 +2464,7 @@ impl ToolSpec for Drag {
             .with("click_point", json!({ "x": fx, "y": fy }))
             .with("end_point", json!({ "x": tx, "y": ty }));
         if mode == Delivery::Background {
-            outcome.escalation = synthetic_caveat(p, a.pid).await;
+            outcome.escalation = synthetic_caveat(p, a.pid, Synthetic::Pointer).await;
         }
         settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
