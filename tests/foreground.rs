@@ -112,3 +112,124 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
         out.structured
     );
 }
+
+/// GTK 3 (with core device events, as `launch_app` starts it) takes synthetic pointer
+/// events only while the real pointer is over its window. With the pointer parked in the
+/// sandbox's corner, a background drag of the fixture's slider does nothing and says it
+/// needs the foreground; with the pointer over the window, the same background drag moves
+/// it, asks for nothing, and leaves the pointer where it was. Effects are read from the
+/// fixture's journal.
+#[test]
+fn gtk3_background_drag_works_only_under_the_real_pointer_and_says_so() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1280,
+        height: 800,
+    })
+    .expect("sandbox");
+    let journal_path = sandbox.dir().join("journal.jsonl");
+    let mut env = sandbox.desktop();
+    env.app_env = vec![(
+        "CUA_FIXTURE_JOURNAL".into(),
+        journal_path.to_string_lossy().into_owned(),
+    )];
+    let rt = runtime();
+    let ctx = ToolContext::for_desktop(env);
+    let registry = ToolRegistry::new();
+    let call = |tool: &str, args: Value| {
+        rt.block_on(registry.call(&ctx, tool, args.clone()))
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
+    };
+    let levels = || -> Vec<f64> {
+        std::fs::read_to_string(&journal_path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["event"] == "value-changed" && e["widget"] == "Level")
+            .filter_map(|e| e["value"].as_f64())
+            .collect()
+    };
+
+    let fixture = call(
+        "launch_app",
+        json!({ "path": format!("{}/harness/apps/fixture.py", env!("CARGO_MANIFEST_DIR")) }),
+    );
+    let app = common::App::launched(&fixture);
+    let bounds = &fixture.structured["windows"][0]["bounds"];
+    let state = call(
+        "get_window_state",
+        json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
+    );
+    let slider = state.structured["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["role"] == "slider" && e["name"] == "Level")
+        .cloned()
+        .expect("the Level slider");
+    let (x, y, w, h) = common::frame(&slider);
+    // From the knob (at 0, the left end) to the middle of the track.
+    let drag = json!({
+        "pid": app.pid, "window_id": app.window_id,
+        "from_x": x + 6, "from_y": y + h / 2, "to_x": x + w / 2, "to_y": y + h / 2,
+    });
+
+    let away = call("drag", drag.clone());
+    assert_eq!(
+        away.structured["escalation"]["recommended"], "foreground",
+        "{}",
+        away.structured
+    );
+    // The drag's events have all been handled once a later event is: the window's own
+    // key press, journaled by the fixture.
+    call("press_key", json!({ "pid": app.pid, "key": "x" }));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !std::fs::read_to_string(&journal_path)
+        .unwrap_or_default()
+        .contains("\"key-press\"")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the key press never arrived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(
+        levels().is_empty(),
+        "the drag moved the slider: {:?}",
+        levels()
+    );
+
+    // The pointer over the window (its counter label, no widget that reacts to it).
+    let over = (
+        bounds["x"].as_i64().unwrap() + w / 2,
+        bounds["y"].as_i64().unwrap() + 10,
+    );
+    call("move_cursor", json!({ "x": over.0, "y": over.1 }));
+    let under = call("drag", drag);
+    assert!(
+        under.structured["escalation"].is_null(),
+        "{}",
+        under.structured
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !levels().iter().any(|v| *v > 0.0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background drag under the pointer did not move the slider"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let pointer = rt.block_on(async {
+        ctx.platform()
+            .await
+            .unwrap()
+            .cursor_position()
+            .await
+            .unwrap()
+    });
+    assert_eq!(
+        pointer,
+        (over.0 as i32, over.1 as i32),
+        "the pointer stayed put"
+    );
+}

@@ -296,49 +296,12 @@ fn pixel_clicks_land_on_buttons_in_gtk3() {
     );
 }
 
+/// (A background drag on GTK 3 depends on where the real pointer is: tests/foreground.rs,
+/// which may move it.)
 #[test]
-fn drag_moves_a_gtk3_slider_and_scroll_moves_a_text_view() {
+fn scroll_moves_a_gtk3_text_view() {
     let s = Session::new();
     let wf = &desktop().widget_factory;
-    let state = s
-        .call(
-            "get_window_state",
-            json!({ "pid": wf.pid, "window_id": wf.window_id }),
-        )
-        .unwrap();
-    let slider = elements(&state)
-        .into_iter()
-        .find(|e| {
-            e["role"] == "slider"
-                && e["states"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|s| s == "horizontal")
-                && e["states"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|s| s == "sensitive")
-        })
-        .expect("a horizontal slider");
-    let index = slider["index"].as_u64().unwrap() as usize;
-    let before: f64 = slider["value"].as_str().unwrap().parse().unwrap();
-    let (x, y, w, h) = frame(&slider);
-    // Press on the knob: where the value puts it along the track.
-    let from_x = x + ((w as f64) * (before / 100.0)).round() as i64;
-    let out = s.act(
-        "drag",
-        json!({ "pid": wf.pid, "window_id": wf.window_id, "from_x": from_x.clamp(x + 8, x + w - 8), "from_y": y + h / 2, "to_x": x + 10, "to_y": y + h / 2, "duration_ms": 200, "steps": 10 }),
-    );
-    assert_eq!(out.structured["path"], "x11_event");
-    s.wait_tree(wf, "the slider moving", |st| {
-        elements(st)[index]["value"]
-            .as_str()
-            .and_then(|v| v.parse::<f64>().ok())
-            .is_some_and(|v| v < before)
-    });
-
     // Scroll the text view down by its scroll bar.
     let (text, _) = s.index_of(wf, |e| {
         e["role"] == "text" && e["value"].as_str().is_some_and(|v| v.starts_with("Lorem"))

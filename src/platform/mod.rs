@@ -306,6 +306,11 @@ pub trait Platform: Send + Sync {
     async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp>;
     async fn screen_size(&self) -> PlatformResult<(u32, u32)>;
     async fn cursor_position(&self) -> PlatformResult<(i32, i32)>;
+    /// Whether the real pointer is over this window, uncovered (GTK 3 takes synthetic
+    /// pointer events only then).
+    async fn pointer_over(&self, _window_id: u64) -> bool {
+        false
+    }
     /// The window's client area, correct even when other windows cover it.
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture>;
     /// The accessibility tree of `pid` scoped to `window`.

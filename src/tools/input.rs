@@ -844,23 +844,29 @@ fn delivery(mode: Option<Delivery>) -> Delivery {
 /// What a background (synthetic, XSendEvent) input consists of.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Synthetic {
-    Pointer,
+    /// Pointer events to this window.
+    Pointer(u64),
     Keys,
 }
 
-/// Whether a toolkit ignores synthetic events of that kind. GTK (3 and 4) reads the
-/// pointer through XInput2 and never sees core pointer events sent to its window, although
-/// GTK 3 still selects them: a background click at a point with no element, a drag or a
-/// wheel scroll did nothing there, while Qt, Chromium and Firefox took them (measured in
-/// tests/toolkits.rs, whose matrix fails when a route that does nothing is not called out,
-/// and when one that worked was). GTK 4 reads keys through XInput2 as well.
+/// Whether a toolkit ignores synthetic events of that kind, measured in tests/toolkits.rs
+/// (whose matrix fails when a route that does nothing is not called out, and when one
+/// that worked was) and tests/input.rs:
+/// - GTK 4 reads keys and pointer through XInput2 and ignores both.
+/// - GTK 3 (with the core device events `launch_app` asks for) takes synthetic keys, and
+///   synthetic pointer events only while the real pointer is over its window: with the
+///   pointer elsewhere a background click at a point with no element, a drag or a wheel
+///   scroll did nothing.
+/// - Qt, Chromium and Firefox take both, wherever the pointer is.
+///
 /// `toolkit` is the app's AT-SPI toolkit name and version: "gtk 3.24.38" (GTK 3 spells it
 /// in lower case), "GTK 4.8.3", "Qt 5.15.8", "Chromium 1.0", "Gecko 153.7.0".
-fn ignores_synthetic(toolkit: &str, kind: Synthetic) -> bool {
+fn ignores_synthetic(toolkit: &str, kind: Synthetic, pointer_over: bool) -> bool {
     let toolkit = toolkit.to_ascii_lowercase();
+    let gtk = |major: &str| toolkit.starts_with(&format!("gtk {major}."));
     match kind {
-        Synthetic::Pointer => toolkit.starts_with("gtk "),
-        Synthetic::Keys => toolkit.starts_with("gtk 4"),
+        Synthetic::Keys => gtk("4"),
+        Synthetic::Pointer(_) => gtk("4") || (gtk("3") && !pointer_over),
     }
 }
 
@@ -873,13 +879,28 @@ async fn synthetic_caveat(
     kind: Synthetic,
 ) -> Option<(&'static str, String)> {
     let toolkit = platform.toolkit(pid).await?;
-    let what = match kind {
-        Synthetic::Pointer => "pointer",
-        Synthetic::Keys => "key",
+    let pointer_over = match kind {
+        Synthetic::Pointer(window) => platform.pointer_over(window).await,
+        Synthetic::Keys => false,
     };
-    ignores_synthetic(&toolkit, kind).then(|| {
-        ("foreground", format!("{toolkit} ignores synthetic {what} events (it reads XInput2); address an element, or use delivery_mode foreground"))
-    })
+    if !ignores_synthetic(&toolkit, kind, pointer_over) {
+        return None;
+    }
+    let why = match kind {
+        Synthetic::Keys => format!("{toolkit} ignores synthetic key events (it reads XInput2)"),
+        Synthetic::Pointer(_) if toolkit.to_ascii_lowercase().starts_with("gtk 3.") => {
+            format!(
+                "{toolkit} ignores synthetic pointer events while the real pointer is not over its window"
+            )
+        }
+        Synthetic::Pointer(_) => {
+            format!("{toolkit} ignores synthetic pointer events (it reads XInput2)")
+        }
+    };
+    Some((
+        "foreground",
+        format!("{why}; address an element, or use delivery_mode foreground"),
+    ))
 }
 
 fn mods_down(mods: &[Modifier]) -> Vec<InputEvent> {
@@ -1096,7 +1117,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
         outcome = outcome.with("element", element_json(index, node));
     }
     if mode == Delivery::Background {
-        outcome.escalation = synthetic_caveat(p, r.pid, Synthetic::Pointer).await;
+        outcome.escalation = synthetic_caveat(p, r.pid, Synthetic::Pointer(window.window_id)).await;
     }
     settle(
         p,
@@ -2335,7 +2356,8 @@ impl ToolSpec for Scroll {
             path,
         );
         if mode == Delivery::Background {
-            outcome.escalation = synthetic_caveat(p, a.pid, Synthetic::Pointer).await;
+            outcome.escalation =
+                synthetic_caveat(p, a.pid, Synthetic::Pointer(window.window_id)).await;
         }
         settle(p, &expect, wait, &mut outcome, "foreground").await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
@@ -2377,7 +2399,7 @@ pub struct Drag;
 impl ToolSpec for Drag {
     type Args = DragArgs;
     const NAME: &'static str = "drag";
-    const DESCRIPTION: &'static str = "Press, move in steps, and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events to the window, which Qt, Chromium and Firefox take and GTK (reading XInput2) ignores: there the result recommends foreground, which moves the real pointer and restores it.";
+    const DESCRIPTION: &'static str = "Press, move in steps, and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events to the window, which Qt and the browsers take, GTK 3 only while the real pointer is over the window, and GTK 4 never: where they cannot land the result recommends foreground, which moves the real pointer and restores it.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: DragArgs) -> Result<ToolOutput, ToolError> {
@@ -2464,7 +2486,8 @@ impl ToolSpec for Drag {
             .with("click_point", json!({ "x": fx, "y": fy }))
             .with("end_point", json!({ "x": tx, "y": ty }));
         if mode == Delivery::Background {
-            outcome.escalation = synthetic_caveat(p, a.pid, Synthetic::Pointer).await;
+            outcome.escalation =
+                synthetic_caveat(p, a.pid, Synthetic::Pointer(window.window_id)).await;
         }
         settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
@@ -2509,5 +2532,24 @@ impl ToolSpec for MoveCursor {
             Effect::SuspectedNoop
         };
         Ok(outcome.into_output(None, None))
+    }
+}
+
+#[cfg(test)]
+mod synthetic_tests {
+    use super::{Synthetic, ignores_synthetic};
+
+    #[test]
+    fn gtk3_takes_synthetic_pointer_events_only_under_the_real_pointer() {
+        let pointer = Synthetic::Pointer(1);
+        assert!(ignores_synthetic("gtk 3.24.38", pointer, false));
+        assert!(!ignores_synthetic("gtk 3.24.38", pointer, true));
+        assert!(!ignores_synthetic("gtk 3.24.38", Synthetic::Keys, false));
+        assert!(ignores_synthetic("GTK 4.8.3", pointer, true));
+        assert!(ignores_synthetic("GTK 4.8.3", Synthetic::Keys, true));
+        for other in ["Qt 5.15.8", "Qt 6.4.2", "Chromium 1.0", "Gecko 153.7.0"] {
+            assert!(!ignores_synthetic(other, pointer, false), "{other}");
+            assert!(!ignores_synthetic(other, Synthetic::Keys, false), "{other}");
+        }
     }
 }

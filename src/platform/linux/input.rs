@@ -3,8 +3,9 @@
 //! first, and the previous active window and pointer are restored after).
 //!
 //! GTK3 accepts synthetic events only with core device events (`GDK_CORE_DEVICE_EVENTS=1`,
-//! which `launch_app` and the sandbox set); GTK4 requires XInput2 and ignores them, which is
-//! why element actions go through AT-SPI instead.
+//! which `launch_app` and the sandbox set), and pointer events only while the real pointer
+//! is over its window; GTK4 requires XInput2 and ignores them, which is why element actions
+//! go through AT-SPI instead (the input tools say which route can land: tools/input.rs).
 
 use std::time::{Duration, Instant};
 

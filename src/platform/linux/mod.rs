@@ -294,6 +294,10 @@ impl Platform for LinuxPlatform {
         self.x11.cursor_position()
     }
 
+    async fn pointer_over(&self, window_id: u64) -> bool {
+        self.x11.pointer_over(window_id as u32).unwrap_or(false)
+    }
+
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture> {
         let (capture, frame) = self.x11.capture(window_id as u32)?;
         if let Some(repaints) = self.repaints() {

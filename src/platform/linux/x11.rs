@@ -113,6 +113,30 @@ impl X11 {
         Ok((reply.root_x as i32, reply.root_y as i32))
     }
 
+    /// Whether the real pointer is over window `id` (or one of its subwindows) and no
+    /// other window covers it there: the chain of windows under the pointer, from the
+    /// root down, passes through `id`.
+    pub fn pointer_over(&self, id: u32) -> PlatformResult<bool> {
+        let mut window = self.root;
+        // A chain longer than this is a loop in a broken reply, not a window tree.
+        for _ in 0..64 {
+            let reply = self
+                .conn
+                .query_pointer(window)
+                .map_err(|e| x_err("query pointer", e))?
+                .reply()
+                .map_err(|e| x_err("query pointer", e))?;
+            if reply.child == x11rb::NONE {
+                return Ok(false);
+            }
+            if reply.child == id {
+                return Ok(true);
+            }
+            window = reply.child;
+        }
+        Ok(false)
+    }
+
     pub fn has_extension(&self, name: &'static str) -> bool {
         matches!(self.conn.extension_information(name), Ok(Some(_)))
     }
