@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::desktop;
+use common::{App, desktop};
 use serde_json::{Value, json};
 
 fn count_turns(dir: &Path) -> usize {
@@ -61,7 +61,16 @@ fn check_trajectory(dir: &Path) -> usize {
 #[test]
 fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
     let d = desktop();
-    let wf = d.widget_factory.clone();
+    // The GTK 3 fixture's check box: every click shows its effect at once, and the window
+    // is still between clicks (the widget factory's spinners never stop repainting, so
+    // each of its turns waited out the screenshot's bound).
+    let fixture = App::launched(
+        &common::call(
+            "launch_app",
+            json!({ "path": format!("{}/harness/apps/fixture.py", env!("CARGO_MANIFEST_DIR")) }),
+        )
+        .expect("the GTK 3 fixture starts"),
+    );
     let base = std::env::temp_dir().join(format!("cua-crash-{}", std::process::id()));
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut total = 0;
@@ -88,12 +97,12 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
         )
         .unwrap();
         assert!(started.is_ok(), "{:?}", started.err());
-        // A toggle button: every click shows an effect, so turns come as fast as recording
+        // A check box: every click shows an effect, so turns come as fast as recording
         // allows (an action without one waits out the 400 ms effect wait).
         let state = cua::daemon::call(
             &socket,
             "get_window_state",
-            &json!({ "pid": wf.pid, "window_id": wf.window_id, "include_screenshot": false }),
+            &json!({ "pid": fixture.pid, "window_id": fixture.window_id, "include_screenshot": false }),
         )
         .unwrap()
         .unwrap();
@@ -101,17 +110,18 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["role"] == "toggle_button" && e["name"] == "togglebutton")
-            .expect("the widget factory's toggle button")["index"]
+            .find(|e| e["role"] == "check_box" && e["name"] == "Enable feature")
+            .expect("the fixture's check box")["index"]
             .clone();
         let actor = {
             let socket = socket.clone();
+            let fixture = fixture.clone();
             std::thread::spawn(move || {
                 for _ in 0..50 {
                     let r = cua::daemon::call(
                         &socket,
                         "click",
-                        &json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": toggle }),
+                        &json!({ "pid": fixture.pid, "window_id": fixture.window_id, "element_index": toggle }),
                     );
                     if !matches!(r, Some(Ok(_))) {
                         break;

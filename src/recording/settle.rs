@@ -67,7 +67,14 @@ pub async fn settled_state(
         _ => by_polling(platform, pid, window, &effect).await,
     };
     let deadline = effect.action_started + QUIET_MAX;
-    let pixels = steady_pixels(platform.as_ref(), window.window_id, first, deadline).await;
+    let pixels = steady_pixels(
+        platform.as_ref(),
+        window.window_id,
+        first,
+        effect.action_started,
+        deadline,
+    )
+    .await;
     StateCapture { json, pixels }
 }
 
@@ -171,9 +178,11 @@ async fn steady_pixels(
     platform: &dyn Platform,
     window_id: u64,
     first: Frame,
+    action_started: Instant,
     deadline: Instant,
 ) -> Option<Capture> {
-    if let Some(last_repaint) = repaints_quiet(platform, window_id, deadline).await {
+    if let Some(last_repaint) = repaints_quiet(platform, window_id, action_started, deadline).await
+    {
         match first {
             Some((frame, taken)) if last_repaint < taken => return Some(frame),
             _ => return platform.capture_window(window_id).await.ok(),
@@ -206,11 +215,12 @@ async fn steady_pixels(
 async fn repaints_quiet(
     platform: &dyn Platform,
     window_id: u64,
+    action_started: Instant,
     deadline: Instant,
 ) -> Option<Instant> {
     loop {
         let last = platform.last_repaint(window_id).await?;
-        let quiet_at = last.at + repaint_quiet_gap(last);
+        let quiet_at = last.at + repaint_quiet_gap(last, action_started);
         if Instant::now() >= quiet_at {
             return Some(last.at);
         }
@@ -222,9 +232,17 @@ async fn repaints_quiet(
 }
 
 /// How long a window must go without repainting to count as still: QUIET_GAP, or a few of
-/// its animation's frame intervals when it was animating, bounded.
-fn repaint_quiet_gap(last: Repaint) -> Duration {
+/// its animation's frame intervals when it was animating, bounded. Only frames since the
+/// action began make an animation: a single repaint showing the effect, close to the one
+/// that showed the previous turn's, is no animation (taken as one, every back-to-back
+/// recorded click of the GTK 3 fixture waited 200 ms).
+fn repaint_quiet_gap(last: Repaint, action_started: Instant) -> Duration {
     last.cadence
+        .filter(|frame| {
+            last.at
+                .checked_sub(*frame)
+                .is_some_and(|before| before >= action_started)
+        })
         .map(|frame| (frame * REPAINT_QUIET_FRAMES).clamp(QUIET_GAP, REPAINT_QUIET_MAX))
         .unwrap_or(QUIET_GAP)
 }
@@ -235,8 +253,9 @@ mod tests {
 
     #[test]
     fn an_animating_window_waits_a_few_of_its_frames_and_a_still_one_the_short_gap() {
-        let at = Instant::now();
-        let gap = |cadence| repaint_quiet_gap(Repaint { at, cadence });
+        let action_started = Instant::now();
+        let at = action_started + Duration::from_millis(500);
+        let gap = |cadence| repaint_quiet_gap(Repaint { at, cadence }, action_started);
         assert_eq!(gap(None), QUIET_GAP);
         assert_eq!(gap(Some(Duration::from_millis(2))), QUIET_GAP);
         assert_eq!(
@@ -244,5 +263,11 @@ mod tests {
             Duration::from_millis(120)
         );
         assert_eq!(gap(Some(Duration::from_millis(240))), REPAINT_QUIET_MAX);
+        // The frame before this one came before the action: one repaint, no animation.
+        let first = Repaint {
+            at: action_started + Duration::from_millis(10),
+            cadence: Some(Duration::from_millis(200)),
+        };
+        assert_eq!(repaint_quiet_gap(first, action_started), QUIET_GAP);
     }
 }
