@@ -97,7 +97,7 @@ impl Family {
     /// otherwise each launch gets a fresh one under `scratch` (the sandbox's folder).
     pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
         match self {
-            Family::Chromium => Ok(chromium_flags(user_args, scratch)),
+            Family::Chromium => chromium_flags(user_args, scratch),
             Family::Firefox => firefox_flags(user_args, scratch),
             // The splash is a window of its own, shown first; restoring documents from an
             // earlier crash would open dialogs.
@@ -117,7 +117,13 @@ fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
     ))
 }
 
-fn chromium_flags(user_args: &[String], scratch: &Path) -> Vec<String> {
+/// Preferences of a Chromium profile made for cua, in its `Local State` and its default
+/// profile's `Preferences` (Chromium reads this one from either, by version): a tab's
+/// accessible name without the memory figure its hover card shows ("… - Memory usage -
+/// 24.1 MB"), which came and went between runs and changed every few seconds.
+const CHROMIUM_PREFS: &str = r#"{"browser":{"hovercard":{"memory_usage_enabled":false}}}"#;
+
+fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
     let mut flags = vec![
         "--force-renderer-accessibility".to_string(),
         "--no-first-run".into(),
@@ -135,9 +141,15 @@ fn chromium_flags(user_args: &[String], scratch: &Path) -> Vec<String> {
     }
     if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
         let dir = fresh_dir(scratch, "chromium");
+        std::fs::create_dir_all(dir.join("Default"))
+            .and_then(|()| std::fs::write(dir.join("Local State"), CHROMIUM_PREFS))
+            .and_then(|()| std::fs::write(dir.join("Default/Preferences"), CHROMIUM_PREFS))
+            .map_err(|e| {
+                PlatformError::Launch(format!("Chromium profile in {}: {e}", dir.display()))
+            })?;
         flags.push(format!("--user-data-dir={}", dir.display()));
     }
-    flags
+    Ok(flags)
 }
 
 /// Firefox exports its accessibility tree whenever the AT-SPI bus is enabled (a cua
@@ -180,6 +192,28 @@ mod tests {
         assert_eq!(Family::of("firefox"), Some(Family::Firefox));
         assert_eq!(Family::of("/usr/bin/localc"), Some(Family::LibreOffice));
         assert_eq!(Family::of("/usr/bin/mousepad"), None);
+    }
+
+    #[test]
+    fn chromium_gets_a_fresh_profile_without_memory_figures_unless_one_is_chosen() {
+        let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
+        let flags = Family::Chromium.flags(&[], &scratch).unwrap();
+        let dir = flags
+            .iter()
+            .find_map(|f| f.strip_prefix("--user-data-dir="))
+            .map(PathBuf::from)
+            .expect("a fresh user data dir");
+        assert!(dir.starts_with(&scratch));
+        for file in ["Local State", "Default/Preferences"] {
+            let prefs: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+            assert_eq!(prefs["browser"]["hovercard"]["memory_usage_enabled"], false);
+        }
+        let chosen = Family::Chromium
+            .flags(&["--user-data-dir=/tmp/mine".into()], &scratch)
+            .unwrap();
+        assert!(!chosen.iter().any(|f| f.starts_with("--user-data-dir=")));
+        std::fs::remove_dir_all(&scratch).unwrap();
     }
 
     #[test]
