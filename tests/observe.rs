@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Image, Session, call, desktop, elements, frame, window_state};
+use common::{App, Image, Session, call, desktop, elements, frame, window_state};
 use serde_json::json;
 
 #[test]
@@ -475,5 +475,61 @@ fn libreoffice_calc_launches_through_its_launcher_and_shows_its_cells_by_index()
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
         nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
+/// An open menu is a window of its own (override-redirect, over the app's window): the
+/// screenshot shows it as a person sees it. Where the tree puts the open menu's item, the
+/// screenshot changes when the menu opens, and the item's text (dark pixels) is there.
+#[test]
+fn an_open_menu_is_in_the_window_screenshot() {
+    let s = Session::new();
+    let app = App::launched(
+        &s.call(
+            "launch_app",
+            json!({
+                "path": format!("{}/harness/apps/fixture_qt.py", env!("CARGO_MANIFEST_DIR")),
+                "creates_new_application_instance": true,
+            }),
+        )
+        .unwrap(),
+    );
+    let at = json!({ "pid": app.pid, "window_id": app.window_id });
+    let read = || {
+        let state = s.call("get_window_state", at.clone()).unwrap();
+        let image = Image::decode(&state.image.as_ref().unwrap().data);
+        (state, image)
+    };
+    let menu_item = |state: &cua::tools::ToolOutput, name: &str| {
+        elements(state)
+            .into_iter()
+            .find(|e| e["role"] == "menu_item" && e["name"] == name)
+    };
+    let (state, closed) = read();
+    let file = menu_item(&state, "File").expect("the File menu")["index"].clone();
+    let mut open = at.clone();
+    open["element_index"] = file;
+    open["settle_ms"] = json!(1500);
+    s.call("click", open).unwrap();
+    let (state, opened) = read();
+    let hello = menu_item(&state, "Say hello").expect("the open menu's item");
+    let (x, y, w, h) = frame(&hello);
+    let mut changed = 0;
+    let mut dark = 0;
+    for py in y..y + h {
+        for px in x..x + w {
+            let now = opened.pixel(px, py);
+            changed += usize::from(now != closed.pixel(px, py));
+            dark += usize::from(now.iter().all(|c| *c < 100));
+        }
+    }
+    let area = (w * h) as usize;
+    assert!(
+        changed * 2 > area,
+        "only {changed} of {area} pixels under the open menu's item changed"
+    );
+    assert!(
+        dark > 20,
+        "no text under the open menu's item ({dark} dark pixels)"
     );
 }

@@ -160,7 +160,7 @@ pub struct GetWindowState;
 impl ToolSpec for GetWindowState {
     type Args = GetWindowStateArgs;
     const NAME: &'static str = "get_window_state";
-    const DESCRIPTION: &'static str = "Walk the app's accessibility tree scoped to one window and return tree_markdown, where every actionable element is tagged with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`), elements[] (index, role, name, value, states, actions, frame in window-local screenshot pixels), element_count, snapshot_id, and the window's screenshot (PNG; width, height, scale). Element indices refer to this snapshot: call get_window_state again before acting by index after anything changed. window_id must belong to pid; there is never a fallback to another window. degraded: true (with degraded_reason) means nothing actionable was found: act by pixel on the screenshot.";
+    const DESCRIPTION: &'static str = "Walk the app's accessibility tree scoped to one window and return tree_markdown, where every actionable element is tagged with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`), elements[] (index, role, name, value, states, actions, frame in window-local screenshot pixels), element_count, snapshot_id, and the window's screenshot (PNG; width, height, scale), with its open menus and popups over it. Element indices refer to this snapshot: call get_window_state again before acting by index after anything changed. window_id must belong to pid; there is never a fallback to another window. degraded: true (with degraded_reason) means nothing actionable was found: act by pixel on the screenshot.";
     const READ_ONLY: bool = true;
 
     async fn run(

@@ -7,6 +7,7 @@ mod damage;
 mod events;
 mod families;
 mod input;
+mod popups;
 pub mod x11;
 
 use std::time::{Duration, Instant};

@@ -398,8 +398,9 @@ impl X11 {
         Ok(())
     }
 
-    /// The window's client area as RGBA, and the top-level frame it was read from (the
-    /// window whose repaints say the capture went stale).
+    /// The window's client area as RGBA, with its open menus and popups over it
+    /// (`popups.rs`), and the top-level frame it was read from (the window whose repaints
+    /// say the capture went stale).
     pub fn capture(&self, id: Window) -> PlatformResult<(Capture, Window)> {
         let bounds = self.client_bounds(id)?;
         if bounds.is_empty() {
@@ -412,30 +413,66 @@ impl X11 {
             .map_err(|e| x_err("translate", e))?
             .reply()
             .map_err(|_| PlatformError::NoSuchWindow(id as u64))?;
-        let capture = match self.capture_from_pixmap(frame, offset.dst_x, offset.dst_y, &bounds) {
+        let capture = match self.capture_from_pixmap(id, frame, offset.dst_x, offset.dst_y, &bounds)
+        {
             Ok(c) => Ok(c),
             Err(_) if !self.redirected_here.swap(true, Ordering::SeqCst) => {
                 // Nobody holds a redirect on this display: take one and give the server
                 // time to paint into the new off-screen storage.
                 self.redirect_subwindows()?;
                 std::thread::sleep(Duration::from_millis(350));
-                self.capture_from_pixmap(frame, offset.dst_x, offset.dst_y, &bounds)
+                self.capture_from_pixmap(id, frame, offset.dst_x, offset.dst_y, &bounds)
             }
             Err(e) => Err(e),
         };
         Ok((capture?, frame))
     }
 
+    /// The client area `bounds` of window `id`, read from its frame's off-screen storage at
+    /// (`x`, `y`), with its open popups painted over it.
     fn capture_from_pixmap(
         &self,
+        id: Window,
         frame: Window,
         x: i16,
         y: i16,
         bounds: &Rect,
     ) -> PlatformResult<Capture> {
+        let (w, h) = (bounds.width as u32, bounds.height as u32);
+        let image = self.read_window_pixels(frame, x, y, w, h)?;
+        if image.depth < 24 {
+            return Err(PlatformError::Capture(format!(
+                "unsupported window depth {}",
+                image.depth
+            )));
+        }
+        let mut rgba = Vec::with_capacity((w * h * 4) as usize);
+        for px in image.bgrx.chunks_exact(4) {
+            // ZPixmap on a little-endian 24/32-bit TrueColor visual is B, G, R, X.
+            rgba.extend_from_slice(&[px[2], px[1], px[0], 255]);
+        }
+        let mut capture = Capture {
+            width: w,
+            height: h,
+            rgba,
+        };
+        self.paint_popups(frame, id, bounds, &mut capture);
+        Ok(capture)
+    }
+
+    /// A rectangle of a redirected window's off-screen pixels, as the server stores them
+    /// (B, G, R, X or A per pixel).
+    pub(super) fn read_window_pixels(
+        &self,
+        window: Window,
+        x: i16,
+        y: i16,
+        width: u32,
+        height: u32,
+    ) -> PlatformResult<WindowPixels> {
         let pixmap = self.conn.generate_id().map_err(|e| x_err("id", e))?;
         self.conn
-            .composite_name_window_pixmap(frame, pixmap)
+            .composite_name_window_pixmap(window, pixmap)
             .map_err(|e| x_err("name pixmap", e))?
             .check()
             .map_err(|e| PlatformError::Capture(format!("window is not redirected: {e}")))?;
@@ -446,8 +483,8 @@ impl X11 {
                 pixmap,
                 x,
                 y,
-                bounds.width as u16,
-                bounds.height as u16,
+                width as u16,
+                height as u16,
                 !0,
             )
             .map_err(|e| x_err("get image", e))
@@ -457,32 +494,26 @@ impl X11 {
             });
         let _ = self.conn.free_pixmap(pixmap);
         let _ = self.conn.flush();
-        let image = image?;
-        if image.depth < 24 {
+        let mut image = image?;
+        let expected = (width * height * 4) as usize;
+        if image.depth >= 24 && image.data.len() < expected {
             return Err(PlatformError::Capture(format!(
-                "unsupported window depth {}",
-                image.depth
-            )));
-        }
-        let (w, h) = (bounds.width as u32, bounds.height as u32);
-        let expected = (w * h * 4) as usize;
-        if image.data.len() < expected {
-            return Err(PlatformError::Capture(format!(
-                "short image: {} bytes for {w}x{h}",
+                "short image: {} bytes for {width}x{height}",
                 image.data.len()
             )));
         }
-        let mut rgba = Vec::with_capacity(expected);
-        for px in image.data[..expected].chunks_exact(4) {
-            // ZPixmap on a little-endian 24/32-bit TrueColor visual is B, G, R, X.
-            rgba.extend_from_slice(&[px[2], px[1], px[0], 255]);
-        }
-        Ok(Capture {
-            width: w,
-            height: h,
-            rgba,
+        image.data.truncate(expected);
+        Ok(WindowPixels {
+            depth: image.depth,
+            bgrx: image.data,
         })
     }
+}
+
+/// What [`X11::read_window_pixels`] read.
+pub(super) struct WindowPixels {
+    pub(super) depth: u8,
+    pub(super) bgrx: Vec<u8>,
 }
 
 fn intern_atoms(conn: &RustConnection) -> PlatformResult<Atoms> {
