@@ -1,5 +1,5 @@
 //! The cross-toolkit conformance matrix. The same small form, written once per toolkit as
-//! a fixture under `harness/apps/` (GTK 3: fixture.py; GTK 4: fixture_gtk4.py; Qt 5 and
+//! a fixture under `harness/apps/` (GTK 3: fixture_gtk3.py; GTK 4: fixture_gtk4.py; Qt 5 and
 //! Qt 6: fixture_qt.py; Chromium and Firefox: fixture.html, served by fixture_web.py),
 //! journals every event it receives. Every input tool is driven on every fixture in
 //! background mode and its effect is read from the fixture's own journal, never from
@@ -40,7 +40,7 @@ enum Launch {
 const FIXTURES: &[Fixture] = &[
     Fixture {
         toolkit: "GTK 3",
-        launch: Launch::Script("harness/apps/fixture.py", &[]),
+        launch: Launch::Script("harness/apps/fixture_gtk3.py", &[]),
     },
     Fixture {
         toolkit: "GTK 4",

@@ -1375,15 +1375,64 @@ impl Atspi {
     }
 
     /// Names of the options that say they are selected.
+    /// The options shown as chosen: those in the `selected` state, else what the box's own
+    /// Selection interface names (a GTK 3 combo box marks no item, and one with a name of
+    /// its own does not show the choice as its name either).
     pub async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
-        Ok(self
-            .options(handle)
-            .await?
+        let options = self.options(handle).await?;
+        let marked: Vec<String> = options
             .items
-            .into_iter()
+            .iter()
             .filter(|o| o.states.contains(State::Selected))
-            .map(|o| o.name)
-            .collect())
+            .map(|o| o.name.clone())
+            .collect();
+        if !marked.is_empty() {
+            return Ok(marked);
+        }
+        Ok(self.selected_by_interface(&options.owner).await)
+    }
+
+    /// The names of the children a Selection interface says are selected (none when the
+    /// element has no such interface).
+    async fn selected_by_interface(&self, container: &NodeRef) -> Vec<String> {
+        const SELECTION: &str = "org.a11y.atspi.Selection";
+        let has = self
+            .interfaces(container)
+            .await
+            .is_ok_and(|i| i.contains(Interface::Selection));
+        if !has {
+            return Vec::new();
+        }
+        let count: i32 = self
+            .property(
+                &container.bus,
+                &container.path,
+                SELECTION,
+                "NSelectedChildren",
+            )
+            .await
+            .unwrap_or(0);
+        let mut names = Vec::new();
+        for i in 0..count.clamp(0, MAX_MANAGED_CHILDREN as i32) {
+            let child: Option<(String, zbus::zvariant::OwnedObjectPath)> = self
+                .call(
+                    &container.bus,
+                    &container.path,
+                    SELECTION,
+                    "GetSelectedChild",
+                    &(i,),
+                )
+                .await
+                .ok();
+            let Some((bus, path)) = child else { continue };
+            if let Ok(name) = self
+                .property::<String>(&bus, path.as_str(), "org.a11y.atspi.Accessible", "Name")
+                .await
+            {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// Selects an option through the element's Selection interface (GTK 4 drop-downs,
