@@ -19,7 +19,35 @@ gi.require_version("Gtk", "3.0")
 from gi.repository import Gtk  # noqa: E402
 
 
-class Fixture(Gtk.Window):
+class Counting(Gtk.Window):
+    """A GTK 3 window with a counter label (`self.counter`), the Increment and Reset
+    handlers, and its key presses and closing journaled (fixture_gtk3.py shares it)."""
+
+    def counter_text(self):
+        return f"{'Total' if VARIANT == 'relabel' else 'Count'}: {self.count}"
+
+    def on_increment(self, _button):
+        self.count += 1
+        self.counter.set_text(self.counter_text())
+        log("clicked", widget="Increment", count=self.count)
+
+    def on_reset(self, _button):
+        self.count = 0
+        self.counter.set_text(self.counter_text())
+        log("clicked", widget="Reset", count=self.count)
+
+    def on_key(self, _window, event):
+        from gi.repository import Gdk
+
+        log("key-press", key=Gdk.keyval_name(event.keyval))
+        return False
+
+    def on_quit(self, _window):
+        log("quit")
+        Gtk.main_quit()
+
+
+class Fixture(Counting):
     def __init__(self):
         super().__init__(title="cua fixture")
         self.set_default_size(420, 260)
@@ -61,28 +89,6 @@ class Fixture(Gtk.Window):
         self.connect("button-press-event", lambda w, e: log("button-press", button=e.button, x=round(e.x), y=round(e.y)))
         self.connect("destroy", self.on_quit)
 
-    def counter_text(self):
-        return f"{'Total' if VARIANT == 'relabel' else 'Count'}: {self.count}"
-
-    def on_increment(self, _button):
-        self.count += 1
-        self.counter.set_text(self.counter_text())
-        log("clicked", widget="Increment", count=self.count)
-
-    def on_reset(self, _button):
-        self.count = 0
-        self.counter.set_text(self.counter_text())
-        log("clicked", widget="Reset", count=self.count)
-
-    def on_key(self, _window, event):
-        from gi.repository import Gdk
-
-        log("key-press", key=Gdk.keyval_name(event.keyval))
-        return False
-
-    def on_quit(self, _window):
-        log("quit")
-        Gtk.main_quit()
 
 
 def main():

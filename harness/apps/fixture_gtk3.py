@@ -16,7 +16,9 @@ import gi
 
 gi.require_version("Gtk", "3.0")
 gi.require_version("Gdk", "3.0")
-from gi.repository import Gdk, Gtk  # noqa: E402
+from gi.repository import Gtk  # noqa: E402
+
+from fixture import Counting  # noqa: E402  harness/apps/fixture.py: counter and journaled keys
 
 
 def named(widget, name):
@@ -24,7 +26,7 @@ def named(widget, name):
     return widget
 
 
-class Fixture(Gtk.Window):
+class Fixture(Counting):
     def __init__(self):
         super().__init__(title="cua fixture gtk3")
         self.set_default_size(420, 560)
@@ -127,26 +129,6 @@ class Fixture(Gtk.Window):
         self.connect("key-press-event", self.on_key)
         self.connect("destroy", self.on_quit)
 
-    def counter_text(self):
-        return f"{'Total' if VARIANT == 'relabel' else 'Count'}: {self.count}"
-
-    def on_increment(self, _button):
-        self.count += 1
-        self.counter.set_text(self.counter_text())
-        log("clicked", widget="Increment", count=self.count)
-
-    def on_reset(self, _button):
-        self.count = 0
-        self.counter.set_text(self.counter_text())
-        log("clicked", widget="Reset", count=self.count)
-
-    def on_key(self, _window, event):
-        log("key-press", key=Gdk.keyval_name(event.keyval))
-        return False
-
-    def on_quit(self, _window):
-        log("quit")
-        Gtk.main_quit()
 
 
 def main():

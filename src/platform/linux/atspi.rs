@@ -1413,7 +1413,7 @@ impl Atspi {
             .await
             .unwrap_or(0);
         let mut names = Vec::new();
-        for i in 0..count.clamp(0, MAX_MANAGED_CHILDREN as i32) {
+        for i in 0..count.clamp(0, MAX_MANAGED_CHILDREN) {
             let child: Option<(String, zbus::zvariant::OwnedObjectPath)> = self
                 .call(
                     &container.bus,
