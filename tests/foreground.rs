@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::runtime;
+use common::{journal, runtime};
 use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
@@ -140,10 +140,8 @@ fn gtk3_background_drag_works_only_under_the_real_pointer_and_says_so() {
             .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
     };
     let levels = || -> Vec<f64> {
-        std::fs::read_to_string(&journal_path)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        journal(&journal_path)
+            .iter()
             .filter(|e| e["event"] == "value-changed" && e["widget"] == "Level")
             .filter_map(|e| e["value"].as_f64())
             .collect()
@@ -183,9 +181,9 @@ fn gtk3_background_drag_works_only_under_the_real_pointer_and_says_so() {
     // key press, journaled by the fixture.
     call("press_key", json!({ "pid": app.pid, "key": "x" }));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !std::fs::read_to_string(&journal_path)
-        .unwrap_or_default()
-        .contains("\"key-press\"")
+    while !journal(&journal_path)
+        .iter()
+        .any(|e| e["event"] == "key-press")
     {
         assert!(
             std::time::Instant::now() < deadline,

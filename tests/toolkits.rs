@@ -17,9 +17,12 @@
 //! so the docs come from this test's output. Observation is also checked never to crash
 //! an app (Qt crashed on `Properties.GetAll` of its root).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::journal;
 use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
@@ -263,14 +266,6 @@ const CASES: &[Case] = &[
 
 fn project() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn journal(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }
 
 /// Waits (bounded) for an event after the first `seen` ones that satisfies `shows`.

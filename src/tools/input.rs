@@ -849,24 +849,35 @@ enum Synthetic {
     Keys,
 }
 
-/// Whether a toolkit ignores synthetic events of that kind, measured in tests/toolkits.rs
-/// (whose matrix fails when a route that does nothing is not called out, and when one
-/// that worked was) and tests/input.rs:
+/// Why a toolkit ignores synthetic events of that kind, if it does; measured in
+/// tests/toolkits.rs (whose matrix fails when a route that does nothing is not called out,
+/// and when one that worked was) and tests/foreground.rs:
 /// - GTK 4 reads keys and pointer through XInput2 and ignores both.
 /// - GTK 3 (with the core device events `launch_app` asks for) takes synthetic keys, and
 ///   synthetic pointer events only while the real pointer is over its window: with the
 ///   pointer elsewhere a background click at a point with no element, a drag or a wheel
-///   scroll did nothing.
+///   scroll did nothing. `pointer_over` is asked only then (an X round trip per window
+///   level under the pointer).
 /// - Qt, Chromium and Firefox take both, wherever the pointer is.
 ///
 /// `toolkit` is the app's AT-SPI toolkit name and version: "gtk 3.24.38" (GTK 3 spells it
 /// in lower case), "GTK 4.8.3", "Qt 5.15.8", "Chromium 1.0", "Gecko 153.7.0".
-fn ignores_synthetic(toolkit: &str, kind: Synthetic, pointer_over: bool) -> bool {
+async fn ignores_synthetic(
+    toolkit: &str,
+    kind: Synthetic,
+    pointer_over: impl std::future::Future<Output = bool>,
+) -> Option<&'static str> {
     let toolkit = toolkit.to_ascii_lowercase();
     let gtk = |major: &str| toolkit.starts_with(&format!("gtk {major}."));
     match kind {
-        Synthetic::Keys => gtk("4"),
-        Synthetic::Pointer(_) => gtk("4") || (gtk("3") && !pointer_over),
+        Synthetic::Keys if gtk("4") => Some("ignores synthetic key events (it reads XInput2)"),
+        Synthetic::Pointer(_) if gtk("4") => {
+            Some("ignores synthetic pointer events (it reads XInput2)")
+        }
+        Synthetic::Pointer(_) if gtk("3") && !pointer_over.await => {
+            Some("ignores synthetic pointer events while the real pointer is not over its window")
+        }
+        _ => None,
     }
 }
 
@@ -879,27 +890,16 @@ async fn synthetic_caveat(
     kind: Synthetic,
 ) -> Option<(&'static str, String)> {
     let toolkit = platform.toolkit(pid).await?;
-    let pointer_over = match kind {
-        Synthetic::Pointer(window) => platform.pointer_over(window).await,
-        Synthetic::Keys => false,
-    };
-    if !ignores_synthetic(&toolkit, kind, pointer_over) {
-        return None;
-    }
-    let why = match kind {
-        Synthetic::Keys => format!("{toolkit} ignores synthetic key events (it reads XInput2)"),
-        Synthetic::Pointer(_) if toolkit.to_ascii_lowercase().starts_with("gtk 3.") => {
-            format!(
-                "{toolkit} ignores synthetic pointer events while the real pointer is not over its window"
-            )
-        }
-        Synthetic::Pointer(_) => {
-            format!("{toolkit} ignores synthetic pointer events (it reads XInput2)")
+    let pointer_over = async {
+        match kind {
+            Synthetic::Pointer(window) => platform.pointer_over(window).await,
+            Synthetic::Keys => false,
         }
     };
+    let why = ignores_synthetic(&toolkit, kind, pointer_over).await?;
     Some((
         "foreground",
-        format!("{why}; address an element, or use delivery_mode foreground"),
+        format!("{toolkit} {why}; address an element, or use delivery_mode foreground"),
     ))
 }
 
@@ -2541,15 +2541,22 @@ mod synthetic_tests {
 
     #[test]
     fn gtk3_takes_synthetic_pointer_events_only_under_the_real_pointer() {
+        let ignores =
+            |toolkit: &str, kind, pointer_over: bool| {
+                futures::executor::block_on(ignores_synthetic(toolkit, kind, async move {
+                    pointer_over
+                }))
+                .is_some()
+            };
         let pointer = Synthetic::Pointer(1);
-        assert!(ignores_synthetic("gtk 3.24.38", pointer, false));
-        assert!(!ignores_synthetic("gtk 3.24.38", pointer, true));
-        assert!(!ignores_synthetic("gtk 3.24.38", Synthetic::Keys, false));
-        assert!(ignores_synthetic("GTK 4.8.3", pointer, true));
-        assert!(ignores_synthetic("GTK 4.8.3", Synthetic::Keys, true));
+        assert!(ignores("gtk 3.24.38", pointer, false));
+        assert!(!ignores("gtk 3.24.38", pointer, true));
+        assert!(!ignores("gtk 3.24.38", Synthetic::Keys, false));
+        assert!(ignores("GTK 4.8.3", pointer, true));
+        assert!(ignores("GTK 4.8.3", Synthetic::Keys, true));
         for other in ["Qt 5.15.8", "Qt 6.4.2", "Chromium 1.0", "Gecko 153.7.0"] {
-            assert!(!ignores_synthetic(other, pointer, false), "{other}");
-            assert!(!ignores_synthetic(other, Synthetic::Keys, false), "{other}");
+            assert!(!ignores(other, pointer, false), "{other}");
+            assert!(!ignores(other, Synthetic::Keys, false), "{other}");
         }
     }
 }

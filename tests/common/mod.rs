@@ -188,3 +188,12 @@ pub fn frame(el: &Value) -> (i64, i64, i64, i64) {
         f["height"].as_i64().unwrap(),
     )
 }
+
+/// The events a fixture app has journaled so far (`CUA_FIXTURE_JOURNAL`, JSON lines).
+pub fn journal(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}

@@ -1374,7 +1374,6 @@ impl Atspi {
         Ok(Some(row.handle()))
     }
 
-    /// Names of the options that say they are selected.
     /// The options shown as chosen: those in the `selected` state, else what the box's own
     /// Selection interface names (a GTK 3 combo box marks no item, and one with a name of
     /// its own does not show the choice as its name either).
