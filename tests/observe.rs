@@ -511,8 +511,19 @@ fn an_open_menu_is_in_the_window_screenshot() {
     open["element_index"] = file;
     open["settle_ms"] = json!(1500);
     s.call("click", open).unwrap();
-    let (state, opened) = read();
-    let hello = menu_item(&state, "Say hello").expect("the open menu's item");
+    // Under the full suite's load Qt once showed its menu later than the click's settle:
+    // read again until the item is there, as an agent would (bounded).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (hello, opened) = loop {
+        let (state, opened) = read();
+        if let Some(hello) = menu_item(&state, "Say hello") {
+            break (hello, opened);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the open menu's item never showed"
+        );
+    };
     let (x, y, w, h) = frame(&hello);
     let mut changed = 0;
     let mut dark = 0;

@@ -1,6 +1,8 @@
 //! AT-SPI side of the Linux backend: finds a pid's application on the accessibility bus,
-//! reads its whole tree in one `Cache.GetItems` call, scopes it to one window, and fills
-//! in frames, action names, text and values with concurrent per-node calls.
+//! reads what its `Cache` lists in one `GetItems` call, walks the window's tree from there
+//! (reading the nodes the cache left out), and fills in frames, action names, text and
+//! values with concurrent per-node calls. Apps that offer a peer-to-peer connection are
+//! called over it, not through the bus daemon.
 //!
 //! Frames come back in window-local pixels. GTK3 and Chromium report screen coordinates;
 //! GTK4 reports coordinates relative to its top-level frame (which sits inside the X
@@ -97,6 +99,28 @@ struct RawNode {
 /// Action names that change with the element's state.
 const STATEFUL_ACTIONS: &[&str] = &["check", "uncheck", "expand", "collapse"];
 
+/// A node's action names as last read, and, when they follow its state, that state
+/// (see [`action_state_key`]).
+type KnownActions = (Vec<String>, Option<StateSet>);
+
+/// The states a browser derives [`STATEFUL_ACTIONS`] from: `check` while unchecked,
+/// `uncheck` while checked, `expand` or `collapse` by the expanded state.
+fn action_state_key(states: StateSet) -> StateSet {
+    let mut key = StateSet::empty();
+    for s in [
+        State::Checked,
+        State::Indeterminate,
+        State::Expanded,
+        State::Collapsed,
+        State::Pressed,
+    ] {
+        if states.contains(s) {
+            key.insert(s);
+        }
+    }
+    key
+}
+
 /// Roles a person operates, which every toolkit that exposes actions gives one.
 const OPERABLE_ROLES: &[Role] = &[
     Role::Button,
@@ -116,12 +140,17 @@ pub struct Atspi {
     toolkits: Mutex<HashMap<String, (String, String)>>,
     /// The accessibility bus.
     conn: Connection,
+    /// Peer-to-peer connections to the apps that offer one (atk-bridge apps: GTK 3,
+    /// Firefox, Chromium), by the app's bus name. Calls to such an app skip the bus
+    /// daemon, which otherwise relays every request and reply.
+    direct: Mutex<HashMap<String, Connection>>,
     /// The session bus, where `org.a11y.Status` lives.
     session: Connection,
     /// pid → application bus name, refreshed on a miss.
     apps: Mutex<HashMap<u32, String>>,
-    /// Action names per node: stable for an object's lifetime, so read once.
-    actions: Mutex<HashMap<NodeRef, Vec<String>>>,
+    /// Action names per node: stable for an object's lifetime, so read once, or, for names
+    /// that follow the node's state ([`STATEFUL_ACTIONS`]), for as long as that state holds.
+    actions: Mutex<HashMap<NodeRef, KnownActions>>,
     /// Change events per app, started on first use (None: it could not start).
     feed: tokio::sync::OnceCell<Option<std::sync::Arc<super::events::EventFeed>>>,
 }
@@ -172,6 +201,7 @@ impl Atspi {
             fixed: Mutex::new(HashMap::new()),
             toolkits: Mutex::new(HashMap::new()),
             conn,
+            direct: Mutex::new(HashMap::new()),
             session,
             apps: Mutex::new(HashMap::new()),
             actions: Mutex::new(HashMap::new()),
@@ -202,11 +232,38 @@ impl Atspi {
         B: serde::Serialize + zbus::zvariant::DynamicType,
         R: DeserializeOwned + zbus::zvariant::Type,
     {
+        let direct = self.direct.lock().unwrap().get(dest).cloned();
+        if let Some(direct) = direct {
+            match direct
+                .call_method(None::<&str>, path, Some(iface), method, body)
+                .await
+            {
+                Ok(msg) => return msg.body().deserialize::<R>(),
+                // An answer from the app stands; a broken connection falls back to the bus.
+                Err(e @ (zbus::Error::MethodError(..) | zbus::Error::FDO(_))) => return Err(e),
+                Err(_) => {
+                    self.direct.lock().unwrap().remove(dest);
+                }
+            }
+        }
         let msg = self
             .conn
             .call_method(Some(dest), path, Some(iface), method, body)
             .await?;
         msg.body().deserialize::<R>()
+    }
+
+    /// Opens the peer-to-peer connection an app announced, if it answers within a second.
+    async fn connect_direct(&self, bus: &str, address: &str) {
+        let connect = async {
+            zbus::connection::Builder::address(address)?
+                .p2p()
+                .build()
+                .await
+        };
+        if let Ok(Ok(conn)) = tokio::time::timeout(Duration::from_secs(1), connect).await {
+            self.direct.lock().unwrap().insert(bus.to_string(), conn);
+        }
     }
 
     async fn property<R>(&self, dest: &str, path: &str, iface: &str, name: &str) -> zbus::Result<R>
@@ -443,19 +500,30 @@ impl Atspi {
             .await
             .unwrap_or_default();
         let paths: Vec<String> = kids.into_iter().map(|(_, p)| p.to_string()).collect();
-        let fresh = join_all(
-            paths
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| !known.nodes.contains_key(p.as_str()))
-                .map(|(i, p)| self.read_node(bus, p, Some(node.node.path.clone()), i as i32)),
+        let parent = Some(node.node.path.clone());
+        let mut fresh = Vec::new();
+        let mut unlisted = Vec::new();
+        for (i, p) in paths.iter().enumerate() {
+            if known.nodes.contains_key(p.as_str()) {
+                continue;
+            }
+            match known.listed.get(p.as_str()) {
+                Some(n) => fresh.push(RawNode {
+                    parent_path: parent.clone(),
+                    index_in_parent: i as i32,
+                    ..n.clone()
+                }),
+                None => unlisted.push((i, p)),
+            }
+        }
+        let read = join_all(
+            unlisted
+                .into_iter()
+                .map(|(i, p)| self.read_node(bus, p, parent.clone(), i as i32)),
         )
         .await;
-        Some((
-            node.node.path.clone(),
-            paths,
-            fresh.into_iter().flatten().collect(),
-        ))
+        fresh.extend(read.into_iter().flatten());
+        Some((node.node.path.clone(), paths, fresh))
     }
 
     /// One node read call by call, for nodes the toolkit's cache does not list. Role and
@@ -495,13 +563,9 @@ impl Atspi {
                 }
             }
         };
-        // Per-property reads, never `Properties.GetAll`: Qt 5 and Qt 6 crash on GetAll of
-        // the Accessible interface of their application root (seen with Debian's 5.15 and
-        // 6.4), and two Gets cost the same one round trip when joined.
-        let (fixed, name, child_count, states) = futures::join!(
+        let (fixed, (name, child_count), states) = futures::join!(
             fixed_read,
-            self.property::<String>(bus, path, ACC, "Name"),
-            self.property::<i32>(bus, path, ACC, "ChildCount"),
+            self.name_and_child_count(bus, path),
             self.call::<_, StateSet>(bus, path, ACC, "GetState", &()),
         );
         let (role, ifaces) = fixed?;
@@ -519,18 +583,66 @@ impl Atspi {
         })
     }
 
+    /// A node's name and child count. One `Properties.GetAll` where the toolkit is known to
+    /// take it (atk-bridge: GTK 3, Firefox, Chromium), which halves the calls a node costs;
+    /// else two joined Gets: Qt 5 and Qt 6 crash on GetAll of the Accessible interface of
+    /// their application root (seen with Debian's 5.15 and 6.4), and toolkits cua has not
+    /// met are not asked either.
+    async fn name_and_child_count(&self, bus: &str, path: &str) -> (Option<String>, Option<i32>) {
+        const ACC: &str = "org.a11y.atspi.Accessible";
+        let takes_get_all =
+            self.toolkits
+                .lock()
+                .unwrap()
+                .get(bus)
+                .is_some_and(|(name, version)| {
+                    name == "Gecko"
+                        || name == "Chromium"
+                        || (name == "gtk" && version.starts_with('3'))
+                });
+        if takes_get_all {
+            let all: zbus::Result<HashMap<String, zbus::zvariant::OwnedValue>> = self
+                .call(
+                    bus,
+                    path,
+                    "org.freedesktop.DBus.Properties",
+                    "GetAll",
+                    &(ACC,),
+                )
+                .await;
+            if let Ok(mut all) = all {
+                let name = all.remove("Name").and_then(|v| String::try_from(v).ok());
+                let count = all.remove("ChildCount").and_then(|v| i32::try_from(v).ok());
+                return (name, count);
+            }
+        }
+        let (name, count) = futures::join!(
+            self.property::<String>(bus, path, ACC, "Name"),
+            self.property::<i32>(bus, path, ACC, "ChildCount"),
+        );
+        (name.ok(), count.ok())
+    }
+
+    /// The app's toolkit name and version, read at first contact with its bus name.
+    ///
+    /// First contact also asks for the app's own bus address and connects to it, as
+    /// libatspi clients do. An atk-bridge app (GTK 3, Firefox, Chromium) creates its
+    /// `Cache` object only then, or once someone listens to events: before that
+    /// `GetItems` does not exist. Qt answers with an error, which is harmless.
     async fn toolkit(&self, bus: &str) -> (String, String) {
+        const APP: &str = "org.a11y.atspi.Application";
         if let Some(t) = self.toolkits.lock().unwrap().get(bus) {
             return t.clone();
         }
-        let name: String = self
-            .property(bus, ROOT_PATH, "org.a11y.atspi.Application", "ToolkitName")
-            .await
-            .unwrap_or_default();
-        let version: String = self
-            .property(bus, ROOT_PATH, "org.a11y.atspi.Application", "Version")
-            .await
-            .unwrap_or_default();
+        let (name, version, address) = futures::join!(
+            self.property::<String>(bus, ROOT_PATH, APP, "ToolkitName"),
+            self.property::<String>(bus, ROOT_PATH, APP, "Version"),
+            self.call::<_, String>(bus, ROOT_PATH, APP, "GetApplicationBusAddress", &()),
+        );
+        let (name, version) = (name.unwrap_or_default(), version.unwrap_or_default());
+        if let Some(address) = address.ok().filter(|a| !a.is_empty()) {
+            self.connect_direct(bus, &address).await;
+        }
         self.toolkits
             .lock()
             .unwrap()
@@ -560,10 +672,14 @@ impl Atspi {
 
     /// Action names for display, read once per node (they are the toolkit's fixed set on
     /// GTK 3, Qt and Chromium). An empty list is not remembered: Firefox answers a fresh
-    /// page's controls with no actions until it has filled them in.
-    async fn action_names(&self, n: &NodeRef) -> Vec<String> {
-        if let Some(names) = self.actions.lock().unwrap().get(n) {
-            return names.clone();
+    /// page's controls with no actions until it has filled them in. `states` is the
+    /// node's state now, which decides the names that browsers derive from it.
+    async fn action_names(&self, n: &NodeRef, states: StateSet) -> Vec<String> {
+        let key = action_state_key(states);
+        if let Some((names, stateful)) = self.actions.lock().unwrap().get(n) {
+            if stateful.is_none_or(|was| was == key) {
+                return names.clone();
+            }
         }
         let names: Vec<String> = self
             .live_action_names(n)
@@ -572,15 +688,15 @@ impl Atspi {
             .filter(|s| !s.is_empty())
             .collect();
         // Browsers name some actions for what they will do next (`check` becomes
-        // `uncheck`): those are read each time.
+        // `uncheck`): those are remembered with the states they follow.
         let stateful = names
             .iter()
             .any(|a| STATEFUL_ACTIONS.iter().any(|s| a.eq_ignore_ascii_case(s)));
-        if !names.is_empty() && !stateful {
+        if !names.is_empty() {
             self.actions
                 .lock()
                 .unwrap()
-                .insert(n.clone(), names.clone());
+                .insert(n.clone(), (names.clone(), stateful.then_some(key)));
         }
         names
     }
@@ -648,15 +764,16 @@ impl Atspi {
         let uses_showing = !window_relative;
 
         // What GTK 4 already cached (all of the app after the first walk), then the rest
-        // read level by level from the window down. Other toolkits' caches are not taken
-        // beyond the root: GTK 3's atk-bridge lists only the root until someone listens to
-        // events, then a partial set whose index_in_parent disagrees with GetChildren and
-        // that leaves out tree view cells.
-        let mut items = self.cached_items(&bus).await.unwrap_or_default();
-        if !window_relative {
-            items.retain(|n| n.node.path == ROOT_PATH);
-        }
-        let mut known = Known::from_items(items);
+        // read level by level from the window down. An atk-bridge cache (GTK 3, Firefox,
+        // Chromium) gives the nodes it lists, not the tree's shape: it holds what existed
+        // when it was created plus what the app announced since (Firefox's page content
+        // loaded later is missing), and GTK 3's index_in_parent disagrees with GetChildren.
+        let items = self.cached_items(&bus).await.unwrap_or_default();
+        let mut known = if window_relative {
+            Known::from_items(items)
+        } else {
+            Known::listing(items)
+        };
         if !known.nodes.contains_key(ROOT_PATH) {
             match self.read_node(&bus, ROOT_PATH, None, 0).await {
                 Some(root) => {
@@ -780,7 +897,7 @@ impl Atspi {
 
         let details = join_all(order.iter().map(|(n, _)| async move {
             let actions = if n.ifaces.contains(Interface::Action) && n.role != Role::Label {
-                self.action_names(&n.node).await
+                self.action_names(&n.node, n.states).await
             } else {
                 Vec::new()
             };
@@ -916,9 +1033,30 @@ struct Options {
 struct Known {
     nodes: HashMap<String, RawNode>,
     children: HashMap<String, Vec<String>>,
+    /// Nodes an atk-bridge cache listed (GTK 3, Firefox, Chromium): their name, states,
+    /// role, interfaces and child count are read live when the cache answers, but the set
+    /// is only the objects the app has handed out so far and their `index_in_parent` may
+    /// disagree with `GetChildren`, so they stand in for a node's own reads, never for
+    /// its parent's child list.
+    listed: HashMap<String, RawNode>,
 }
 
 impl Known {
+    /// The root from a cache that is not trusted for the tree's shape, and the rest kept
+    /// as [`Known::listed`]. A child count of -1 (a menu, a container that manages its
+    /// descendants) says the count was not given: such nodes are read one by one.
+    fn listing(items: Vec<RawNode>) -> Known {
+        let mut known = Known::default();
+        for n in items {
+            if n.node.path == ROOT_PATH {
+                known.nodes.insert(n.node.path.clone(), n);
+            } else if n.child_count >= 0 {
+                known.listed.insert(n.node.path.clone(), n);
+            }
+        }
+        known
+    }
+
     fn from_items(items: Vec<RawNode>) -> Known {
         let mut known = Known::default();
         let mut kids: HashMap<String, Vec<(i32, String)>> = HashMap::new();
@@ -1446,7 +1584,7 @@ impl Atspi {
         let item = options.items.get(index).ok_or_else(|| {
             PlatformError::InvalidInput(format!("option {index} is out of range"))
         })?;
-        let names = self.action_names(&item.node).await;
+        let names = self.action_names(&item.node, item.states).await;
         let action = ["select", "click", "press", "activate", "toggle"]
             .iter()
             .find_map(|want| names.iter().find(|a| a.eq_ignore_ascii_case(want)));
