@@ -106,6 +106,8 @@ pub fn call(tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolErro
 pub struct Session {
     ctx: ToolContext,
     rt: tokio::runtime::Runtime,
+    /// The desktop of a private session, stopped when the session ends.
+    _sandbox: Option<Sandbox>,
 }
 
 impl Session {
@@ -113,6 +115,22 @@ impl Session {
         Session {
             ctx: ToolContext::for_desktop(desktop().env.clone()),
             rt: runtime(),
+            _sandbox: None,
+        }
+    }
+
+    /// A session on a desktop of its own, for a test that other tests' windows would
+    /// disturb (a window that takes the focus closes an open menu).
+    pub fn private() -> Session {
+        let sandbox = Sandbox::start(SandboxOptions {
+            width: 1280,
+            height: 800,
+        })
+        .expect("sandbox starts");
+        Session {
+            ctx: ToolContext::for_desktop(sandbox.desktop()),
+            rt: runtime(),
+            _sandbox: Some(sandbox),
         }
     }
 

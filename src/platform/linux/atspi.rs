@@ -99,9 +99,17 @@ struct RawNode {
 /// Action names that change with the element's state.
 const STATEFUL_ACTIONS: &[&str] = &["check", "uncheck", "expand", "collapse"];
 
-/// A node's action names as last read, and, when they follow its state, that state
-/// (see [`action_state_key`]).
-type KnownActions = (Vec<String>, Option<StateSet>);
+/// A node's action names as last read, and how long they hold.
+type KnownActions = (Vec<String>, Holds);
+
+/// How long remembered action names hold.
+enum Holds {
+    Always,
+    /// While the node's [`action_state_key`] is what it was (these states).
+    WhileActionStates(StateSet),
+    /// While all of the node's states are what they were.
+    WhileStates(StateSet),
+}
 
 /// The states a browser derives [`STATEFUL_ACTIONS`] from: `check` while unchecked,
 /// `uncheck` while checked, `expand` or `collapse` by the expanded state.
@@ -671,13 +679,19 @@ impl Atspi {
     }
 
     /// Action names for display, read once per node (they are the toolkit's fixed set on
-    /// GTK 3, Qt and Chromium). An empty list is not remembered: Firefox answers a fresh
-    /// page's controls with no actions until it has filled them in. `states` is the
-    /// node's state now, which decides the names that browsers derive from it.
+    /// GTK 3, Qt and Chromium). `states` is the node's state now: names that browsers
+    /// derive from it (`check` / `uncheck`) are remembered while it holds, and so is an
+    /// empty list (GTK 4 lists enabled widget actions only, which change with the
+    /// widget's state), except in a web engine: Firefox answers a fresh page's controls
+    /// with no actions until it has filled them in, with no state change.
     async fn action_names(&self, n: &NodeRef, states: StateSet) -> Vec<String> {
-        let key = action_state_key(states);
-        if let Some((names, stateful)) = self.actions.lock().unwrap().get(n) {
-            if stateful.is_none_or(|was| was == key) {
+        if let Some((names, holds)) = self.actions.lock().unwrap().get(n) {
+            let still = match holds {
+                Holds::Always => true,
+                Holds::WhileActionStates(was) => action_state_key(*was) == action_state_key(states),
+                Holds::WhileStates(was) => *was == states,
+            };
+            if still {
                 return names.clone();
             }
         }
@@ -687,18 +701,34 @@ impl Atspi {
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect();
-        // Browsers name some actions for what they will do next (`check` becomes
-        // `uncheck`): those are remembered with the states they follow.
         let stateful = names
             .iter()
             .any(|a| STATEFUL_ACTIONS.iter().any(|s| a.eq_ignore_ascii_case(s)));
-        if !names.is_empty() {
+        let holds = if stateful {
+            Some(Holds::WhileActionStates(states))
+        } else if !names.is_empty() {
+            Some(Holds::Always)
+        } else if self.is_web_engine(&n.bus) {
+            None
+        } else {
+            Some(Holds::WhileStates(states))
+        };
+        if let Some(holds) = holds {
             self.actions
                 .lock()
                 .unwrap()
-                .insert(n.clone(), (names.clone(), stateful.then_some(key)));
+                .insert(n.clone(), (names.clone(), holds));
         }
         names
+    }
+
+    /// Whether the app on `bus` is a browser engine (as far as its first contact said).
+    fn is_web_engine(&self, bus: &str) -> bool {
+        self.toolkits
+            .lock()
+            .unwrap()
+            .get(bus)
+            .is_none_or(|(name, _)| name == "Gecko" || name == "Chromium")
     }
 
     /// The node's action names now, by position (DoAction takes the position). GTK 4 lists
