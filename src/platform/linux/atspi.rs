@@ -474,7 +474,7 @@ impl Atspi {
             paths
                 .iter()
                 .enumerate()
-                .map(|(i, p)| self.read_node(bus, p, Some(path.to_string()), i as i32)),
+                .map(|(i, p)| self.read_node(bus, p, Some(path.to_string()), i as i32, None)),
         )
         .await
         .into_iter()
@@ -488,6 +488,7 @@ impl Atspi {
         bus: &str,
         node: &RawNode,
         known: &Known,
+        hidden_light: Option<bool>,
     ) -> Option<(String, Vec<String>, Vec<RawNode>)> {
         let cached = known
             .children
@@ -527,7 +528,7 @@ impl Atspi {
         let read = join_all(
             unlisted
                 .into_iter()
-                .map(|(i, p)| self.read_node(bus, p, parent.clone(), i as i32)),
+                .map(|(i, p)| self.read_node(bus, p, parent.clone(), i as i32, hidden_light)),
         )
         .await;
         fresh.extend(read.into_iter().flatten());
@@ -536,12 +537,17 @@ impl Atspi {
 
     /// One node read call by call, for nodes the toolkit's cache does not list. Role and
     /// interfaces never change for an object, so they are read once per object.
+    ///
+    /// With `hidden_light: Some(uses_showing)`, a node that does not show (see [`shows`])
+    /// is read without its name and child count, which a walk never uses, where those
+    /// would cost two calls of their own (Qt, whose hidden menus and pages are many).
     async fn read_node(
         &self,
         bus: &str,
         path: &str,
         parent: Option<String>,
         index: i32,
+        hidden_light: Option<bool>,
     ) -> Option<RawNode> {
         const ACC: &str = "org.a11y.atspi.Accessible";
         let node = NodeRef {
@@ -571,11 +577,22 @@ impl Atspi {
                 }
             }
         };
-        let (fixed, (name, child_count), states) = futures::join!(
-            fixed_read,
-            self.name_and_child_count(bus, path),
-            self.call::<_, StateSet>(bus, path, ACC, "GetState", &()),
-        );
+        let state_read = self.call::<_, StateSet>(bus, path, ACC, "GetState", &());
+        let (fixed, (name, child_count), states) = match hidden_light
+            .filter(|_| !self.takes_get_all(bus))
+        {
+            Some(uses_showing) => {
+                let (fixed, states) = futures::join!(fixed_read, state_read);
+                let shown = states.as_ref().is_ok_and(|s| shows(*s, uses_showing));
+                let name_count = if shown {
+                    self.name_and_child_count(bus, path).await
+                } else {
+                    (None, None)
+                };
+                (fixed, name_count, states)
+            }
+            None => futures::join!(fixed_read, self.name_and_child_count(bus, path), state_read),
+        };
         let (role, ifaces) = fixed?;
         let name = name.unwrap_or_default();
         let child_count = child_count.unwrap_or(0);
@@ -598,17 +615,7 @@ impl Atspi {
     /// met are not asked either.
     async fn name_and_child_count(&self, bus: &str, path: &str) -> (Option<String>, Option<i32>) {
         const ACC: &str = "org.a11y.atspi.Accessible";
-        let takes_get_all =
-            self.toolkits
-                .lock()
-                .unwrap()
-                .get(bus)
-                .is_some_and(|(name, version)| {
-                    name == "Gecko"
-                        || name == "Chromium"
-                        || (name == "gtk" && version.starts_with('3'))
-                });
-        if takes_get_all {
+        if self.takes_get_all(bus) {
             let all: zbus::Result<HashMap<String, zbus::zvariant::OwnedValue>> = self
                 .call(
                     bus,
@@ -629,6 +636,18 @@ impl Atspi {
             self.property::<i32>(bus, path, ACC, "ChildCount"),
         );
         (name.ok(), count.ok())
+    }
+
+    /// Whether the app on `bus` is known to take `Properties.GetAll` of a node's
+    /// Accessible interface (atk-bridge: GTK 3, Firefox, Chromium).
+    fn takes_get_all(&self, bus: &str) -> bool {
+        self.toolkits
+            .lock()
+            .unwrap()
+            .get(bus)
+            .is_some_and(|(name, version)| {
+                name == "Gecko" || name == "Chromium" || (name == "gtk" && version.starts_with('3'))
+            })
     }
 
     /// The app's toolkit name and version, read at first contact with its bus name.
@@ -805,7 +824,7 @@ impl Atspi {
             Known::listing(items)
         };
         if !known.nodes.contains_key(ROOT_PATH) {
-            match self.read_node(&bus, ROOT_PATH, None, 0).await {
+            match self.read_node(&bus, ROOT_PATH, None, 0, None).await {
                 Some(root) => {
                     known.nodes.insert(ROOT_PATH.to_string(), root);
                 }
@@ -820,7 +839,8 @@ impl Atspi {
             }
         }
         let root = known.nodes[ROOT_PATH].clone();
-        if let Some(found) = self.children_of(&bus, &root, &known).await {
+        // Top-levels in full: they are matched to the X window by name.
+        if let Some(found) = self.children_of(&bus, &root, &known, None).await {
             known.merge(found);
         }
         let toplevels: Vec<RawNode> = known
@@ -849,12 +869,7 @@ impl Atspi {
         } else {
             COORD_SCREEN
         };
-        let shown = |n: &RawNode| {
-            n.node.path == top
-                || (n.states.contains(State::Visible)
-                    && !n.states.contains(State::Defunct)
-                    && (!uses_showing || n.states.contains(State::Showing)))
-        };
+        let shown = |n: &RawNode| n.node.path == top || shows(n.states, uses_showing);
         let mut frontier = vec![top.clone()];
         for _ in 0..MAX_DEPTH {
             if frontier.is_empty() {
@@ -874,7 +889,12 @@ impl Atspi {
                 .cloned()
                 .collect();
             let (found, cells) = futures::join!(
-                join_all(open.iter().map(|n| self.children_of(&bus, n, &known))),
+                join_all(open.iter().map(|n| self.children_of(
+                    &bus,
+                    n,
+                    &known,
+                    Some(uses_showing)
+                ))),
                 join_all(
                     big_tables
                         .iter()
@@ -1118,6 +1138,14 @@ impl Known {
         }
         self.children.insert(parent, children);
     }
+}
+
+/// Whether a node with these states shows in a walk: visible, not defunct, and `showing`
+/// where the toolkit sets it (GTK 4 does not set it on children).
+fn shows(states: StateSet, uses_showing: bool) -> bool {
+    states.contains(State::Visible)
+        && !states.contains(State::Defunct)
+        && (!uses_showing || states.contains(State::Showing))
 }
 
 fn max_children(n: &RawNode) -> i32 {
@@ -1458,7 +1486,7 @@ impl Atspi {
                 .take(MAX_MANAGED_CHILDREN as usize)
                 .enumerate()
                 .map(|(i, (bus, path))| {
-                    self.read_node(bus, path.as_str(), Some(n.path.clone()), i as i32)
+                    self.read_node(bus, path.as_str(), Some(n.path.clone()), i as i32, None)
                 }),
         )
         .await
