@@ -191,6 +191,10 @@ pub enum InputEvent {
 /// Text longer than this is cut in snapshots and readings (documents can be huge).
 pub const MAX_TEXT_CHARS: usize = 4000;
 
+/// Toolkit names (as `Platform::toolkit` gives them) of web engines, whose windows show a
+/// page.
+pub const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
+
 /// An element's state read back after an action, to verify its effect.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ElementReading {

@@ -64,9 +64,6 @@ const WEB_OPERABLE_ROLES: &[&str] = &[
     "combo_box",
 ];
 
-/// Toolkit names (AT-SPI `ToolkitName`) of web engines, whose windows show a page.
-const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
-
 /// Whether a document in the tree is still being built: `busy`, or, in a young app, empty,
 /// not there yet (Firefox's content frame holds nothing until the page starts; a loaded
 /// Chromium maps its window before the page's document exists), or holding controls that
@@ -121,10 +118,11 @@ async fn read_settled_tree(
             .await
             .is_some_and(|a| a < YOUNG_APP);
         let web_engine = young
-            && platform
-                .toolkit(pid)
-                .await
-                .is_some_and(|t| WEB_ENGINES.iter().any(|w| t.starts_with(w)));
+            && platform.toolkit(pid).await.is_some_and(|t| {
+                crate::platform::WEB_ENGINES
+                    .iter()
+                    .any(|w| t.starts_with(w))
+            });
         let growing = web_engine && first_read && previous_count != Some(tree.nodes.len());
         if !(document_pending(&tree, young, web_engine) || growing) || Instant::now() >= deadline {
             return Ok(tree);

@@ -641,13 +641,16 @@ impl Atspi {
     /// Whether the app on `bus` is known to take `Properties.GetAll` of a node's
     /// Accessible interface (atk-bridge: GTK 3, Firefox, Chromium).
     fn takes_get_all(&self, bus: &str) -> bool {
-        self.toolkits
-            .lock()
-            .unwrap()
-            .get(bus)
-            .is_some_and(|(name, version)| {
-                name == "Gecko" || name == "Chromium" || (name == "gtk" && version.starts_with('3'))
+        self.with_toolkit(bus, |t| {
+            t.is_some_and(|(name, version)| {
+                is_web_engine(name) || (name == "gtk" && version.starts_with('3'))
             })
+        })
+    }
+
+    /// `f` of the toolkit name and version first contact read for `bus` (None before it).
+    fn with_toolkit<T>(&self, bus: &str, f: impl FnOnce(Option<&(String, String)>) -> T) -> T {
+        f(self.toolkits.lock().unwrap().get(bus))
     }
 
     /// The app's toolkit name and version, read at first contact with its bus name.
@@ -727,7 +730,8 @@ impl Atspi {
             Some(Holds::WhileActionStates(states))
         } else if !names.is_empty() {
             Some(Holds::Always)
-        } else if self.is_web_engine(&n.bus) {
+        } else if self.with_toolkit(&n.bus, |t| t.is_none_or(|(name, _)| is_web_engine(name))) {
+            // (A toolkit not known yet counts as one.)
             None
         } else {
             Some(Holds::WhileStates(states))
@@ -739,15 +743,6 @@ impl Atspi {
                 .insert(n.clone(), (names.clone(), holds));
         }
         names
-    }
-
-    /// Whether the app on `bus` is a browser engine (as far as its first contact said).
-    fn is_web_engine(&self, bus: &str) -> bool {
-        self.toolkits
-            .lock()
-            .unwrap()
-            .get(bus)
-            .is_none_or(|(name, _)| name == "Gecko" || name == "Chromium")
     }
 
     /// The node's action names now, by position (DoAction takes the position). GTK 4 lists
@@ -1138,6 +1133,11 @@ impl Known {
         }
         self.children.insert(parent, children);
     }
+}
+
+/// Whether a toolkit name is a web engine's ([`crate::platform::WEB_ENGINES`]).
+fn is_web_engine(toolkit: &str) -> bool {
+    crate::platform::WEB_ENGINES.contains(&toolkit)
 }
 
 /// Whether a node with these states shows in a walk: visible, not defunct, and `showing`
