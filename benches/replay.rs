@@ -82,6 +82,7 @@ fn main() {
             delay_ms: 0,
             stop_on_error: true,
             bound_app: None,
+            allow_driver_changes: false,
         };
         let mut per_turn = Vec::new();
         let mut last = Instant::now();

@@ -11,6 +11,7 @@ use base64::Engine;
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
+use crate::replay::ReplayOptions;
 use crate::sandbox::{self, Sandbox, SandboxOptions};
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
@@ -113,6 +114,10 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Also run the trajectory's set_config and set_recording turns (refused by
+        /// default: they change the driver itself, and a trajectory is input from elsewhere).
+        #[arg(long)]
+        allow_config: bool,
     },
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
@@ -367,10 +372,15 @@ pub fn main() -> i32 {
             delay_ms,
             record_to,
             json,
+            allow_config,
         } => run_replay(
             &dir,
-            !no_stop_on_error,
-            delay_ms,
+            ReplayOptions {
+                delay_ms,
+                stop_on_error: !no_stop_on_error,
+                bound_app: None,
+                allow_driver_changes: allow_config,
+            },
             record_to.as_deref(),
             json,
         ),
@@ -625,12 +635,11 @@ fn run_sandbox(cmd: SandboxCommand) -> i32 {
 
 fn run_replay(
     dir: &std::path::Path,
-    stop_on_error: bool,
-    delay_ms: u64,
+    opts: ReplayOptions,
     record_to: Option<&std::path::Path>,
     json: bool,
 ) -> i32 {
-    use crate::replay::{ReplayOptions, replay, turn_dirs};
+    use crate::replay::{replay, turn_dirs};
     let total = match turn_dirs(dir) {
         Ok(t) => t.len(),
         Err(e) => return fail(e.exit_code(), e),
@@ -652,11 +661,6 @@ fn run_replay(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} turns {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let opts = ReplayOptions {
-        delay_ms,
-        stop_on_error,
-        bound_app: None,
-    };
     let report = runtime.block_on(replay(&ctx, &registry, dir, &opts, |t| {
         bar.set_message(format!(
             "turn {} {} {}",

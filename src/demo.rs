@@ -263,6 +263,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
             delay_ms: 0,
             stop_on_error: true,
             bound_app: None,
+            allow_driver_changes: false,
         },
         |t| {
             eprintln!(

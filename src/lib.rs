@@ -15,6 +15,7 @@ pub mod errors;
 pub mod files;
 pub mod golden;
 pub mod harness;
+pub mod keys;
 pub mod mcp;
 pub mod platform;
 pub mod policy;

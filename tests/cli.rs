@@ -348,3 +348,53 @@ fn a_daemon_stops_with_its_desktop_so_a_new_one_on_the_same_display_is_not_answe
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists(), "socket left behind");
 }
+
+#[test]
+fn replay_refuses_turns_that_change_the_driver_and_a_trajectory_replaying_itself() {
+    let dir = std::env::temp_dir().join(format!("cua-replay-refuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let home = dir.join("home");
+    let trajectory = dir.join("trajectory");
+    let turns = [
+        serde_json::json!({"tool": "set_config", "arguments": {"key": "max_image_dimension", "value": 640}}),
+        serde_json::json!({"tool": "set_recording", "arguments": {"enabled": false}}),
+        // Its own folder: before the refusal, this overflowed replay's stack (exit 134).
+        serde_json::json!({"tool": "replay_trajectory", "arguments": {"dir": trajectory, "delay_ms": 0}}),
+    ];
+    for (i, action) in turns.iter().enumerate() {
+        let turn = trajectory.join(format!("turn-{:05}", i + 1));
+        std::fs::create_dir_all(&turn).unwrap();
+        std::fs::write(turn.join("action.json"), action.to_string()).unwrap();
+    }
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", trajectory.to_str().unwrap(), "--no-stop-on-error"];
+        args.extend(extra);
+        args.extend(["--delay-ms", "0", "--json"]);
+        let out = cua(&args)
+            .env("XDG_CONFIG_HOME", &home)
+            .env_remove("DISPLAY")
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stderr(&out), out.status));
+        (out.status.code(), report)
+    };
+    let ok = |r: &serde_json::Value, i: usize| r["turns"][i]["ok"].as_bool().unwrap();
+    let why = |r: &serde_json::Value, i: usize| r["turns"][i]["result_summary"].to_string();
+
+    let (code, r) = replay(&[]);
+    assert_eq!(code, Some(1), "{r}");
+    for i in 0..3 {
+        assert!(!ok(&r, i), "turn {i} ran: {r}");
+        assert!(why(&r, i).contains("refused"), "{}", why(&r, i));
+    }
+    assert!(why(&r, 0).contains("--allow-config"), "{}", why(&r, 0));
+    // Nothing of the trajectory reached the config.
+    assert!(!home.join("cua/config.json").exists());
+
+    let (code, r) = replay(&["--allow-config"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert!(ok(&r, 0) && ok(&r, 1), "{r}");
+    assert!(why(&r, 2).contains("never replayed"), "{}", why(&r, 2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

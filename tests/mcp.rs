@@ -412,7 +412,7 @@ fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording
     // The policy file: combos in mixed notations; the calculator needs approval.
     std::fs::write(
         home.join("cua/policy.toml"),
-        "forbidden_key_combos = [\"⌘Q\", \"^W\", \"⌥⇧T\"]\nrequire_approval_for_app = [\"gnome-calculator\"]\n",
+        "forbidden_key_combos = [\"⌘Q\", \"^W\", \"⌥⇧T\", \"Alt+F4\"]\nrequire_approval_for_app = [\"gnome-calculator\"]\n",
     )
     .unwrap();
     let mut envs = sandbox.env();
@@ -478,15 +478,25 @@ fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording
                 "type_text",
                 json!({"pid": pid, "text": "tab\tand\nnewline are fine"}),
             ),
+            // Keysym and code-point notations, and meta (Alt), resolve as the tools do.
+            (
+                "press_key",
+                json!({"pid": pid, "key": "0x77", "modifiers": ["ctrl"]}),
+            ),
+            ("hotkey", json!({"pid": pid, "keys": ["ctrl", "U+0077"]})),
+            ("hotkey", json!({"pid": pid, "keys": ["meta", "f4"]})),
             ("set_recording", json!({"enabled": false})),
         ],
     );
     for (i, why) in [
-        (2, "cmd+q is forbidden"),
+        (2, "super+q is forbidden"),
         (3, "ctrl+w is forbidden"),
         (4, "alt+shift+t is forbidden"),
-        (5, "cmd+q is forbidden"),
+        (5, "super+q is forbidden"),
         (6, "U+0007"),
+        (8, "ctrl+w is forbidden"),
+        (9, "ctrl+w is forbidden"),
+        (10, "alt+f4 is forbidden"),
     ] {
         assert_eq!(r[i]["structuredContent"]["error"], "refused", "{i}: {r:?}");
         assert!(text(&r[i]).contains(why), "{i}: {}", text(&r[i]));

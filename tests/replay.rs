@@ -50,6 +50,7 @@ impl Run {
             delay_ms: 0,
             stop_on_error,
             bound_app: None,
+            allow_driver_changes: false,
         };
         self.rt
             .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))

@@ -794,6 +794,7 @@ async fn replay_steps(
         delay_ms: 0,
         stop_on_error: false,
         bound_app: Some(app),
+        allow_driver_changes: false,
     };
     // Dispatched turns are recorded (the verdict and the diff judge them); the others
     // are handed back, since nothing in the run shows them.

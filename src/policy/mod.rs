@@ -1,8 +1,9 @@
 //! Safety policy, checked before every action tool runs (after its arguments parsed):
-//! forbidden apps, apps that need an explicit approval, forbidden key combos (in any
-//! notation: ⌘Q, Cmd+Q, command-Q → cmd+q; ^Q → ctrl+q; ⌥⇧T → alt+shift+t; also matched
-//! inside type_text on token boundaries), and C0 control characters in type_text (other
-//! than \n and \t). Rules come from the config keys `policy.*` (session override > global)
+//! forbidden apps, apps that need an explicit approval, forbidden key combos, and C0
+//! control characters in type_text (other than \n and \t). Combos, forbidden and pressed,
+//! resolve through the one key vocabulary ([`crate::keys::Combo`]): ⌘Q, Cmd+Q, command-Q,
+//! super+q and `hotkey ["cmd", "U+0071"]` are one combo; `meta` is Alt everywhere. They are
+//! also matched inside type_text on whitespace-separated tokens. Rules come from the config keys `policy.*` (session override > global)
 //! and from a policy file (TOML, same keys without the prefix): `$CUA_POLICY`, else
 //! `$XDG_CONFIG_HOME/cua/policy.toml` when present. When app rules exist and the target
 //! app cannot be identified, the action is refused (fail closed). A refusal is a
@@ -14,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::errors::ToolError;
+use crate::keys::Combo;
 use crate::tools::ToolContext;
 
 /// The policy file's contents.
@@ -51,52 +53,6 @@ pub fn load_file() -> Result<PolicyFile, ToolError> {
         .map_err(|e| ToolError::Refused(format!("policy file {}: {e}", path.display())))
 }
 
-/// A key combo in canonical form: modifiers in the order cmd, ctrl, alt, shift, then the
-/// key, lower case, joined by `+`. None when `text` is no combo (no modifier, or no key).
-pub fn normalize_combo(text: &str) -> Option<String> {
-    let mut mods = [false; 4]; // cmd ctrl alt shift
-    let mut rest = String::new();
-    // Symbol modifiers may be glued to the key (⌘Q, ^Q, ⌥⇧T).
-    for c in text.trim().chars() {
-        match c {
-            '⌘' => mods[0] = true,
-            '⌃' | '^' => mods[1] = true,
-            '⌥' => mods[2] = true,
-            '⇧' => mods[3] = true,
-            _ => rest.push(c),
-        }
-    }
-    let parts: Vec<&str> = rest
-        .split(['+', '-'])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .collect();
-    let mut key = None;
-    for (i, part) in parts.iter().enumerate() {
-        match part.to_ascii_lowercase().as_str() {
-            "cmd" | "command" | "super" | "win" | "logo" | "meta" => mods[0] = true,
-            "ctrl" | "control" | "ctl" => mods[1] = true,
-            "alt" | "option" | "opt" => mods[2] = true,
-            "shift" => mods[3] = true,
-            k if i == parts.len() - 1 => key = Some(k.to_string()),
-            _ => return None,
-        }
-    }
-    let key = key?;
-    if !mods.iter().any(|m| *m) {
-        return None;
-    }
-    let names = ["cmd", "ctrl", "alt", "shift"];
-    let mut out: Vec<String> = names
-        .iter()
-        .zip(mods)
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| n.to_string())
-        .collect();
-    out.push(key);
-    Some(out.join("+"))
-}
-
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| {
@@ -111,7 +67,8 @@ struct Rules {
     forbidden_apps: Vec<String>,
     require_approval: Vec<String>,
     approved: Vec<String>,
-    combos: Vec<String>,
+    /// Canonical forms ([`Combo::canonical`]).
+    combos: Vec<Combo>,
 }
 
 fn rules(ctx: &ToolContext) -> Result<Rules, ToolError> {
@@ -131,8 +88,15 @@ fn rules(ctx: &ToolContext) -> Result<Rules, ToolError> {
         approved: both("policy.approved_apps", &file.approved_apps),
         combos: both("policy.forbidden_key_combos", &file.forbidden_key_combos)
             .iter()
-            .filter_map(|c| normalize_combo(c))
-            .collect(),
+            .map(|c| {
+                Combo::parse(c).map(|c| c.canonical()).ok_or_else(|| {
+                    // Dropping it would leave the combo allowed: refuse until it is fixed.
+                    ToolError::Refused(format!(
+                        "policy: forbidden_key_combos: `{c}` is not a key combo (modifiers, then one key: \"ctrl+w\", \"⌘Q\", \"alt+f4\")"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -176,11 +140,41 @@ fn listed(names: &[String], list: &[String]) -> Option<String> {
         .cloned()
 }
 
+/// The combos a call presses, read as the tools read them (arguments a tool would refuse
+/// press nothing), plus the combos written out in type_text's text.
+fn pressed(tool: &str, args: &Value) -> Vec<Combo> {
+    match tool {
+        "press_key" => args
+            .get("key")
+            .and_then(Value::as_str)
+            .and_then(|key| {
+                Combo::from_parts(key, &strings(args.get("modifiers").unwrap_or(&Value::Null))).ok()
+            })
+            .into_iter()
+            .collect(),
+        "hotkey" => Combo::from_keys(&strings(args.get("keys").unwrap_or(&Value::Null)))
+            .ok()
+            .into_iter()
+            .collect(),
+        "type_text" => args
+            .get("text")
+            .and_then(Value::as_str)
+            .map(|t| {
+                t.split_whitespace()
+                    .filter_map(Combo::parse)
+                    .filter(|c| !c.mods.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 /// Refuses the call when the policy forbids it.
 pub async fn check(ctx: &ToolContext, tool: &str, args: &Value) -> Result<(), ToolError> {
     if tool == "type_text" {
         if let Some(text) = args.get("text").and_then(Value::as_str) {
-            if let Some(c) = text.chars().find(|c| crate::tools::keys::is_c0_control(*c)) {
+            if let Some(c) = text.chars().find(|c| crate::keys::is_c0_control(*c)) {
                 return Err(ToolError::Refused(format!(
                     "policy: `text` holds the control character U+{:04X}; only \\n and \\t are allowed",
                     c as u32
@@ -212,27 +206,15 @@ pub async fn check(ctx: &ToolContext, tool: &str, args: &Value) -> Result<(), To
         }
     }
     if !rules.combos.is_empty() {
-        let pressed: Vec<String> = match tool {
-            "press_key" => {
-                let mut parts = strings(args.get("modifiers").unwrap_or(&Value::Null));
-                parts.extend(args.get("key").and_then(Value::as_str).map(String::from));
-                normalize_combo(&parts.join("+")).into_iter().collect()
-            }
-            "hotkey" => {
-                normalize_combo(&strings(args.get("keys").unwrap_or(&Value::Null)).join("+"))
-                    .into_iter()
-                    .collect()
-            }
-            "type_text" => args
-                .get("text")
-                .and_then(Value::as_str)
-                .map(|t| t.split_whitespace().filter_map(normalize_combo).collect())
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        if let Some(c) = pressed.iter().find(|c| rules.combos.contains(c)) {
+        let pressed = pressed(tool, args);
+        if let Some(c) = pressed
+            .iter()
+            .map(Combo::canonical)
+            .find(|c| rules.combos.contains(c))
+        {
             return Err(ToolError::Refused(format!(
-                "policy: the key combo {c} is forbidden"
+                "policy: the key combo {} is forbidden",
+                c.label()
             )));
         }
     }
@@ -242,23 +224,230 @@ pub async fn check(ctx: &ToolContext, tool: &str, args: &Value) -> Result<(), To
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::{MODIFIER_NAMES, Modifier, NAMED};
+    use proptest::prelude::*;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn forbids(forbidden: &str, tool: &str, args: Value) -> bool {
+        let rule = Combo::parse(forbidden).unwrap().canonical();
+        pressed(tool, &args).iter().any(|c| c.canonical() == rule)
+    }
 
     #[test]
-    fn combos_normalize_from_every_notation() {
+    fn the_bypasses_seen_are_refused() {
+        let ctrl_w = json!({"key": "0x77", "modifiers": ["ctrl"]});
+        assert!(forbids("Ctrl+W", "press_key", ctrl_w));
+        assert!(forbids(
+            "Ctrl+W",
+            "hotkey",
+            json!({"keys": ["ctrl", "U+0077"]})
+        ));
+        assert!(forbids("Alt+F4", "hotkey", json!({"keys": ["meta", "f4"]})));
+        assert!(forbids("⌘Q", "hotkey", json!({"keys": ["super", "Q"]})));
+        assert!(forbids(
+            "ctrl+shift+w",
+            "press_key",
+            json!({"key": "0x57", "modifiers": ["ctrl"]})
+        ));
+        assert!(forbids(
+            "ctrl++",
+            "hotkey",
+            json!({"keys": ["ctrl", "plus"]})
+        ));
+        assert!(forbids(
+            "Command-Q",
+            "type_text",
+            json!({"text": "press ⌘Q now"})
+        ));
+        // Other combos pass.
+        assert!(!forbids(
+            "Ctrl+W",
+            "hotkey",
+            json!({"keys": ["ctrl", "shift", "w"]})
+        ));
+        assert!(!forbids("Ctrl+W", "press_key", json!({"key": "w"})));
+        assert!(!forbids("Ctrl+W", "type_text", json!({"text": "ctrl w"})));
+    }
+
+    #[test]
+    fn policy_notations_parse_and_non_combos_do_not() {
         for (text, want) in [
-            ("⌘Q", "cmd+q"),
-            ("Cmd+Q", "cmd+q"),
-            ("command-Q", "cmd+q"),
+            ("⌘Q", "super+q"),
+            ("Cmd+Q", "super+q"),
+            ("command-Q", "super+q"),
             ("^Q", "ctrl+q"),
             ("⌥⇧T", "alt+shift+t"),
             ("shift+alt+t", "alt+shift+t"),
-            ("Ctrl+Alt+Delete", "ctrl+alt+delete"),
-            ("super+l", "cmd+l"),
+            // As in the tools: `Delete` is X's Delete key, `delete` the reference's
+            // (BackSpace).
+            ("Ctrl+Alt+Delete", "ctrl+alt+forwarddelete"),
+            ("ctrl+alt+delete", "ctrl+alt+delete"),
+            ("ctrl+alt+forwarddelete", "ctrl+alt+forwarddelete"),
+            ("meta+F4", "alt+f4"),
+            ("ctrl+-", "ctrl+minus"),
+            ("ctrl++", "ctrl+plus"),
+            ("F4", "f4"),
         ] {
-            assert_eq!(normalize_combo(text).as_deref(), Some(want), "{text}");
+            let c = Combo::parse(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(c.canonical().label(), want, "{text}");
         }
-        for text in ["q", "hello", "ctrl+", "a+b", ""] {
-            assert_eq!(normalize_combo(text), None, "{text}");
+        for text in ["ctrl+", "a+b", "", "ctrl+hyperjump", "shift+ctrl"] {
+            assert_eq!(Combo::parse(text), None, "{text}");
         }
+    }
+
+    /// Every way the tools accept to write a key: its names, its character in either
+    /// case, its keysym in hex, its code point.
+    fn key_notations(keysym: u32) -> Vec<String> {
+        let mut out: Vec<String> = NAMED
+            .iter()
+            .filter(|(_, k)| *k == keysym)
+            .map(|(n, _)| n.to_string())
+            .collect();
+        out.push(format!("0x{keysym:x}"));
+        out.push(format!("0X{keysym:04X}"));
+        if let Some(c) = char::from_u32(keysym).filter(|c| c.is_ascii_graphic()) {
+            out.push(c.to_string());
+            out.push(c.to_ascii_uppercase().to_string());
+            out.push(format!("U+{:04X}", keysym));
+            out.push(format!("u+{keysym:x}"));
+            out.push(format!("0x{:x}", 0x0100_0000 + keysym));
+        }
+        if (0xffbe..=0xffc9).contains(&keysym) {
+            out.push(format!("F{}", keysym - 0xffbe + 1));
+        }
+        out
+    }
+
+    fn modifier_names(m: Modifier) -> Vec<&'static str> {
+        MODIFIER_NAMES
+            .iter()
+            .filter(|(_, x)| *x == m)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    fn cased(name: &str, upper: bool) -> String {
+        if upper {
+            name.to_ascii_uppercase()
+        } else {
+            name.to_string()
+        }
+    }
+
+    /// A forbidden combo, written in any policy notation, is refused in press_key and
+    /// hotkey whatever notation they use for its modifiers (any alias, any case, any
+    /// order, repeated) and for its key; the same call with another key goes through.
+    #[test]
+    fn a_forbidden_combo_is_refused_in_every_notation() {
+        use proptest::sample::{Index, subsequence};
+        use proptest::test_runner::{Config, TestRunner};
+        let all_mods = vec![
+            Modifier::Ctrl,
+            Modifier::Alt,
+            Modifier::Shift,
+            Modifier::Super,
+        ];
+        let keys = [
+            0x77u32, 0x71, 0x74, 0x31, 0xffc0, 0xff0d, 0xff1b, 0xffff, 0xff08, 0x2b, 0x2d, 0xff09,
+        ];
+        let strategy = (
+            proptest::sample::select(keys.to_vec()),
+            subsequence(all_mods, 1..=3),
+            proptest::collection::vec(any::<Index>(), 4),
+            proptest::collection::vec(any::<bool>(), 4),
+            0usize..3,
+            any::<bool>(),
+            any::<bool>(),
+        );
+        let cases = AtomicUsize::new(0);
+        let mut runner = TestRunner::new(Config {
+            cases: 10_000,
+            ..Config::default()
+        });
+        runner
+            .run(
+                &strategy,
+                |(keysym, mods, pick, upper, style, repeat_first, reverse)| {
+                    cases.fetch_add(1, Ordering::Relaxed);
+                    let combo = Combo {
+                        mods: mods.clone(),
+                        keysym,
+                    };
+                    // The policy's notation: "ctrl+alt+w", "Ctrl-Alt-w" or glyphs ("⌃⌥w").
+                    // (Key names keep their case: `Delete` and `delete` are two keys.)
+                    let key = Combo {
+                        mods: vec![],
+                        keysym,
+                    }
+                    .label();
+                    let forbidden = match style {
+                        0 => combo.label(),
+                        1 => mods
+                            .iter()
+                            .map(|m| m.name()[..1].to_uppercase() + &m.name()[1..])
+                            .chain([key])
+                            .collect::<Vec<_>>()
+                            .join("-"),
+                        _ => {
+                            let glyph = |m: &Modifier| match m {
+                                Modifier::Ctrl => "⌃",
+                                Modifier::Alt => "⌥",
+                                Modifier::Shift => "⇧",
+                                Modifier::Super => "⌘",
+                            };
+                            mods.iter().map(glyph).collect::<String>() + &key
+                        }
+                    };
+                    prop_assert_eq!(
+                        Combo::parse(&forbidden).map(|c| c.canonical()),
+                        Some(combo.canonical()),
+                        "{}",
+                        forbidden
+                    );
+                    // The call's notation.
+                    let mut names: Vec<String> = mods
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| {
+                            let aliases = modifier_names(*m);
+                            cased(aliases[pick[i].index(aliases.len())], upper[i])
+                        })
+                        .collect();
+                    if repeat_first {
+                        names.push(names[0].clone());
+                    }
+                    if reverse {
+                        names.reverse();
+                    }
+                    let notations = key_notations(keysym);
+                    let key = notations[pick[3].index(notations.len())].clone();
+                    let mut hotkey = names.clone();
+                    hotkey.push(key.clone());
+                    let press = json!({"key": key, "modifiers": names});
+                    prop_assert!(
+                        forbids(&forbidden, "press_key", press),
+                        "press_key {} {:?} vs {}",
+                        key,
+                        names,
+                        forbidden
+                    );
+                    prop_assert!(
+                        forbids(&forbidden, "hotkey", json!({"keys": hotkey})),
+                        "hotkey {:?} vs {}",
+                        hotkey,
+                        forbidden
+                    );
+                    let other = json!({"key": "a", "modifiers": names});
+                    prop_assert!(!forbids(&forbidden, "press_key", other));
+                    Ok(())
+                },
+            )
+            .unwrap();
+        println!(
+            "forbidden combo notations: {} cases, all refused",
+            cases.load(Ordering::Relaxed)
+        );
     }
 }

@@ -41,6 +41,10 @@ pub struct ReplayOptions {
     /// `cua test`: the app the scenario launched. Recorded `launch_app` turns bind to it
     /// instead of launching what the recording launched (the build under test wins).
     pub bound_app: Option<BoundApp>,
+    /// Run turns of tools that change the driver itself (set_config, set_recording): a
+    /// trajectory is input from elsewhere, so they are refused unless asked for.
+    /// replay_trajectory turns are refused either way (a trajectory could replay itself).
+    pub allow_driver_changes: bool,
 }
 
 /// The scenario's running app and its `[app]` table as launch_app arguments.
@@ -390,7 +394,22 @@ async fn replay_turn(
     result: &mut TurnResult,
 ) -> Result<String, String> {
     let tool = action["tool"].as_str().unwrap_or("");
-    registry.get(tool).map_err(|e| e.to_string())?;
+    if registry
+        .get(tool)
+        .map_err(|e| e.to_string())?
+        .changes_driver()
+    {
+        if tool == <crate::tools::ReplayTrajectory as crate::tools::ToolSpec>::NAME {
+            return Err(format!(
+                "refused: a trajectory's {tool} turn is never replayed (it could replay itself); replay that folder on its own"
+            ));
+        }
+        if !opts.allow_driver_changes {
+            return Err(format!(
+                "refused: {tool} changes the driver itself, and a trajectory's turns may not unless asked (`cua replay --allow-config`, or `allow_config: true` on replay_trajectory)"
+            ));
+        }
+    }
     let mut args = action.get("arguments").cloned().unwrap_or(json!({}));
     if !args.is_object() {
         return Err("`arguments` is not an object".into());

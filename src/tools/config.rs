@@ -56,6 +56,7 @@ impl ToolSpec for SetConfig {
     const DESCRIPTION: &'static str = "Set one config key. In an MCP session the value is an in-memory override for that session only; from the CLI it is written to the global default ($XDG_CONFIG_HOME/cua/config.json, atomically). Effective value = call argument > session override > global default. Unknown keys and wrong types are refused naming the field.";
     const READ_ONLY: bool = false;
     const RECORDED: bool = false;
+    const CHANGES_DRIVER: bool = true;
 
     async fn run(&self, ctx: &ToolContext, a: SetConfigArgs) -> Result<ToolOutput, ToolError> {
         let place = ctx.set_config(&a.key, &a.value)?;

@@ -18,9 +18,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::keys::{Modifier, char_keysym, check_text, parse_key, parse_modifiers};
 use super::{ToolContext, ToolOutput, ToolSpec, window_of};
 use crate::errors::ToolError;
+use crate::keys::{Combo, Modifier, char_keysym, check_text, parse_key, parse_modifiers};
 use crate::platform::{
     AxNode, Delivery, ElementReading, InputEvent, Platform, PlatformError, TextEdit, WindowInfo,
 };
@@ -1724,7 +1724,7 @@ async fn combo_as_widget_action(
     keysym: u32,
     label: &str,
 ) -> Result<Option<ToolOutput>, ToolError> {
-    let Some(action) = super::keys::widget_action(mods, keysym) else {
+    let Some(action) = crate::keys::widget_action(mods, keysym) else {
         return Ok(None);
     };
     let node = match target {
@@ -1750,10 +1750,7 @@ async fn combo_as_widget_action(
 }
 
 fn combo_label(mods: &[Modifier], key: &str) -> String {
-    let mut parts: Vec<String> = mods
-        .iter()
-        .map(|m| format!("{m:?}").to_lowercase())
-        .collect();
+    let mut parts: Vec<String> = mods.iter().map(|m| m.name().to_string()).collect();
     parts.push(key.to_string());
     parts.join("+")
 }
@@ -1795,8 +1792,7 @@ impl ToolSpec for PressKey {
     async fn run(&self, ctx: &ToolContext, a: PressKeyArgs) -> Result<ToolOutput, ToolError> {
         check_addressing(a.element_index, a.window_id, a.x, a.y)?;
         let settle_ms = check_settle(a.settle_ms)?;
-        let keysym = parse_key(&a.key, "key")?;
-        let mods = parse_modifiers(&a.modifiers.unwrap_or_default(), "modifiers")?;
+        let combo = Combo::from_parts(&a.key, &a.modifiers.unwrap_or_default())?;
         send_combo(
             ctx,
             a.pid,
@@ -1804,9 +1800,9 @@ impl ToolSpec for PressKey {
             element_ref(a.element_index, a.snapshot_id.as_deref())?,
             a.x,
             a.y,
-            &mods,
-            keysym,
-            combo_label(&mods, &a.key),
+            &combo.mods,
+            combo.keysym,
+            combo_label(&combo.mods, &a.key),
             delivery(a.delivery_mode),
             settle_ms,
         )
@@ -1840,23 +1836,8 @@ impl ToolSpec for Hotkey {
 
     async fn run(&self, ctx: &ToolContext, a: HotkeyArgs) -> Result<ToolOutput, ToolError> {
         let settle_ms = check_settle(a.settle_ms)?;
-        let Some((key, mod_names)) = a.keys.split_last() else {
-            return Err(ToolError::invalid(
-                "`keys`: give modifiers and one key, e.g. [\"ctrl\", \"a\"]",
-            ));
-        };
-        let mut mods = Vec::new();
-        for (i, name) in mod_names.iter().enumerate() {
-            let m = Modifier::parse(name).ok_or_else(|| {
-                ToolError::invalid(format!(
-                    "`keys[{i}]`: `{name}` is not a modifier (modifiers first, one key last)"
-                ))
-            })?;
-            if !mods.contains(&m) {
-                mods.push(m);
-            }
-        }
-        let keysym = parse_key(key, &format!("keys[{}]", a.keys.len() - 1))?;
+        let combo = Combo::from_keys(&a.keys)?;
+        let key = a.keys.last().map(String::as_str).unwrap_or_default();
         send_combo(
             ctx,
             a.pid,
@@ -1864,9 +1845,9 @@ impl ToolSpec for Hotkey {
             None,
             None,
             None,
-            &mods,
-            keysym,
-            combo_label(&mods, key),
+            &combo.mods,
+            combo.keysym,
+            combo_label(&combo.mods, key),
             delivery(a.delivery_mode),
             settle_ms,
         )

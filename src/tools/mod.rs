@@ -10,7 +10,6 @@ mod apps;
 mod capture;
 mod config;
 mod input;
-pub mod keys;
 mod permissions;
 mod recording;
 mod replay;
@@ -32,6 +31,7 @@ use crate::platform::{AxTree, DesktopEnv, Platform};
 
 pub use apps::BoundLaunch;
 pub use capture::encode_png;
+pub use replay::ReplayTrajectory;
 pub use window_state::{render_markdown, window_state_json};
 
 /// An image a tool returns (screenshot, zoom).
@@ -313,6 +313,9 @@ pub trait ToolSpec: Send + Sync + 'static {
     const READ_ONLY: bool;
     /// Whether a call is a turn of a recording (replay acts, but its inner calls are the turns).
     const RECORDED: bool = !Self::READ_ONLY;
+    /// Whether the tool changes the driver itself (its config, its recorder, a replay)
+    /// rather than the desktop: a trajectory's turn may not run it unless asked.
+    const CHANGES_DRIVER: bool = false;
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError>;
 }
 
@@ -323,6 +326,7 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &'static str;
     fn read_only(&self) -> bool;
     fn recorded(&self) -> bool;
+    fn changes_driver(&self) -> bool;
     fn input_schema(&self) -> Value;
     /// Parses and validates arguments without running anything.
     fn validate(&self, args: &Value) -> Result<(), ToolError>;
@@ -342,6 +346,9 @@ impl<T: ToolSpec> Tool for T {
     }
     fn recorded(&self) -> bool {
         T::RECORDED
+    }
+    fn changes_driver(&self) -> bool {
+        T::CHANGES_DRIVER
     }
     fn input_schema(&self) -> Value {
         let mut schema = schema_of::<T::Args>();

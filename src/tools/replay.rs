@@ -19,6 +19,10 @@ pub struct ReplayArgs {
     pub delay_ms: Option<u64>,
     /// Stop at the first failed turn. Default true.
     pub stop_on_error: Option<bool>,
+    /// Also run the trajectory's set_config and set_recording turns, which change the
+    /// driver itself; refused by default (a trajectory is input from elsewhere).
+    /// replay_trajectory turns are refused either way. Default false.
+    pub allow_config: Option<bool>,
 }
 
 pub struct ReplayTrajectory;
@@ -30,6 +34,7 @@ impl ToolSpec for ReplayTrajectory {
     const DESCRIPTION: &'static str = "Replay a recorded trajectory: each turn's tool call is re-dispatched in order, with recorded pids and windows rebound to live ones (a recorded launch_app launches the app again) and element-indexed turns resolved through their recorded locator in a fresh snapshot (exact path, then role + name, then nearest frame). Waits up to 5 s per turn for the window and element, and after each turn up to 3 s for the turn's recorded change (before-state to after-state) to show in the live window, so the next turn never runs ahead of the app (a turn whose change never shows fails, naming what is missing). While recording is on, the replay is itself recorded. Returns attempted, succeeded, failed, first_failure and per-turn results (rebinding, locator_match, duration_ms).";
     const READ_ONLY: bool = false;
     const RECORDED: bool = false;
+    const CHANGES_DRIVER: bool = true;
 
     async fn run(&self, ctx: &ToolContext, a: ReplayArgs) -> Result<ToolOutput, ToolError> {
         let dir = crate::platform::linux::apps::expand_home(&a.dir);
@@ -37,6 +42,7 @@ impl ToolSpec for ReplayTrajectory {
             delay_ms: a.delay_ms.unwrap_or(500),
             stop_on_error: a.stop_on_error.unwrap_or(true),
             bound_app: None,
+            allow_driver_changes: a.allow_config.unwrap_or(false),
         };
         if opts.delay_ms > 60_000 {
             return Err(ToolError::invalid(format!(

@@ -9,7 +9,7 @@
 //! window behind a client-side-decoration border), so those are shifted by the frame's
 //! origin in the window instead.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -865,8 +865,12 @@ impl Atspi {
             COORD_SCREEN
         };
         let shown = |n: &RawNode| n.node.path == top || shows(n.states, uses_showing);
+        // Each node is opened once: an app whose tree has a cycle (a child that lists an
+        // ancestor) must not make the walk go round until the depth bound.
+        let mut opened: HashSet<String> = HashSet::new();
         let mut frontier = vec![top.clone()];
         for _ in 0..MAX_DEPTH {
+            frontier.retain(|p| opened.insert(p.clone()));
             if frontier.is_empty() {
                 break;
             }
@@ -921,24 +925,7 @@ impl Atspi {
         } else {
             (-window.bounds.x, -window.bounds.y)
         };
-        // Depth-first order of the shown nodes, with parent positions.
-        let mut order: Vec<(&RawNode, Option<usize>)> = Vec::new();
-        let mut stack: Vec<(&str, Option<usize>)> = vec![(top.as_str(), None)];
-        while let Some((path, parent)) = stack.pop() {
-            let Some(n) = known.nodes.get(path) else {
-                continue;
-            };
-            if !shown(n) {
-                continue;
-            }
-            let me = order.len();
-            order.push((n, parent));
-            if let Some(kids) = known.children.get(path) {
-                for k in kids.iter().rev() {
-                    stack.push((k.as_str(), Some(me)));
-                }
-            }
-        }
+        let order = known.depth_first(&top, shown);
 
         let details = join_all(order.iter().map(|(n, _)| async move {
             let actions = if n.ifaces.contains(Interface::Action) && n.role != Role::Label {
@@ -1087,6 +1074,35 @@ struct Known {
 }
 
 impl Known {
+    /// The shown nodes under `top` in depth-first order, each with its parent's position.
+    /// Each node is placed once, under the first parent met, and never below MAX_DEPTH:
+    /// an app whose tree has a cycle gets a tree, not a hang.
+    fn depth_first(
+        &self,
+        top: &str,
+        shown: impl Fn(&RawNode) -> bool,
+    ) -> Vec<(&RawNode, Option<usize>)> {
+        let mut order: Vec<(&RawNode, Option<usize>)> = Vec::new();
+        let mut placed: HashSet<&str> = HashSet::new();
+        let mut stack: Vec<(&str, Option<usize>, usize)> = vec![(top, None, 0)];
+        while let Some((path, parent, depth)) = stack.pop() {
+            let Some(n) = self.nodes.get(path) else {
+                continue;
+            };
+            if !shown(n) || depth > MAX_DEPTH || !placed.insert(path) {
+                continue;
+            }
+            let me = order.len();
+            order.push((n, parent));
+            if let Some(kids) = self.children.get(path) {
+                for k in kids.iter().rev() {
+                    stack.push((k.as_str(), Some(me), depth + 1));
+                }
+            }
+        }
+        order
+    }
+
     /// The root from a cache that is not trusted for the tree's shape, and the rest kept
     /// as [`Known::listed`]. A child count of -1 (a menu, a container that manages its
     /// descendants) says the count was not given: such nodes are read one by one.
@@ -1732,5 +1748,65 @@ impl Atspi {
         let bus = self.app_bus_for_pid(pid).await.ok()??;
         let (name, version) = self.toolkit(&bus).await;
         (!name.is_empty()).then(|| format!("{name} {version}").trim().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(path: &str, child_count: i32) -> RawNode {
+        RawNode {
+            node: NodeRef {
+                bus: ":1.1".into(),
+                path: path.into(),
+            },
+            parent_path: None,
+            index_in_parent: 0,
+            child_count,
+            role: Role::Panel,
+            name: path.into(),
+            states: StateSet::new(State::Showing),
+            ifaces: InterfaceSet::empty(),
+        }
+    }
+
+    #[test]
+    fn a_cyclic_tree_is_placed_once_per_node() {
+        let mut known = Known::listing(Vec::new());
+        for p in ["/w", "/a", "/b", "/c"] {
+            known.nodes.insert(p.into(), node(p, 1));
+        }
+        // /w → /a → /b → /a (a cycle), /b → /c, and /w lists itself.
+        known.merge(("/w".into(), vec!["/a".into(), "/w".into()], Vec::new()));
+        known.merge(("/a".into(), vec!["/b".into()], Vec::new()));
+        known.merge(("/b".into(), vec!["/a".into(), "/c".into()], Vec::new()));
+        let order = known.depth_first("/w", |_| true);
+        let paths: Vec<(&str, Option<usize>)> = order
+            .iter()
+            .map(|(n, p)| (n.node.path.as_str(), *p))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("/w", None),
+                ("/a", Some(0)),
+                ("/b", Some(1)),
+                ("/c", Some(2))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_chain_deeper_than_the_bound_stops_there() {
+        let mut known = Known::listing(Vec::new());
+        let paths: Vec<String> = (0..MAX_DEPTH + 20).map(|i| format!("/n{i}")).collect();
+        for (i, p) in paths.iter().enumerate() {
+            known.nodes.insert(p.clone(), node(p, 1));
+            if let Some(next) = paths.get(i + 1) {
+                known.merge((p.clone(), vec![next.clone()], Vec::new()));
+            }
+        }
+        assert_eq!(known.depth_first("/n0", |_| true).len(), MAX_DEPTH + 1);
     }
 }

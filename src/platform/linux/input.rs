@@ -150,6 +150,13 @@ impl X11 {
             .map_err(|e| x_err("keyboard mapping", e))?
             .reply()
             .map_err(|e| x_err("keyboard mapping", e))?;
+        // `chunks(0)` panics: a server that maps no keysym per keycode has no keyboard.
+        if reply.keysyms_per_keycode == 0 {
+            return Err(x_err(
+                "keyboard mapping",
+                "the X server reports 0 keysyms per keycode (no keyboard to type with)",
+            ));
+        }
         *guard = Some(Keymap {
             min_keycode: min,
             per_keycode: reply.keysyms_per_keycode as usize,

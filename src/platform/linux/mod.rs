@@ -33,7 +33,8 @@ pub struct LinuxPlatform {
     /// Desktop entries, re-read at most every few seconds (they name apps in window lists).
     entries: std::sync::Mutex<Option<(Instant, std::sync::Arc<Vec<apps::DesktopEntry>>)>>,
     desktop: DesktopEnv,
-    x11: x11::X11,
+    /// Shared with the blocking threads input runs on (it sleeps between steps).
+    x11: std::sync::Arc<x11::X11>,
     atspi: OnceCell<atspi::Atspi>,
     /// Window repaints, watched from a window's first capture on (None: no Damage).
     repaints: std::sync::OnceLock<Option<damage::Repaints>>,
@@ -44,7 +45,7 @@ impl LinuxPlatform {
         Ok(LinuxPlatform {
             entries: std::sync::Mutex::new(None),
             desktop: desktop.clone(),
-            x11: x11::X11::connect(desktop.display.as_deref())?,
+            x11: std::sync::Arc::new(x11::X11::connect(desktop.display.as_deref())?),
             atspi: OnceCell::new(),
             repaints: std::sync::OnceLock::new(),
         })
@@ -393,7 +394,12 @@ impl Platform for LinuxPlatform {
         events: &[InputEvent],
         delivery: Delivery,
     ) -> PlatformResult<()> {
-        self.x11.send_input(window, events, delivery)
+        // Input sleeps between its steps (a drag lasts up to 10 s) and makes synchronous X
+        // round trips: on a blocking thread, so other clients' calls keep their workers.
+        let (x11, window, events) = (self.x11.clone(), window.clone(), events.to_vec());
+        tokio::task::spawn_blocking(move || x11.send_input(&window, &events, delivery))
+            .await
+            .map_err(|e| PlatformError::Other(format!("input thread: {e}")))?
     }
 
     async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()> {

@@ -1,6 +1,8 @@
-//! Key and modifier names: the reference driver's vocabulary (return, tab, escape, arrows,
+//! The one key vocabulary: the reference driver's key names (return, tab, escape, arrows,
 //! space, delete, home, end, pageup, pagedown, f1-f12, letters, digits) plus X keysym
-//! names, resolved to keysyms. Keysyms are the neutral key space here: Unicode characters
+//! names, `0x` keysyms and `U+` code points, resolved to keysyms; modifier names; and key
+//! combos ([`Combo`]) as the tools send them and as the policy forbids them, so both read
+//! every notation the same way. Keysyms are the neutral key space here: Unicode characters
 //! map to them directly, and a backend translates them to its own key codes.
 //!
 //! As in the reference (macOS naming), `delete` is the key left of backspace's position on
@@ -20,12 +22,20 @@ pub enum Modifier {
 
 impl Modifier {
     pub fn parse(name: &str) -> Option<Modifier> {
-        match name.to_ascii_lowercase().as_str() {
-            "ctrl" | "control" | "ctl" | "^" | "⌃" => Some(Modifier::Ctrl),
-            "alt" | "option" | "opt" | "⌥" | "meta" => Some(Modifier::Alt),
-            "shift" | "⇧" => Some(Modifier::Shift),
-            "cmd" | "command" | "super" | "win" | "logo" | "⌘" => Some(Modifier::Super),
-            _ => None,
+        let lower = name.to_ascii_lowercase();
+        MODIFIER_NAMES
+            .iter()
+            .find(|(n, _)| *n == lower)
+            .map(|(_, m)| *m)
+    }
+
+    /// The name used in labels and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Modifier::Ctrl => "ctrl",
+            Modifier::Alt => "alt",
+            Modifier::Shift => "shift",
+            Modifier::Super => "super",
         }
     }
 
@@ -39,8 +49,30 @@ impl Modifier {
     }
 }
 
+/// Modifier names (matched case-insensitively). `meta` is Alt, as X11 keymaps bind it.
+pub const MODIFIER_NAMES: &[(&str, Modifier)] = &[
+    ("ctrl", Modifier::Ctrl),
+    ("control", Modifier::Ctrl),
+    ("ctl", Modifier::Ctrl),
+    ("^", Modifier::Ctrl),
+    ("⌃", Modifier::Ctrl),
+    ("alt", Modifier::Alt),
+    ("option", Modifier::Alt),
+    ("opt", Modifier::Alt),
+    ("meta", Modifier::Alt),
+    ("⌥", Modifier::Alt),
+    ("shift", Modifier::Shift),
+    ("⇧", Modifier::Shift),
+    ("cmd", Modifier::Super),
+    ("command", Modifier::Super),
+    ("super", Modifier::Super),
+    ("win", Modifier::Super),
+    ("logo", Modifier::Super),
+    ("⌘", Modifier::Super),
+];
+
 /// Named keys: the reference vocabulary first, then X keysym names (case-sensitive).
-const NAMED: &[(&str, u32)] = &[
+pub const NAMED: &[(&str, u32)] = &[
     ("return", 0xff0d),
     ("enter", 0xff0d),
     ("tab", 0xff09),
@@ -226,6 +258,137 @@ pub fn check_text(text: &str, field: &str) -> Result<(), ToolError> {
         )));
     }
     Ok(())
+}
+
+/// A key combination: the modifiers held (no repeats) and one key's keysym. The tools
+/// send it; the policy compares [`Combo::canonical`] forms, so a forbidden combo is
+/// refused in every notation the tools accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Combo {
+    pub mods: Vec<Modifier>,
+    pub keysym: u32,
+}
+
+impl Combo {
+    /// press_key's `key` and `modifiers`.
+    pub fn from_parts(key: &str, modifiers: &[String]) -> Result<Combo, ToolError> {
+        Ok(Combo {
+            keysym: parse_key(key, "key")?,
+            mods: parse_modifiers(modifiers, "modifiers")?,
+        })
+    }
+
+    /// hotkey's `keys`: modifiers first, one key last.
+    pub fn from_keys(keys: &[String]) -> Result<Combo, ToolError> {
+        let Some((key, mod_names)) = keys.split_last() else {
+            return Err(ToolError::invalid(
+                "`keys`: give modifiers and one key, e.g. [\"ctrl\", \"a\"]",
+            ));
+        };
+        let mut mods = Vec::new();
+        for (i, name) in mod_names.iter().enumerate() {
+            let m = Modifier::parse(name).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`keys[{i}]`: `{name}` is not a modifier (modifiers first, one key last)"
+                ))
+            })?;
+            if !mods.contains(&m) {
+                mods.push(m);
+            }
+        }
+        let keysym = parse_key(key, &format!("keys[{}]", keys.len() - 1))?;
+        Ok(Combo { mods, keysym })
+    }
+
+    /// A combo as people write one: `Ctrl+W`, `ctrl-w`, `Cmd+Q`, `⌘Q`, `^Q`, `⌥⇧T`,
+    /// `alt+F4`, `ctrl+0x77`, `ctrl++`. The key is any key [`parse_key`] takes; None when
+    /// `text` is not modifiers followed by one key (a combo may have no modifier: `F4`).
+    pub fn parse(text: &str) -> Option<Combo> {
+        let mut mods = Vec::new();
+        let mut rest = String::new();
+        // Symbol modifiers may be glued to the key (⌘Q, ^Q, ⌥⇧T).
+        for c in text.trim().chars() {
+            match c {
+                '⌘' | '⌃' | '^' | '⌥' | '⇧' => mods.extend(Modifier::parse(&c.to_string())),
+                _ => rest.push(c),
+            }
+        }
+        // The key may be a separator itself: `ctrl++`, `ctrl--`, or a lone `+`.
+        let (head, key) = match rest.char_indices().last() {
+            Some((i, c @ ('+' | '-'))) if i == 0 || rest[..i].ends_with(['+', '-']) => {
+                (&rest[..i], c.to_string())
+            }
+            _ => match rest.rfind(['+', '-']) {
+                Some(i) => (&rest[..i], rest[i + 1..].trim().to_string()),
+                None => ("", rest.trim().to_string()),
+            },
+        };
+        for part in head
+            .split(['+', '-'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            mods.push(Modifier::parse(part)?);
+        }
+        if key.is_empty() || Modifier::parse(&key).is_some() {
+            return None;
+        }
+        let keysym = parse_key(&key, "key").ok()?;
+        let mut unique = Vec::new();
+        for m in mods {
+            if !unique.contains(&m) {
+                unique.push(m);
+            }
+        }
+        Some(Combo {
+            mods: unique,
+            keysym,
+        })
+    }
+
+    /// What the app receives, for comparing combos: modifiers sorted, a keysym written as
+    /// a Unicode code point (`0x01000077`) as its Latin-1 keysym, and an upper-case letter
+    /// as Shift + the letter (the sender holds Shift for it, so `ctrl+0x57` is
+    /// `ctrl+shift+w`).
+    pub fn canonical(&self) -> Combo {
+        let mut mods = self.mods.clone();
+        let mut keysym = self.keysym;
+        if (0x0100_0000..0x0100_0100).contains(&keysym) {
+            keysym -= 0x0100_0000;
+        }
+        let upper_latin =
+            (0x41..=0x5a).contains(&keysym) || ((0xc0..=0xde).contains(&keysym) && keysym != 0xd7);
+        if upper_latin {
+            keysym += 0x20;
+            mods.push(Modifier::Shift);
+        }
+        mods.sort();
+        mods.dedup();
+        Combo { mods, keysym }
+    }
+
+    /// `ctrl+shift+w`: modifiers, then the key's name in the reference vocabulary where it
+    /// has one, else the character, else the keysym in hex.
+    pub fn label(&self) -> String {
+        let key = NAMED
+            .iter()
+            .find(|(_, k)| *k == self.keysym)
+            .map(|(n, _)| n.to_string())
+            .or_else(|| {
+                (0xffbe..=0xffd5)
+                    .contains(&self.keysym)
+                    .then(|| format!("f{}", self.keysym - 0xffbe + 1))
+            })
+            .or_else(|| {
+                char::from_u32(self.keysym)
+                    .filter(|c| !c.is_control() && self.keysym < 0x100)
+                    .map(String::from)
+            })
+            .unwrap_or_else(|| format!("0x{:x}", self.keysym));
+        let mut parts: Vec<String> = self.mods.iter().map(|m| m.name().to_string()).collect();
+        parts.push(key);
+        parts.join("+")
+    }
 }
 
 /// The widget action a key combination stands for, where toolkits export shortcuts as
