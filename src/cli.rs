@@ -511,7 +511,7 @@ fn print_output(output: &ToolOutput, flags: &OutputFlags) -> i32 {
     if let Some(image) = &output.image {
         match &flags.screenshot_out_file {
             Some(path) => {
-                if let Err(e) = std::fs::write(path, &image.data) {
+                if let Err(e) = crate::files::write_atomic(path, &image.data) {
                     return fail(1, format!("cannot write `{}`: {e}", path.display()));
                 }
                 structured["screenshot_file_path"] = Value::String(path.display().to_string());

@@ -535,3 +535,73 @@ fn an_open_menu_is_in_the_window_screenshot() {
         "no text under the open menu's item ({dark} dark pixels)"
     );
 }
+
+/// screenshot_out_file is a path an agent chooses, from a read-only tool: it replaces
+/// images only, is written whole, and stays inside policy.output_roots (links resolved).
+#[test]
+fn screenshot_out_file_replaces_images_only_and_stays_inside_output_roots() {
+    use cua::tools::{ToolContext, ToolRegistry};
+    let d = desktop();
+    let ctx = ToolContext::for_session(d.env.clone(), "output-paths");
+    let rt = common::runtime();
+    let registry = ToolRegistry::new();
+    let call = |tool: &str, args: serde_json::Value| rt.block_on(registry.call(&ctx, tool, args));
+    let dir = std::env::temp_dir().join(format!("cua-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let inside = dir.join("inside");
+    std::fs::create_dir_all(&inside).unwrap();
+    let shot = |path: &std::path::Path| {
+        call(
+            "screenshot",
+            json!({ "window_id": d.mousepad.window_id, "screenshot_out_file": path }),
+        )
+    };
+    let is_png = |p: &std::path::Path| std::fs::read(p).unwrap().starts_with(b"\x89PNG");
+
+    let doc = dir.join("notes.txt");
+    std::fs::write(&doc, "keep me").unwrap();
+    let e = shot(&doc).unwrap_err();
+    assert!(matches!(e, cua::errors::ToolError::Refused(_)), "{e}");
+    assert!(e.to_string().contains("not an image"), "{e}");
+    assert_eq!(std::fs::read_to_string(&doc).unwrap(), "keep me");
+    let png = dir.join("a.png");
+    shot(&png).unwrap();
+    shot(&png).unwrap();
+    assert!(is_png(&png));
+    let e = shot(&dir.join("missing/b.png")).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+
+    call(
+        "set_config",
+        json!({ "key": "policy.output_roots", "value": [inside] }),
+    )
+    .unwrap();
+    let e = shot(&dir.join("b.png")).unwrap_err();
+    assert!(e.to_string().contains("outside policy.output_roots"), "{e}");
+    shot(&inside.join("b.png")).unwrap();
+    assert!(is_png(&inside.join("b.png")));
+    // A link inside that leads out does not take the file out.
+    std::os::unix::fs::symlink(&dir, inside.join("out")).unwrap();
+    let e = shot(&inside.join("out/c.png")).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+    let e = shot(&inside.join("../d.png")).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+    assert!(!dir.join("c.png").exists() && !dir.join("d.png").exists());
+    // A recording's folder too, even one that does not exist yet.
+    let e = call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": inside.join("out/new/rec") }),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+    assert!(!dir.join("new").exists());
+    // Nothing half-written is left beside the files.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .chain(std::fs::read_dir(&inside).unwrap())
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -103,6 +103,12 @@ pub const KEYS: &[KeySpec] = &[
         default: || json!([]),
         doc: "Key combos refused in press_key / hotkey and inside type_text, in any notation (⌘Q, Cmd+Q, command-Q, ^Q, ⌥⇧T).",
     },
+    KeySpec {
+        key: "policy.output_roots",
+        kind: Kind::StringList,
+        default: || json!([]),
+        doc: "Folders files a tool writes (screenshot_out_file, set_recording's output_dir) must be inside; empty: anywhere.",
+    },
 ];
 
 fn spec(key: &str) -> Result<&'static KeySpec, ToolError> {

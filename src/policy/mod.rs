@@ -8,6 +8,9 @@
 //! `$XDG_CONFIG_HOME/cua/policy.toml` when present. When app rules exist and the target
 //! app cannot be identified, the action is refused (fail closed). A refusal is a
 //! [`ToolError::Refused`]; while recording it is a turn marked refused.
+//!
+//! Paths a tool writes to ([`output_path`]), from read-only tools too: inside
+//! `policy.output_roots` when set, and never over an existing file that is not an image.
 
 use std::path::PathBuf;
 
@@ -30,6 +33,8 @@ pub struct PolicyFile {
     pub approved_apps: Vec<String>,
     #[serde(default)]
     pub forbidden_key_combos: Vec<String>,
+    #[serde(default)]
+    pub output_roots: Vec<String>,
 }
 
 /// The policy file in force, if any.
@@ -69,6 +74,7 @@ struct Rules {
     approved: Vec<String>,
     /// Canonical forms ([`Combo::canonical`]).
     combos: Vec<Combo>,
+    output_roots: Vec<String>,
 }
 
 fn rules(ctx: &ToolContext) -> Result<Rules, ToolError> {
@@ -97,6 +103,7 @@ fn rules(ctx: &ToolContext) -> Result<Rules, ToolError> {
                 })
             })
             .collect::<Result<_, _>>()?,
+        output_roots: both("policy.output_roots", &file.output_roots),
     })
 }
 
@@ -168,6 +175,109 @@ fn pressed(tool: &str, args: &Value) -> Vec<Combo> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// Where a tool may write what an agent named in `field`: `~` expanded; inside one of
+/// `policy.output_roots` when any are set (links resolved, so none can lead out); and, for
+/// a file (`folder` false), in an existing folder, replacing an existing file only when it
+/// is an image (PNG or JPEG) or empty: an agent's path must never destroy a document. A
+/// folder (`folder` true: a recording's output_dir) may not exist yet.
+pub fn output_path(
+    ctx: &ToolContext,
+    field: &str,
+    path: &str,
+    folder: bool,
+) -> Result<PathBuf, ToolError> {
+    let p = crate::platform::linux::apps::expand_home(path);
+    let p = if p.is_absolute() {
+        p
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    let target = if folder {
+        resolve_new_path(&p).ok_or_else(|| {
+            ToolError::invalid(format!(
+                "`{field}`: `{path}` has `..` after the part that exists"
+            ))
+        })?
+    } else {
+        let name = p
+            .file_name()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| ToolError::invalid(format!("`{field}`: `{path}` names no file")))?
+            .to_owned();
+        let parent = p.parent().unwrap_or(std::path::Path::new("/"));
+        // A file is replaced by a rename, never written through a link: only its folder
+        // is resolved.
+        std::fs::canonicalize(parent)
+            .map_err(|_| {
+                ToolError::invalid(format!(
+                    "`{field}`: directory `{}` does not exist",
+                    parent.display()
+                ))
+            })?
+            .join(name)
+    };
+    let roots = rules(ctx)?.output_roots;
+    if !roots.is_empty() {
+        let inside = roots.iter().any(|r| {
+            std::fs::canonicalize(crate::platform::linux::apps::expand_home(r))
+                .is_ok_and(|root| target.starts_with(root))
+        });
+        if !inside {
+            return Err(ToolError::Refused(format!(
+                "policy: `{field}`: `{}` is outside policy.output_roots ({})",
+                target.display(),
+                roots.join(", ")
+            )));
+        }
+    }
+    if !folder {
+        match std::fs::symlink_metadata(&target) {
+            Ok(m) if m.is_dir() => {
+                return Err(ToolError::invalid(format!(
+                    "`{field}`: `{}` is a directory",
+                    target.display()
+                )));
+            }
+            Ok(m) if m.len() > 0 && !(m.is_file() && holds_an_image(&target)) => {
+                return Err(ToolError::Refused(format!(
+                    "policy: `{field}`: `{}` exists and is not an image; cua only replaces images (choose a new name)",
+                    target.display()
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(target)
+}
+
+/// `p` with its longest existing ancestor resolved (links followed) and the rest appended;
+/// None when the rest holds `..` (it could climb out of what was resolved).
+fn resolve_new_path(p: &std::path::Path) -> Option<PathBuf> {
+    let mut existing = p.to_path_buf();
+    let mut rest = Vec::new();
+    while std::fs::canonicalize(&existing).is_err() {
+        rest.push(existing.file_name()?.to_owned());
+        existing = existing.parent()?.to_path_buf();
+    }
+    if rest.iter().any(|c| c == "..") {
+        return None;
+    }
+    let mut resolved = std::fs::canonicalize(&existing).ok()?;
+    resolved.extend(rest.iter().rev());
+    Some(resolved)
+}
+
+/// Whether the file starts like a PNG or a JPEG.
+fn holds_an_image(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let n = f.read(&mut head).unwrap_or(0);
+    head[..n].starts_with(b"\x89PNG\r\n\x1a\n") || head[..n].starts_with(&[0xff, 0xd8, 0xff])
 }
 
 /// Refuses the call when the policy forbids it.

@@ -140,7 +140,7 @@ impl ToolSpec for Screenshot {
             window.app_name, window.title, capture.width, capture.height, mime
         );
         let image = if let Some(path) = &args.screenshot_out_file {
-            let written = write_out_file("screenshot_out_file", path, &data)?;
+            let written = write_out_file(ctx, "screenshot_out_file", path, &data)?;
             structured["screenshot_file_path"] = json!(written);
             summary.push_str(&format!(", written to {}", written.display()));
             None

@@ -517,22 +517,16 @@ impl ToolRegistry {
     }
 }
 
-/// Writes bytes to a caller-given path, with an error that names the argument.
+/// Writes bytes to a path an agent gave in `field`, where the policy allows
+/// ([`crate::policy::output_path`]), whole or not at all.
 pub(crate) fn write_out_file(
+    ctx: &ToolContext,
     field: &str,
     path: &str,
     bytes: &[u8],
 ) -> Result<std::path::PathBuf, ToolError> {
-    let p = crate::platform::linux::apps::expand_home(path);
-    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            return Err(ToolError::invalid(format!(
-                "`{field}`: directory `{}` does not exist",
-                parent.display()
-            )));
-        }
-    }
-    std::fs::write(&p, bytes)
+    let p = crate::policy::output_path(ctx, field, path, false)?;
+    crate::files::write_atomic(&p, bytes)
         .map_err(|e| ToolError::failed(format!("cannot write `{}`: {e}", p.display())))?;
     Ok(p)
 }

@@ -217,7 +217,7 @@ impl ToolSpec for GetWindowState {
             summary.push_str(&format!(", screenshot {width}x{height}"));
             match &args.screenshot_out_file {
                 Some(path) => {
-                    let written = write_out_file("screenshot_out_file", path, &png)?;
+                    let written = write_out_file(ctx, "screenshot_out_file", path, &png)?;
                     structured["screenshot_file_path"] = json!(written);
                     summary.push_str(&format!(" written to {}", written.display()));
                 }
