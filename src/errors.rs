@@ -29,6 +29,42 @@ impl ToolError {
         ToolError::InvalidArguments(msg.into())
     }
 
+    /// The error's kind as every wire names it (MCP `structuredContent.error`, the daemon's
+    /// replies): invalid_arguments, unknown_tool, failed, no_desktop, refused.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::InvalidArguments(_) => "invalid_arguments",
+            ToolError::UnknownTool(_) => "unknown_tool",
+            ToolError::Failed(_) => "failed",
+            ToolError::NoDesktop(_) => "no_desktop",
+            ToolError::Refused(_) => "refused",
+        }
+    }
+
+    /// The message without the prefix Display adds for the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            ToolError::InvalidArguments(m)
+            | ToolError::UnknownTool(m)
+            | ToolError::Failed(m)
+            | ToolError::NoDesktop(m)
+            | ToolError::Refused(m) => m,
+        }
+    }
+
+    /// The error from its [`ToolError::kind`] and [`ToolError::message`] (an unknown kind
+    /// is a failure).
+    pub fn from_kind(kind: &str, message: impl Into<String>) -> ToolError {
+        let m = message.into();
+        match kind {
+            "invalid_arguments" => ToolError::InvalidArguments(m),
+            "unknown_tool" => ToolError::UnknownTool(m),
+            "no_desktop" => ToolError::NoDesktop(m),
+            "refused" => ToolError::Refused(m),
+            _ => ToolError::Failed(m),
+        }
+    }
+
     /// Exit code for the CLI: 2 for input the caller must fix, 1 for a failed run.
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -669,3 +669,66 @@ fn a_client_that_disconnects_mid_recording_leaves_a_finalized_recording() {
     assert!(video.len() > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_daemon_client_keeps_error_kinds_and_its_recording_is_finalized_when_it_is_killed() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 800,
+        height: 600,
+    })
+    .expect("sandbox");
+    let home = std::env::temp_dir().join(format!("cua-lease-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let socket = home.join("daemon.sock");
+    let mut envs = sandbox.env();
+    envs.push(("XDG_CONFIG_HOME".into(), home.display().to_string()));
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["serve", "--socket", socket.to_str().unwrap()])
+        .envs(envs.iter().cloned())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut a = McpClient::start(&envs, &["--socket", socket.to_str().unwrap()]);
+    // Error kinds survive the daemon's socket.
+    a.call(
+        "set_config",
+        json!({"key": "policy.forbidden_key_combos", "value": ["ctrl+w"]}),
+    );
+    let r = a.call("hotkey", json!({"pid": 1, "keys": ["ctrl", "w"]}));
+    assert_eq!(r["structuredContent"]["error"], "refused", "{r}");
+    let r = a.call("click", json!({"pid": 1, "element_index": "x"}));
+    assert_eq!(r["structuredContent"]["error"], "invalid_arguments", "{r}");
+
+    let rec = home.join("rec");
+    let r = a.call("set_recording", json!({"enabled": true, "output_dir": rec}));
+    assert_eq!(r["isError"], false, "{r}");
+    a.call("move_cursor", json!({"x": 10, "y": 10}));
+    // Killed: no set_recording off, no stdin closed in order; the daemon sees its lease
+    // connection close and finalizes the session.
+    drop(a);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let session = loop {
+        let s: Option<Value> = std::fs::read(rec.join("session.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        match s {
+            Some(s) if s["stopped_at"].is_string() => break s,
+            _ if std::time::Instant::now() > deadline => panic!("not finalized: {s:?}"),
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    };
+    assert_eq!(session["turns_written"], 1, "{session}");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = daemon.wait();
+    let _ = std::fs::remove_dir_all(&home);
+}

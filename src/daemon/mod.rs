@@ -3,7 +3,11 @@
 //!
 //! Protocol: one JSON object per line each way. Request `{"tool": NAME, "args": {...}}`;
 //! reply `{"ok": true, "summary", "structured", "image": {"mime", "base64"}?}` or
-//! `{"ok": false, "error", "exit_code"}`. The socket lives in a 0700 directory and is 0600.
+//! `{"ok": false, "error", "kind", "message", "exit_code"}` (`kind` and `message` rebuild
+//! the [`ToolError`] on the client's side, so a refusal stays a refusal). A connection that
+//! sends `{"lease_session": ID}` holds that session: when it closes (the client ended,
+//! however it ended), the session's recording is finalized and the session dropped. The
+//! socket lives in a 0700 directory and is 0600.
 //! SIGTERM and SIGINT finalize an active recording before the process exits.
 
 use std::path::{Path, PathBuf};
@@ -61,7 +65,13 @@ fn reply_for(result: Result<ToolOutput, ToolError>) -> Value {
             }
             v
         }
-        Err(e) => json!({ "ok": false, "error": e.to_string(), "exit_code": e.exit_code() }),
+        Err(e) => json!({
+            "ok": false,
+            "error": e.to_string(),
+            "kind": e.kind(),
+            "message": e.message(),
+            "exit_code": e.exit_code(),
+        }),
     }
 }
 
@@ -138,8 +148,18 @@ async fn handle(
 ) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read).lines();
+    let mut leased: Option<String> = None;
     while let Ok(Some(line)) = lines.next_line().await {
         let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(req) if req.get("lease_session").is_some() => match req["lease_session"].as_str() {
+                Some(id) if !id.is_empty() && id.len() <= 128 && leased.is_none() => {
+                    leased = Some(id.to_string());
+                    json!({ "ok": true })
+                }
+                _ => reply_for(Err(ToolError::invalid(
+                    "`lease_session`: one non-empty session id of at most 128 characters per connection",
+                ))),
+            },
             Ok(req) => match req.get("tool").and_then(Value::as_str) {
                 Some(tool) => {
                     let args = req.get("args").cloned().unwrap_or(Value::Null);
@@ -155,9 +175,28 @@ async fn handle(
         let mut bytes = serde_json::to_vec(&reply).unwrap_or_default();
         bytes.push(b'\n');
         if write.write_all(&bytes).await.is_err() {
-            return;
+            break;
         }
     }
+    if let Some(id) = leased {
+        sessions.end(&id).await;
+    }
+}
+
+/// Holds `session` on the daemon at `socket` for as long as the returned connection is
+/// open (see the module doc). None when no daemon answers the lease.
+pub fn lease_session(socket: &Path, session: &str) -> Option<std::os::unix::net::UnixStream> {
+    use std::io::{BufRead, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    let mut request = json!({ "lease_session": session }).to_string();
+    request.push('\n');
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(stream.try_clone().ok()?)
+        .read_line(&mut line)
+        .ok()?;
+    let reply: Value = serde_json::from_str(&line).ok()?;
+    (reply["ok"] == true).then_some(stream)
 }
 
 /// A blocking client for one call; None when no daemon listens on `socket`.
@@ -210,16 +249,14 @@ pub fn call(socket: &Path, tool: &str, args: &Value) -> Option<Result<ToolOutput
             image,
         }))
     } else {
-        let msg = reply["error"]
+        let message = reply["message"]
             .as_str()
-            .unwrap_or("daemon error")
-            .to_string();
-        Some(Err(match reply["exit_code"].as_i64() {
-            Some(2) => ToolError::InvalidArguments(
-                msg.trim_start_matches("invalid arguments: ").to_string(),
-            ),
-            _ => ToolError::Failed(msg),
-        }))
+            .or(reply["error"].as_str())
+            .unwrap_or("daemon error");
+        Some(Err(ToolError::from_kind(
+            reply["kind"].as_str().unwrap_or("failed"),
+            message,
+        )))
     }
 }
 

@@ -107,15 +107,9 @@ fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
             result
         }
         Err(e) => {
-            let kind = match &e {
-                ToolError::InvalidArguments(_) => "invalid_arguments",
-                ToolError::UnknownTool(_) => "unknown_tool",
-                ToolError::Failed(_) => "failed",
-                ToolError::NoDesktop(_) => "no_desktop",
-                ToolError::Refused(_) => "refused",
-            };
             let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
-            result.structured_content = Some(json!({ "error": kind, "message": e.to_string() }));
+            result.structured_content =
+                Some(json!({ "error": e.kind(), "message": e.to_string() }));
             result
         }
     }
@@ -281,6 +275,18 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         crate::platform::DesktopEnv::from_process_env(),
         session.clone(),
     ))));
+    // Over a daemon, this connection's session there lives as long as this lease: when
+    // this process ends, however it ends, the daemon finalizes the session's recording.
+    let lease = match socket.clone() {
+        Some(s) => {
+            let id = session.clone();
+            tokio::task::spawn_blocking(move || crate::daemon::lease_session(&s, &id))
+                .await
+                .ok()
+                .flatten()
+        }
+        None => None,
+    };
     let backend = match socket {
         Some(s) => Backend::Daemon(s, session),
         None => Backend::InProcess(sessions.clone()),
@@ -300,5 +306,6 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         _ = int.recv() => cancel.cancel(),
     }
     sessions.finalize_all().await;
+    drop(lease);
     Ok(())
 }

@@ -292,6 +292,15 @@ impl Sessions {
             .clone())
     }
 
+    /// Ends session `id` (its client is gone): its recording is finalized and its caches,
+    /// recorder and config overrides dropped.
+    pub async fn end(&self, id: &str) {
+        let ended = self.by_id.lock().unwrap().remove(id);
+        if let Some(ctx) = ended {
+            ctx.recorder.stop_when_done().await;
+        }
+    }
+
     /// Finalizes every session's recording (server shutdown, client gone).
     pub async fn finalize_all(&self) {
         let all: Vec<Arc<ToolContext>> = std::iter::once(self.default.clone())
