@@ -664,17 +664,26 @@ pub fn diff_trajectories(
                             if i >= paired {
                                 break mine;
                             }
-                            mine.push((
-                                i,
-                                compare_screenshots(&expected[i], &actual[i], config, 1),
-                            ));
+                            // A comparison that panics is that turn's error, never a
+                            // turn silently left uncompared.
+                            let compared = std::panic::catch_unwind(|| {
+                                compare_screenshots(&expected[i], &actual[i], config, 1)
+                            })
+                            .unwrap_or_else(|panic| {
+                                Err(vec![format!(
+                                    "turn {}: comparing the screenshots crashed: {}",
+                                    actual[i].number,
+                                    panic_message(&panic)
+                                )])
+                            });
+                            mine.push((i, compared));
                         }
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
         });
         for (i, result) in results.into_iter().flatten() {
@@ -718,6 +727,15 @@ pub fn diff_trajectories(
         passed: turns.iter().all(TurnDiff::passed),
         turns,
     })
+}
+
+/// The text a panic carried.
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// `tree: 1 line(s) removed, 1 added, first: - label "Count: 1" / + label "Total: 1"`.

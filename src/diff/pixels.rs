@@ -310,7 +310,8 @@ pub fn diff(expected: ImageRef, actual: ImageRef, opts: &PixelDiffOptions) -> Pi
         }
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            // A row worker's panic is the caller's (never rows counted as equal).
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     });
     let total = counts.iter().fold(Counts::default(), |acc, c| Counts {

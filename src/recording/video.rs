@@ -42,8 +42,8 @@ struct Segment {
 
 impl Segment {
     fn new(len: usize) -> Result<Segment, String> {
-        // SAFETY: plain System V calls; the segment is marked for removal right away, so it
-        // is freed when both we and the server detach.
+        // SAFETY: plain System V calls. The segment is marked for removal once the server
+        // has attached it too ([`Segment::release_when_detached`]).
         unsafe {
             let id = libc::shmget(libc::IPC_PRIVATE, len, libc::IPC_CREAT | 0o600);
             if id < 0 {
@@ -59,6 +59,16 @@ impl Segment {
                 addr: addr as *mut u8,
                 len,
             })
+        }
+    }
+
+    /// Marks the segment for removal: the kernel frees it when the last process detaches,
+    /// so it does not outlive a cua that is killed. Linux still lets the X server use a
+    /// marked segment it has attached; call this after the attach was checked.
+    fn release_when_detached(&self) {
+        // SAFETY: marking the segment we created; attachments stay valid.
+        unsafe {
+            libc::shmctl(self.id, libc::IPC_RMID, std::ptr::null_mut());
         }
     }
 
@@ -143,6 +153,7 @@ fn record(
             .map_err(|e| e.to_string())?
             .check()
             .map_err(|e| format!("video: MIT-SHM attach failed: {e}"))?;
+        segment.release_when_detached();
 
         ffmpeg::init().map_err(|e| format!("video: ffmpeg init: {e}"))?;
         // Errors only: libx264 otherwise prints its settings banner on every start.

@@ -505,6 +505,9 @@ enum Target {
         window: WindowInfo,
         index: usize,
         node: Box<AxNode>,
+        /// The snapshot the index was resolved in (a concurrent get_window_state may have
+        /// replaced the window's latest one since).
+        snapshot: std::sync::Arc<super::Snapshot>,
     },
     Pixel {
         window: WindowInfo,
@@ -615,13 +618,14 @@ fn element_ref(
 }
 
 /// The node an index names: in the snapshot the caller named, else in the window's
-/// latest one. Also says whether that snapshot is older than the window's latest.
+/// latest one. Also says whether that snapshot is older than the window's latest, and
+/// gives the snapshot itself.
 fn snapshot_element(
     ctx: &ToolContext,
     pid: u32,
     window_id: u64,
     element: ElementRef<'_>,
-) -> Result<(AxNode, bool), ToolError> {
+) -> Result<(AxNode, bool, std::sync::Arc<super::Snapshot>), ToolError> {
     let latest = ctx.snapshot(pid, window_id);
     let snap = match element.snapshot_id {
         None => latest.clone().ok_or_else(|| {
@@ -659,7 +663,7 @@ fn snapshot_element(
             ))
         })?;
     let older = latest.is_some_and(|l| l.snapshot_id != snap.snapshot_id);
-    Ok((node, older))
+    Ok((node, older, snap))
 }
 
 /// Refuses an element read from an older snapshot that is gone or reads differently now:
@@ -700,7 +704,7 @@ async fn resolve(
 ) -> Result<Target, ToolError> {
     if let Some(element) = element {
         let window_id = window_id.expect("checked by check_addressing");
-        let (node, older) = snapshot_element(ctx, pid, window_id, element)?;
+        let (node, older, snapshot) = snapshot_element(ctx, pid, window_id, element)?;
         let window = window_of(platform, Some(pid), window_id).await?;
         if older {
             still_the_same(platform, &node, element).await?;
@@ -709,6 +713,7 @@ async fn resolve(
             window,
             index: element.index,
             node: Box::new(node),
+            snapshot,
         });
     }
     let window = target_window(platform, pid, window_id).await?;
@@ -1894,6 +1899,7 @@ impl ToolSpec for SetValue {
             window,
             node,
             index,
+            ..
         } = target
         else {
             unreachable!()
@@ -2185,13 +2191,9 @@ impl ToolSpec for Scroll {
 
         // The element's scroll bar, moved through its value.
         let tree_and_node = match &target {
-            Target::Element { .. } => {
-                let snap = ctx
-                    .snapshot(a.pid, window.window_id)
-                    .expect("resolved from a snapshot");
-                let node = snap.elements[a.element_index.unwrap()];
-                Some((snap.tree.clone(), node))
-            }
+            Target::Element {
+                snapshot, index, ..
+            } => Some((snapshot.tree.clone(), snapshot.elements[*index])),
             Target::Pixel { x, y, .. } => {
                 let tree = tree_for(ctx, p, a.pid, &window).await?;
                 node_at(&tree, *x, *y, false).map(|n| (tree, n))
