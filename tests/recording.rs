@@ -366,3 +366,183 @@ fn a_turns_screenshot_waits_until_the_window_stops_repainting() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A password field and an element `redaction.names` lists are painted black in every PNG
+/// of a turn and in the video, and text typed into them is not kept anywhere in the
+/// recording; a replay of such a turn asks for the text instead of typing the mask.
+#[test]
+fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_recorded() {
+    let d = desktop();
+    let rt = runtime();
+    let ctx = ToolContext::for_session(d.env.clone(), "redaction");
+    let registry = ToolRegistry::new();
+    let call = |tool: &str, args: Value| {
+        rt.block_on(registry.call(&ctx, tool, args))
+            .unwrap_or_else(|e| panic!("{tool}: {e}"))
+    };
+    let app = common::App::launched(&call("launch_app", common::support_app("sign_in.py")));
+    let dir = std::env::temp_dir().join(format!("cua-redaction-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    call(
+        "set_config",
+        json!({ "key": "redaction.names", "value": ["card number"] }),
+    );
+    call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir, "video_experimental": true }),
+    );
+    let state = call(
+        "get_window_state",
+        json!({ "pid": app.pid, "window_id": app.window_id }),
+    );
+    let field = |name: &str| {
+        elements(&state)
+            .into_iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {}", state.structured["tree_markdown"]))
+    };
+    let (password, card, user) = (field("Password"), field("Card number"), field("User"));
+    assert_eq!(password["role"], "password_text");
+    for (element, text) in [
+        (&password, "hunter2"),
+        (&card, "4111222233334444"),
+        (&user, "ann"),
+    ] {
+        call(
+            "type_text",
+            json!({ "pid": app.pid, "window_id": app.window_id,
+                    "element_index": element["index"], "text": text }),
+        );
+    }
+    call("set_recording", json!({ "enabled": false }));
+    // The app took the text (its own tree says so).
+    let after = call(
+        "get_window_state",
+        json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
+    );
+    let value = |name: &str| {
+        elements(&after)
+            .into_iter()
+            .find(|e| e["name"] == name)
+            .map(|e| e["value"].clone())
+    };
+    assert_eq!(value("User"), Some(json!("ann")));
+    assert_eq!(value("Card number"), Some(json!("4111222233334444")));
+
+    // action.json: the secrets are gone, the user name is kept.
+    let action = |turn: u32| read_json(&dir.join(format!("turn-{turn:05}/action.json")));
+    for turn in [1, 2] {
+        assert_eq!(
+            action(turn)["arguments"]["text"],
+            "[redacted]",
+            "turn {turn}"
+        );
+        assert_eq!(action(turn)["redacted"], json!(["text"]), "turn {turn}");
+    }
+    assert_eq!(action(3)["arguments"]["text"], "ann");
+    // No file of the recording holds either secret.
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let files: Vec<_> = if entry.path().is_dir() {
+            std::fs::read_dir(entry.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect()
+        } else {
+            vec![entry.path()]
+        };
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap();
+            for secret in ["hunter2", "4111222233334444"] {
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                    "{} holds {secret}",
+                    f.display()
+                );
+            }
+        }
+    }
+    // Every PNG of every turn: the secret fields are black, the user field is not.
+    let rect = |e: &Value| {
+        let (x, y, w, h) = common::frame(e);
+        (x + 2, y + 2, x + w - 2, y + h - 2)
+    };
+    let black_in = |img: &Image, (x0, y0, x1, y1): (i64, i64, i64, i64)| {
+        (y0..y1).all(|y| (x0..x1).all(|x| img.pixel(x, y) == [0, 0, 0]))
+    };
+    let mut pngs = 0;
+    for turn in 1..=3 {
+        for name in ["before.png", "screenshot.png", "click.png"] {
+            let Ok(bytes) = std::fs::read(dir.join(format!("turn-{turn:05}/{name}"))) else {
+                continue;
+            };
+            pngs += 1;
+            let img = Image::decode(&bytes);
+            assert!(
+                black_in(&img, rect(&password)),
+                "turn {turn} {name}: password shows"
+            );
+            assert!(
+                black_in(&img, rect(&card)),
+                "turn {turn} {name}: card number shows"
+            );
+            assert!(
+                !black_in(&img, rect(&user)),
+                "turn {turn} {name}: user is masked"
+            );
+        }
+    }
+    assert!(pngs >= 6, "{pngs} PNGs");
+
+    // The video's last frame: the fields, at the window's place on screen.
+    let bounds =
+        call("list_windows", json!({ "pid": app.pid })).structured["windows"][0]["bounds"].clone();
+    let (wx, wy) = (bounds["x"].as_i64().unwrap(), bounds["y"].as_i64().unwrap());
+    let frame_png = dir.join("last-frame.png");
+    let ffmpeg = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-sseof", "-0.5", "-i"])
+        .arg(dir.join("recording.mp4"))
+        .args(["-frames:v", "1", "-y"])
+        .arg(&frame_png)
+        .status()
+        .unwrap();
+    assert!(ffmpeg.success());
+    let frame = Image::decode(&std::fs::read(&frame_png).unwrap());
+    // H.264 blurs edges a little: look inside the fields, with a tolerance.
+    let mean = |e: &Value| {
+        let (x0, y0, x1, y1) = rect(e);
+        let (mut sum, mut n) = (0u64, 0u64);
+        for y in (wy + y0 + 2)..(wy + y1 - 2) {
+            for x in (wx + x0 + 2)..(wx + x1 - 2) {
+                sum += frame.pixel(x, y).iter().map(|&c| c as u64).sum::<u64>() / 3;
+                n += 1;
+            }
+        }
+        sum / n.max(1)
+    };
+    assert!(
+        mean(&password) < 25,
+        "video: password mean {}",
+        mean(&password)
+    );
+    assert!(mean(&card) < 25, "video: card number mean {}", mean(&card));
+    assert!(mean(&user) > 150, "video: user mean {}", mean(&user));
+
+    // Replaying a redacted turn asks for its text.
+    let opts = cua::replay::ReplayOptions {
+        delay_ms: 0,
+        stop_on_error: true,
+        bound_app: None,
+        allow_driver_changes: false,
+    };
+    let report = rt
+        .block_on(cua::replay::replay(&ctx, &registry, &dir, &opts, |_| {}))
+        .unwrap();
+    assert!(!report.turns[0].ok);
+    assert!(
+        report.turns[0].result_summary.contains("CUA_SECRET_TURN_1"),
+        "{}",
+        report.turns[0].result_summary
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -104,6 +104,18 @@ pub const KEYS: &[KeySpec] = &[
         doc: "Key combos refused in press_key / hotkey and inside type_text, in any notation (⌘Q, Cmd+Q, command-Q, ^Q, ⌥⇧T).",
     },
     KeySpec {
+        key: "redaction.enabled",
+        kind: Kind::Bool,
+        default: || json!(true),
+        doc: "Recordings paint password fields (and redaction.names) over in screenshots and video, and replace text typed into them.",
+    },
+    KeySpec {
+        key: "redaction.names",
+        kind: Kind::StringList,
+        default: || json!([]),
+        doc: "Names of elements (case-insensitive) a recording treats like password fields.",
+    },
+    KeySpec {
         key: "policy.output_roots",
         kind: Kind::StringList,
         default: || json!([]),

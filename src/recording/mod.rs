@@ -7,6 +7,7 @@
 //! numbers are given at write time, so a failed write leaves no hole; the failure goes to
 //! `last_error` and never fails the action itself.
 
+pub mod redact;
 mod settle;
 pub mod video;
 
@@ -284,6 +285,12 @@ impl Recorder {
             .map(|a| (a.tx.clone(), a.started.elapsed().as_millis() as u64))
     }
 
+    /// The video's secret rectangles, while a video records.
+    fn video_masks(&self) -> Option<video::Masks> {
+        let active = self.active.lock().unwrap();
+        active.as_ref()?.video.as_ref().map(|v| v.masks())
+    }
+
     /// Waits until the previous turn has been handed to the writer.
     pub async fn finish_pending(&self) {
         if let Some(task) = self.pending.lock().await.take() {
@@ -410,6 +417,31 @@ async fn capture_state(
     }
 }
 
+/// A state as a turn may keep it: secret values blanked, secret frames painted over.
+fn redacted_state(rules: &redact::Rules, mut state: StateCapture) -> StateCapture {
+    let frames = rules.secret_frames(&state.json);
+    if let Some(p) = &mut state.pixels {
+        redact::paint(p, &frames);
+    }
+    rules.scrub_state(&mut state.json);
+    state
+}
+
+/// Window-local rectangles in screen pixels.
+fn screen_rects(
+    window: &WindowInfo,
+    rects: Vec<crate::platform::Rect>,
+) -> Vec<crate::platform::Rect> {
+    rects
+        .into_iter()
+        .map(|r| crate::platform::Rect {
+            x: r.x + window.bounds.x,
+            y: r.y + window.bounds.y,
+            ..r
+        })
+        .collect()
+}
+
 /// An after-state younger than this stands in for the next action's before-state.
 const REUSE_BEFORE: std::time::Duration = std::time::Duration::from_millis(1500);
 
@@ -456,6 +488,15 @@ pub async fn record_call(
         }
         _ => None,
     };
+    let redaction = redact::Rules::of(ctx);
+    let masks = ctx.recorder.video_masks();
+    // The video hides the window's secret fields before the action can show them.
+    if let (Some(m), Some(w), Some(b)) = (&masks, &window, &before) {
+        m.set(
+            w.window_id,
+            screen_rects(w, redaction.secret_frames(&b.json)),
+        );
+    }
     if let (Some(p), Some(pid)) = (&platform, pid) {
         // Starts the app's event feed before the action, so its effect's events count.
         let _ = p.app_activity(pid).await;
@@ -502,10 +543,42 @@ pub async fn record_call(
         // Private keys and the session id belong to this run, not to the action.
         m.retain(|k, _| !k.starts_with('_') && k != "session");
     }
-    let (summary, error, structured) = match &result {
+    let (mut summary, error, structured) = match &result {
         Ok(out) => (out.summary.clone(), None, out.structured.clone()),
         Err(e) => (String::new(), Some(e.to_string()), Value::Null),
     };
+    // Text typed or set into a secret field is not kept (nor echoed by the summary).
+    let into_secret = structured
+        .get("element")
+        .is_some_and(|e| redaction.is_secret(e))
+        || target
+            .as_ref()
+            .is_some_and(|l| redaction.is_secret(&json!({ "role": l.role, "name": l.name })))
+        || before.as_ref().is_some_and(|b| {
+            b.json["elements"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|e| {
+                    redaction.is_secret(e)
+                        && e["states"]
+                            .as_array()
+                            .is_some_and(|s| s.iter().any(|s| s == "focused"))
+                })
+        });
+    let mut redacted = Vec::new();
+    if into_secret {
+        for key in ["text", "value"] {
+            let Some(secret) = arguments.get(key).and_then(Value::as_str).map(String::from) else {
+                continue;
+            };
+            if !secret.is_empty() {
+                summary = summary.replace(&secret, redact::REDACTED);
+            }
+            arguments[key] = json!(redact::REDACTED);
+            redacted.push(key.to_string());
+        }
+    }
     let mut result_fields = json!({});
     for key in ["path", "verified", "effect", "escalation"] {
         if let Some(v) = structured.get(key) {
@@ -546,6 +619,7 @@ pub async fn record_call(
         app,
         click_point,
         target,
+        redacted,
     };
     // The after-state is taken once the window is quiet, off the caller's return path; the
     // next recorded call waits for this task first, so turns stay in order.
@@ -573,10 +647,17 @@ pub async fn record_call(
             }
             _ => None,
         };
+        if let (Some(m), Some(w), Some(a)) = (&masks, &window, &after) {
+            m.set(
+                w.window_id,
+                screen_rects(w, redaction.secret_frames(&a.json)),
+            );
+        }
+        let scrub = |s: Option<StateCapture>| s.map(|s| redacted_state(&redaction, s));
         let _ = tx.send(TurnJob {
             action,
-            before,
-            after,
+            before: scrub(before),
+            after: scrub(after),
         });
     });
     *ctx.recorder.pending.lock().await = Some(task);

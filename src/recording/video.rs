@@ -2,7 +2,9 @@
 //! frames are captured through MIT-SHM on a 30 fps timeline (a late frame takes its real
 //! slot, so the video's duration follows the wall clock), converted to yuv420p and encoded
 //! with libx264 into `recording.mp4` (faststart). An unchanged screen reuses the previous
-//! converted frame, which keeps a quiet desktop cheap.
+//! converted frame, which keeps a quiet desktop cheap. Secret frames the recorder reports
+//! ([`Masks`], screen pixels) are painted black in each captured frame before it is
+//! compared or encoded.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +30,28 @@ pub struct VideoInfo {
     pub duration_s: f64,
 }
 
+/// Screen rectangles to paint over, by the window whose state reported them: the latest
+/// state of a window replaces its list.
+#[derive(Clone, Default)]
+pub struct Masks(Arc<std::sync::Mutex<std::collections::HashMap<u64, Vec<crate::platform::Rect>>>>);
+
+impl Masks {
+    pub fn set(&self, window_id: u64, screen_rects: Vec<crate::platform::Rect>) {
+        let mut all = self.0.lock().unwrap();
+        if screen_rects.is_empty() {
+            all.remove(&window_id);
+        } else {
+            all.insert(window_id, screen_rects);
+        }
+    }
+
+    fn all(&self) -> Vec<crate::platform::Rect> {
+        self.0.lock().unwrap().values().flatten().copied().collect()
+    }
+}
+
 pub struct VideoRecorder {
+    masks: Masks,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<Result<VideoInfo, String>>>,
 }
@@ -76,6 +99,12 @@ impl Segment {
         // SAFETY: addr points at len bytes mapped for the segment's lifetime.
         unsafe { std::slice::from_raw_parts(self.addr, self.len) }
     }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above; the server writes the segment only during a GetImage request,
+        // which has been answered before this is called.
+        unsafe { std::slice::from_raw_parts_mut(self.addr, self.len) }
+    }
 }
 
 impl Drop for Segment {
@@ -92,14 +121,17 @@ impl VideoRecorder {
     /// Starts recording `display` into `path`; returns once the encoder is running.
     pub fn start(display: &str, path: &Path) -> Result<VideoRecorder, String> {
         let stop = Arc::new(AtomicBool::new(false));
+        let masks = Masks::default();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (display, path, flag) = (display.to_string(), path.to_path_buf(), stop.clone());
+        let painted = masks.clone();
         let thread = std::thread::Builder::new()
             .name("cua-video".into())
-            .spawn(move || record(&display, &path, &flag, ready_tx))
+            .spawn(move || record(&display, &path, &flag, &painted, ready_tx))
             .map_err(|e| e.to_string())?;
         match ready_rx.recv_timeout(Duration::from_secs(10)) {
             Ok(Ok(())) => Ok(VideoRecorder {
+                masks,
                 stop,
                 thread: Some(thread),
             }),
@@ -110,6 +142,11 @@ impl VideoRecorder {
                 .and_then(|r| r.err())
                 .unwrap_or_else(|| "video encoder did not start".into())),
         }
+    }
+
+    /// The secret rectangles painted over in every frame.
+    pub fn masks(&self) -> Masks {
+        self.masks.clone()
     }
 
     /// Stops and finalizes the file (flushes the encoder, writes the index).
@@ -135,6 +172,7 @@ fn record(
     display: &str,
     path: &PathBuf,
     stop: &AtomicBool,
+    masks: &Masks,
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) -> Result<VideoInfo, String> {
     let setup = (|| -> Result<_, String> {
@@ -204,7 +242,7 @@ fn record(
         .map_err(|e| format!("video: scaler: {e}"))?;
         Ok((conn, root, sw, w, h, segment, seg, octx, encoder, scaler))
     })();
-    let (conn, root, sw, w, h, segment, seg, mut octx, mut encoder, mut scaler) = match setup {
+    let (conn, root, sw, w, h, mut segment, seg, mut octx, mut encoder, mut scaler) = match setup {
         Ok(s) => {
             let _ = ready.send(Ok(()));
             s
@@ -261,6 +299,12 @@ fn record(
             error = Some(format!("video: capture failed: {e}"));
             break;
         }
+        paint_black(
+            &mut segment.bytes_mut()[..(sw * h * 4) as usize],
+            sw,
+            h,
+            &masks.all(),
+        );
         // Rows that differ from the frame buffer are copied in; an unchanged screen keeps
         // the previous converted frame (one compare pass, no copies).
         let raw = &segment.bytes()[..(sw * h * 4) as usize];
@@ -312,4 +356,18 @@ fn record(
         frames,
         duration_s: (last_slot + 1).max(0) as f64 / FPS as f64,
     })
+}
+
+/// Paints `rects` black in a BGRX image `width` pixels wide and `height` tall.
+fn paint_black(pixels: &mut [u8], width: u32, height: u32, rects: &[crate::platform::Rect]) {
+    for r in rects {
+        let x0 = r.x.clamp(0, width as i32) as usize;
+        let x1 = (r.x + r.width).clamp(0, width as i32) as usize;
+        let y0 = r.y.clamp(0, height as i32) as usize;
+        let y1 = (r.y + r.height).clamp(0, height as i32) as usize;
+        for y in y0..y1 {
+            let row = y * width as usize * 4;
+            pixels[row + x0 * 4..row + x1 * 4].fill(0);
+        }
+    }
 }

@@ -417,6 +417,19 @@ async fn replay_turn(
     if let Value::Object(m) = &mut args {
         m.retain(|k, _| !k.starts_with('_'));
     }
+    // Text typed into a password field was not recorded: the person replaying gives it.
+    let redacted = action.get("redacted").and_then(Value::as_array);
+    if let Some(fields) = redacted.filter(|f| !f.is_empty()) {
+        let var = format!("CUA_SECRET_TURN_{}", result.turn);
+        let secret = std::env::var(&var).map_err(|_| {
+            format!(
+                "this turn typed into a password field (or an element redaction.names lists) and its text was redacted when recorded; set {var} to replay it"
+            )
+        })?;
+        for field in fields.iter().filter_map(Value::as_str) {
+            args[field] = json!(secret);
+        }
+    }
     let recorded_pid = args
         .get("pid")
         .and_then(Value::as_u64)

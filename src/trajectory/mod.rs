@@ -123,6 +123,11 @@ pub struct Action {
     pub click_point: Option<Point>,
     /// For element-addressed actions.
     pub target: Option<Locator>,
+    /// Arguments whose text was replaced with `[redacted]` (typed into a password field, or
+    /// an element `redaction.names` lists); a replay takes turn N's from
+    /// `CUA_SECRET_TURN_<N>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema)]
