@@ -248,7 +248,11 @@ fn docs_schema_matches_the_trajectory_types() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    for name in ["action.schema.json", "session.schema.json"] {
+    for name in [
+        "action.schema.json",
+        "session.schema.json",
+        "window-state.schema.json",
+    ] {
         let generated = std::fs::read_to_string(dir.join(name)).unwrap();
         let committed =
             std::fs::read_to_string(format!("{}/docs/schema/{name}", env!("CARGO_MANIFEST_DIR")))

@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::platform::Rect;
-use crate::trajectory::parse_turn_dir;
 use pixels::{ImageRef, PixelDiffOptions};
 use tree::{Redaction, redact, unified};
 
@@ -214,67 +213,30 @@ struct LoadedTurn {
     state: Option<Value>,
 }
 
-/// Reads a trajectory's turns; every problem goes to `problems`, named by turn.
+/// Reads a trajectory's turns through [`crate::trajectory::read`]; every problem goes to
+/// `problems`, named by trajectory and file.
 fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<LoadedTurn> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
+    use crate::trajectory::read;
+    let turns = match read::turn_folders(dir) {
+        Ok(t) => t,
         Err(e) => {
-            problems.push(format!("{label} `{}`: {e}", dir.display()));
+            problems.push(format!("{label} {e}"));
             return Vec::new();
-        }
-    };
-    let mut turns: Vec<(u32, PathBuf)> = entries
-        .flatten()
-        .filter_map(|e| parse_turn_dir(&e.file_name().to_string_lossy()).map(|n| (n, e.path())))
-        .collect();
-    turns.sort();
-    if turns.is_empty() {
-        problems.push(format!(
-            "{label} `{}` holds no turn-NNNNN folders",
-            dir.display()
-        ));
-    }
-    let read_json = |path: &Path, problems: &mut Vec<String>| -> Option<Value> {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(e) => {
-                problems.push(format!("{label} {}: {e}", path.display()));
-                return None;
-            }
-        };
-        match serde_json::from_slice(&bytes) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                problems.push(format!(
-                    "{label} {}: corrupt JSON: {e} (line {}, column {})",
-                    path.display(),
-                    e.line(),
-                    e.column()
-                ));
-                None
-            }
         }
     };
     turns
         .into_iter()
-        .filter_map(|(number, dir)| {
-            let action_path = dir.join("action.json");
-            let Some(action) = read_json(&action_path, problems) else {
-                if !action_path.exists() {
-                    problems.push(format!("{label} {}: missing", action_path.display()));
-                }
-                return None;
-            };
-            if !action.get("tool").is_some_and(Value::is_string) {
-                problems.push(format!("{label} {}: no `tool`", action_path.display()));
-                return None;
-            }
-            let state = read_json(&dir.join("app_state.json"), problems)
-                .or_else(|| read_json(&dir.join("after_state.json"), problems));
+        .filter_map(|t| {
+            let action = read::action(&t.dir)
+                .map_err(|e| problems.push(format!("{label} {e}")))
+                .ok()?;
+            let state = read::state(&t.dir, read::State::After)
+                .map_err(|e| problems.push(format!("{label} {e}")))
+                .ok()
+                .flatten();
             Some(LoadedTurn {
-                number,
-                dir,
+                number: t.number,
+                dir: t.dir,
                 action,
                 state,
             })

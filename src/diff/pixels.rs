@@ -203,12 +203,7 @@ fn diff_rows(
         for x in 0..w {
             let i = (y * w + x) as usize;
             let o = ((y - first) * w + x) as usize * 4;
-            let masked = opts.masks.iter().any(|m| {
-                (x as i32) >= m.x
-                    && (y as i32) >= m.y
-                    && (x as i32) < m.x + m.width
-                    && (y as i32) < m.y + m.height
-            });
+            let masked = opts.masks.iter().any(|m| m.contains(x as i32, y as i32));
             let same = a.rgba[i * 4..i * 4 + 4] == b.rgba[i * 4..i * 4 + 4];
             let color = if masked {
                 c.masked += 1;

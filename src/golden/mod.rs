@@ -160,9 +160,7 @@ const ID_KEYS: [&str; 2] = ["pid", "window_id"];
 
 /// `from`'s ids → `to`'s, paired through the turns both trajectories have (but `skip`).
 fn id_map(from: &Path, to: &Path, skip: u32) -> HashMap<(&'static str, u64), u64> {
-    let read = |dir: &Path| -> Option<serde_json::Value> {
-        serde_json::from_str(&std::fs::read_to_string(dir.join("action.json")).ok()?).ok()
-    };
+    let read = |dir: &Path| crate::trajectory::read::action(dir).ok();
     let mut map = HashMap::new();
     let turns = crate::replay::turn_dirs(to).unwrap_or_default();
     for (n, dir) in turns.into_iter().filter(|(n, _)| *n != skip) {

@@ -55,7 +55,7 @@ pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonour
     let turns = crate::replay::turn_dirs(run_dir).unwrap_or_default();
     let actions: Vec<Result<Value, String>> = turns
         .iter()
-        .map(|(_, dir)| crate::replay::read_action(dir))
+        .map(|(_, dir)| crate::trajectory::read::action(dir))
         .collect();
     let mut out = Vec::new();
     for (k, (n, _)) in turns.iter().enumerate() {

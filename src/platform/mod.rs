@@ -23,9 +23,24 @@ pub struct Rect {
     pub height: i32,
 }
 
+/// Rectangles come from apps and from trajectory files, which may hold any extents: the
+/// arithmetic below is done in i64 so that none overflows.
 impl Rect {
     pub fn center(&self) -> (i32, i32) {
-        (self.x + self.width / 2, self.y + self.height / 2)
+        let mid = |a: i32, len: i32| {
+            (a as i64 + len as i64 / 2).clamp(i32::MIN as i64, i32::MAX as i64) as i32
+        };
+        (mid(self.x, self.width), mid(self.y, self.height))
+    }
+
+    /// The first column right of the rectangle.
+    pub fn right(&self) -> i64 {
+        self.x as i64 + self.width as i64
+    }
+
+    /// The first row below the rectangle.
+    pub fn bottom(&self) -> i64 {
+        self.y as i64 + self.height as i64
     }
 
     pub fn is_empty(&self) -> bool {
@@ -34,15 +49,15 @@ impl Rect {
 
     /// True when the point lies inside the rectangle.
     pub fn contains(&self, x: i32, y: i32) -> bool {
-        x >= self.x && y >= self.y && x < self.x + self.width && y < self.y + self.height
+        x >= self.x && y >= self.y && (x as i64) < self.right() && (y as i64) < self.bottom()
     }
 
     /// True when the two rectangles share at least one pixel.
     pub fn intersects(&self, other: &Rect) -> bool {
-        self.x < other.x + other.width
-            && other.x < self.x + self.width
-            && self.y < other.y + other.height
-            && other.y < self.y + self.height
+        (self.x as i64) < other.right()
+            && (other.x as i64) < self.right()
+            && (self.y as i64) < other.bottom()
+            && (other.y as i64) < self.bottom()
     }
 }
 

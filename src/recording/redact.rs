@@ -137,8 +137,8 @@ pub fn paint(capture: &mut Capture, frames: &[Rect]) {
     for r in frames {
         let x0 = r.x.clamp(0, capture.width as i32) as u32;
         let y0 = r.y.clamp(0, capture.height as i32) as u32;
-        let x1 = (r.x + r.width).clamp(0, capture.width as i32) as u32;
-        let y1 = (r.y + r.height).clamp(0, capture.height as i32) as u32;
+        let x1 = r.right().clamp(0, capture.width as i64) as u32;
+        let y1 = r.bottom().clamp(0, capture.height as i64) as u32;
         for y in y0..y1 {
             for x in x0..x1 {
                 let i = ((y * capture.width + x) * 4) as usize;

@@ -362,9 +362,9 @@ fn record(
 fn paint_black(pixels: &mut [u8], width: u32, height: u32, rects: &[crate::platform::Rect]) {
     for r in rects {
         let x0 = r.x.clamp(0, width as i32) as usize;
-        let x1 = (r.x + r.width).clamp(0, width as i32) as usize;
+        let x1 = r.right().clamp(0, width as i64) as usize;
         let y0 = r.y.clamp(0, height as i32) as usize;
-        let y1 = (r.y + r.height).clamp(0, height as i32) as usize;
+        let y1 = r.bottom().clamp(0, height as i64) as usize;
         for y in y0..y1 {
             let row = y * width as usize * 4;
             pixels[row + x0 * 4..row + x1 * 4].fill(0);

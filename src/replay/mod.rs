@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::errors::ToolError;
 use crate::platform::WindowInfo;
 use crate::tools::{Snapshot, ToolContext, ToolRegistry};
-use crate::trajectory::{Locator, PathStep, SCHEMA_VERSION, parse_turn_dir};
+use crate::trajectory::{Locator, PathStep, read};
 
 pub mod escalate;
 pub mod postcondition;
@@ -83,60 +83,19 @@ pub struct ReplayReport {
     pub first_failure: Option<u32>,
 }
 
-/// The turn folders of a trajectory, in order; an error when there are none.
+/// The turn folders of a trajectory, in order (see [`crate::trajectory::read`]); an
+/// error naming `dir` when there are none.
 pub fn turn_dirs(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ToolError> {
-    if !dir.is_dir() {
-        return Err(ToolError::invalid(format!(
-            "`dir`: `{}` is not a directory",
-            dir.display()
-        )));
-    }
-    let mut turns: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
-        .map_err(|e| ToolError::invalid(format!("`dir`: cannot read `{}`: {e}", dir.display())))?
-        .flatten()
-        .filter_map(|e| parse_turn_dir(&e.file_name().to_string_lossy()).map(|n| (n, e.path())))
-        .collect();
-    turns.sort();
-    if turns.is_empty() {
-        return Err(ToolError::invalid(format!(
-            "`dir`: `{}` holds no turn-NNNNN folders",
-            dir.display()
-        )));
-    }
-    Ok(turns)
-}
-
-/// Reads a turn's action.json, with the JSON error's line and column when it is corrupt.
-pub(crate) fn read_action(turn_dir: &Path) -> Result<Value, String> {
-    let path = turn_dir.join("action.json");
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "corrupt {}: {e} (line {}, column {})",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })?;
-    if let Some(version) = v.get("schema_version").and_then(Value::as_u64) {
-        if version > SCHEMA_VERSION as u64 {
-            return Err(format!(
-                "{} has schema_version {version}, newer than this build reads ({SCHEMA_VERSION}); update cua",
-                path.display()
-            ));
-        }
-    }
-    if !v.get("tool").is_some_and(Value::is_string) {
-        return Err(format!("{} has no `tool`", path.display()));
-    }
-    Ok(v)
+    Ok(read::turn_folders(dir)
+        .map_err(|e| ToolError::invalid(format!("`dir`: {e}")))?
+        .into_iter()
+        .map(|t| (t.number, t.dir))
+        .collect())
 }
 
 /// Locator from the reference format: the `[N]` line of the before-state's tree_markdown.
 fn locator_from_markdown(turn_dir: &Path, index: u64) -> Option<Locator> {
-    let state: Value =
-        serde_json::from_slice(&std::fs::read(turn_dir.join("before_state.json")).ok()?).ok()?;
-    let md = state.get("tree_markdown")?.as_str()?;
+    let md = read::state_markdown(turn_dir, read::State::Before)?;
     let tag = format!("[{index}] ");
     let line = md.lines().find_map(|l| {
         l.trim_start()
@@ -309,7 +268,7 @@ pub async fn replay(
             dispatched: false,
             duration_ms: 0,
         };
-        match read_action(turn_dir) {
+        match read::action(turn_dir) {
             Err(e) => result.result_summary = e,
             Ok(action) => {
                 result.tool = action["tool"].as_str().unwrap_or("").to_string();

@@ -15,8 +15,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::platform::{Platform, WindowInfo};
 
 /// How long a turn's change may take to show.
@@ -69,17 +67,13 @@ fn counts(markdown: &str) -> HashMap<String, usize> {
     out
 }
 
-fn markdown_of(file: &Path) -> Option<String> {
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
-    v["tree_markdown"].as_str().map(str::to_string)
-}
-
 impl Postcondition {
     /// The recorded change of the turn in `turn_dir`; None when it recorded no states or
     /// no change.
     pub fn of_turn(turn_dir: &Path) -> Option<Postcondition> {
-        let before = markdown_of(&turn_dir.join("before_state.json"))?;
-        let after = markdown_of(&turn_dir.join("app_state.json"))?;
+        use crate::trajectory::read::{State, state_markdown};
+        let before = state_markdown(turn_dir, State::Before)?;
+        let after = state_markdown(turn_dir, State::After)?;
         Self::between(&before, &after)
     }
 

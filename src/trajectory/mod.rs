@@ -2,6 +2,8 @@
 //! `turn-NNNNN/action.json` plus state files and PNGs. docs/trajectory-format.md describes
 //! every field; `schema_version` lets a reader refuse files newer than it understands.
 
+pub mod read;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -149,6 +151,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         (
             "session.schema.json",
             serde_json::to_value(schemars::schema_for!(Session)).unwrap_or_default(),
+        ),
+        (
+            "window-state.schema.json",
+            serde_json::to_value(schemars::schema_for!(read::WindowStateFile)).unwrap_or_default(),
         ),
     ]
 }

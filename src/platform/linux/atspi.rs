@@ -442,8 +442,11 @@ impl Atspi {
             Some((row.ok()?, col.ok()?))
         };
         let (first, last) = futures::join!(
-            row_col((r.x + 1, r.y + 1)),
-            row_col((r.x + r.width - 2, r.y + r.height - 2)),
+            row_col((r.x.saturating_add(1), r.y.saturating_add(1))),
+            row_col((
+                r.x.saturating_add(r.width).saturating_sub(2),
+                r.y.saturating_add(r.height).saturating_sub(2),
+            )),
         );
         let (r0, c0) = first?;
         // A table smaller than its view has no cell in the far corner: the first row and

@@ -106,13 +106,13 @@ impl X11 {
 /// The part two rectangles share, if any.
 fn intersection(a: &Rect, b: &Rect) -> Option<Rect> {
     let (x, y) = (a.x.max(b.x), a.y.max(b.y));
-    let right = (a.x + a.width).min(b.x + b.width);
-    let bottom = (a.y + a.height).min(b.y + b.height);
-    (right > x && bottom > y).then(|| Rect {
+    let right = a.right().min(b.right());
+    let bottom = a.bottom().min(b.bottom());
+    (right > x as i64 && bottom > y as i64).then(|| Rect {
         x,
         y,
-        width: right - x,
-        height: bottom - y,
+        width: (right - x as i64).min(i32::MAX as i64) as i32,
+        height: (bottom - y as i64).min(i32::MAX as i64) as i32,
     })
 }
 
