@@ -244,9 +244,22 @@ pub fn is_c0_control(c: char) -> bool {
     c < ' ' && c != '\n' && c != '\t'
 }
 
-/// Refuses C0 control characters other than newline and tab, and DEL: they are keystrokes,
-/// not text.
+/// The most characters one type_text or set_value takes (an agent's paste of a whole
+/// document fits; a runaway string gets a clear error, not minutes of work).
+pub const MAX_INPUT_CHARS: usize = 100_000;
+
+/// The most characters typed key by key (at the default 30 ms apart, about 5 minutes).
+pub const MAX_KEYED_CHARS: usize = 10_000;
+
+/// Refuses text longer than [`MAX_INPUT_CHARS`], and C0 control characters other than
+/// newline and tab, and DEL: they are keystrokes, not text.
 pub fn check_text(text: &str, field: &str) -> Result<(), ToolError> {
+    let count = text.chars().count();
+    if count > MAX_INPUT_CHARS {
+        return Err(ToolError::invalid(format!(
+            "`{field}`: at most {MAX_INPUT_CHARS} characters, got {count}"
+        )));
+    }
     if let Some((i, c)) = text
         .chars()
         .enumerate()
@@ -458,5 +471,14 @@ mod tests {
         assert!(check_text("héllo → ✓\n\tx", "text").is_ok());
         let e = check_text("a\u{1b}b", "text").unwrap_err().to_string();
         assert!(e.contains("U+001B") && e.contains("position 1"), "{e}");
+    }
+
+    #[test]
+    fn text_longer_than_the_cap_is_refused_naming_the_field() {
+        assert!(check_text(&"é".repeat(MAX_INPUT_CHARS), "value").is_ok());
+        let e = check_text(&"x".repeat(MAX_INPUT_CHARS + 1), "value")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`value`") && e.contains("100001"), "{e}");
     }
 }

@@ -76,6 +76,34 @@ fn bad_json_wrong_type_missing_field_and_unknown_tool_exit_2_naming_the_problem(
 }
 
 #[test]
+fn replay_of_a_corrupt_trajectory_exits_2_naming_every_bad_turn_before_driving_any() {
+    let dir = std::env::temp_dir().join(format!("cua-corrupt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let turns = [
+        r#"{"schema_version": 1, "tool": "list_windows", "arguments": {}}"#,
+        r#"{"tool": 5"#,
+        r#"{"schema_version": 1, "tool": "clikc", "arguments": {}}"#,
+    ];
+    for (i, action) in turns.iter().enumerate() {
+        let turn = dir.join(format!("turn-{:05}", i + 1));
+        std::fs::create_dir_all(&turn).unwrap();
+        std::fs::write(turn.join("action.json"), action).unwrap();
+    }
+    // No desktop: a turn that was driven would fail with exit 1 instead.
+    let out = run_without_desktop(&["replay", dir.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2 of 3 turns cannot be read")
+            && err.contains("turn 2: ")
+            && err.contains("corrupt JSON")
+            && err.contains("turn 3: unknown tool `clikc`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_tool_without_a_desktop_says_so_in_one_line_and_points_at_the_sandbox() {
     let out = run_without_desktop(&["list_windows"]);
     assert_eq!(out.status.code(), Some(1));

@@ -374,6 +374,16 @@ fn bad_input_is_refused_and_nothing_is_sent() {
             json!({ "pid": calc.pid, "window_id": calc.window_id, "x": 99999, "y": 1 }),
             "outside",
         ),
+        (
+            "type_text",
+            json!({ "pid": calc.pid, "text": "7".repeat(100_001) }),
+            "at most 100000 characters",
+        ),
+        (
+            "type_text",
+            json!({ "pid": calc.pid, "text": "7".repeat(10_001), "as_keys": true }),
+            "too many to type key by key",
+        ),
     ];
     for (tool, args, expected) in cases {
         let before = s.focus();

@@ -192,6 +192,10 @@ fn bad_json_rpc_gets_error_responses_and_the_server_keeps_serving() {
         "invalid_arguments"
     );
     assert_eq!(by_id(5)["result"]["isError"], true);
+    assert_eq!(
+        by_id(5)["result"]["structuredContent"]["error"],
+        "invalid_arguments"
+    );
     assert_eq!(by_id(6)["result"]["isError"], false);
     assert_eq!(by_id(6)["result"]["structuredContent"]["enabled"], false);
 }

@@ -243,27 +243,36 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
         "replayed text"
     );
 
-    // A corrupted action.json fails its turn with the JSON error; the others go on.
+    // A corrupted action.json is bad input: replay names the turn and drives nothing.
     let corrupt = base.join("corrupt");
     copy_dir(&original, &corrupt);
     let bad = corrupt.join("turn-00003/action.json");
     let text = std::fs::read_to_string(&bad).unwrap();
     std::fs::write(&bad, &text[..text.len() / 2]).unwrap();
     run.quit_all();
-    let report = run.replay(&corrupt, false);
-    assert_eq!(report.failed, 1, "{:#?}", report.turns);
-    assert_eq!(report.first_failure, Some(3));
-    let failed = &report.turns[2];
+    let opts = ReplayOptions {
+        delay_ms: 0,
+        stop_on_error: false,
+        bound_app: None,
+        allow_driver_changes: false,
+    };
+    let err = run
+        .rt
+        .block_on(replay(&run.ctx, &run.registry, &corrupt, &opts, |_| {}))
+        .unwrap_err();
+    assert!(matches!(err, cua::errors::ToolError::InvalidArguments(_)));
+    let err = err.to_string();
     assert!(
-        failed.result_summary.contains("corrupt") && failed.result_summary.contains("line"),
-        "{}",
-        failed.result_summary
+        err.contains("turn 3: ") && err.contains("corrupt JSON") && err.contains("line"),
+        "{err}"
     );
-    assert_eq!(report.succeeded, recorded_turns - 1);
-    // With stop_on_error, replay stops there.
-    run.quit_all();
-    let report = run.replay(&corrupt, true);
-    assert_eq!((report.attempted, report.failed), (3, 1));
+    assert!(
+        run.call("list_windows", json!({}))["windows"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "a corrupt trajectory launched an app"
+    );
 
     // A hand-written folder in the reference driver's format (no locator, no identity).
     run.quit_all();

@@ -2,9 +2,7 @@
 //! and serves tool calls over a Unix socket, so one-shot CLI calls share it.
 //!
 //! Protocol: one JSON object per line each way. Request `{"tool": NAME, "args": {...}}`;
-//! reply `{"ok": true, "summary", "structured", "image": {"mime", "base64"}?}` or
-//! `{"ok": false, "error", "kind", "message", "exit_code"}` (`kind` and `message` rebuild
-//! the [`ToolError`] on the client's side, so a refusal stays a refusal). A connection that
+//! the reply line is [`wire`]'s (the result, with its error kind). A connection that
 //! sends `{"lease_session": ID}` holds that session: when it closes (the client ended,
 //! however it ended), the session's recording is finalized and the session dropped. The
 //! socket lives in a 0700 directory and is 0600.
@@ -13,12 +11,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use base64::Engine;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::errors::ToolError;
-use crate::tools::{ImageBlock, Sessions, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{Sessions, ToolContext, ToolOutput, ToolRegistry};
+
+mod wire;
 
 /// Environment variable that overrides the socket path for clients and the server.
 pub const SOCKET_ENV: &str = "CUA_SOCKET";
@@ -51,28 +50,6 @@ pub fn default_socket() -> PathBuf {
         "daemon-{}.sock",
         if tag.is_empty() { "none".into() } else { tag }
     ))
-}
-
-fn reply_for(result: Result<ToolOutput, ToolError>) -> Value {
-    match result {
-        Ok(out) => {
-            let mut v = json!({ "ok": true, "summary": out.summary, "structured": out.structured });
-            if let Some(img) = out.image {
-                v["image"] = json!({
-                    "mime": img.mime,
-                    "base64": base64::engine::general_purpose::STANDARD.encode(&img.data),
-                });
-            }
-            v
-        }
-        Err(e) => json!({
-            "ok": false,
-            "error": e.to_string(),
-            "kind": e.kind(),
-            "message": e.message(),
-            "exit_code": e.exit_code(),
-        }),
-    }
 }
 
 /// Serves until SIGTERM/SIGINT; then stops any recording and removes the socket.
@@ -156,7 +133,7 @@ async fn handle(
                     leased = Some(id.to_string());
                     json!({ "ok": true })
                 }
-                _ => reply_for(Err(ToolError::invalid(
+                _ => wire::encode_reply(Err(ToolError::invalid(
                     "`lease_session`: one non-empty session id of at most 128 characters per connection",
                 ))),
             },
@@ -164,13 +141,15 @@ async fn handle(
                 Some(tool) => {
                     let args = req.get("args").cloned().unwrap_or(Value::Null);
                     match sessions.for_call(&args) {
-                        Ok(ctx) => reply_for(registry.call(&ctx, tool, args).await),
-                        Err(e) => reply_for(Err(e)),
+                        Ok(ctx) => wire::encode_reply(registry.call(&ctx, tool, args).await),
+                        Err(e) => wire::encode_reply(Err(e)),
                     }
                 }
-                None => reply_for(Err(ToolError::invalid("request needs a `tool` field"))),
+                None => wire::encode_reply(Err(ToolError::invalid("request needs a `tool` field"))),
             },
-            Err(e) => reply_for(Err(ToolError::invalid(format!("request is not JSON: {e}")))),
+            Err(e) => {
+                wire::encode_reply(Err(ToolError::invalid(format!("request is not JSON: {e}"))))
+            }
         };
         let mut bytes = serde_json::to_vec(&reply).unwrap_or_default();
         bytes.push(b'\n');
@@ -231,33 +210,7 @@ pub fn call(socket: &Path, tool: &str, args: &Value) -> Option<Result<ToolOutput
             ))));
         }
     };
-    if reply["ok"] == true {
-        let image = reply.get("image").and_then(|i| {
-            let data = base64::engine::general_purpose::STANDARD
-                .decode(i["base64"].as_str()?)
-                .ok()?;
-            let mime = if i["mime"] == "image/jpeg" {
-                "image/jpeg"
-            } else {
-                "image/png"
-            };
-            Some(ImageBlock { mime, data })
-        });
-        Some(Ok(ToolOutput {
-            summary: reply["summary"].as_str().unwrap_or("").to_string(),
-            structured: reply["structured"].clone(),
-            image,
-        }))
-    } else {
-        let message = reply["message"]
-            .as_str()
-            .or(reply["error"].as_str())
-            .unwrap_or("daemon error");
-        Some(Err(ToolError::from_kind(
-            reply["kind"].as_str().unwrap_or("failed"),
-            message,
-        )))
-    }
+    Some(wire::decode_reply(&reply))
 }
 
 /// Starts `cua serve` in the background for this desktop and waits until it answers.

@@ -93,6 +93,33 @@ pub fn turn_dirs(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ToolError> {
         .collect())
 }
 
+/// Reads every turn before the first is driven, so a corrupt trajectory is bad input
+/// reported turn by turn (exit 2 at the CLI), never half replayed.
+fn check_turns(registry: &ToolRegistry, turns: &[(u32, PathBuf)]) -> Result<(), ToolError> {
+    let problems: Vec<String> = turns
+        .iter()
+        .filter_map(|(n, dir)| {
+            let problem = match read::action(dir) {
+                Err(e) => e,
+                Ok(action) => {
+                    let tool = action["tool"].as_str().unwrap_or_default();
+                    registry.get(tool).err()?.to_string()
+                }
+            };
+            Some(format!("turn {n}: {problem}"))
+        })
+        .collect();
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(ToolError::invalid(format!(
+        "{} of {} turns cannot be read, nothing was replayed:\n  {}",
+        problems.len(),
+        turns.len(),
+        problems.join("\n  ")
+    )))
+}
+
 /// Locator from the reference format: the `[N]` line of the before-state's tree_markdown.
 fn locator_from_markdown(turn_dir: &Path, index: u64) -> Option<Locator> {
     let md = read::state_markdown(turn_dir, read::State::Before)?;
@@ -239,6 +266,7 @@ pub async fn replay(
     mut progress: impl FnMut(&TurnResult),
 ) -> Result<ReplayReport, ToolError> {
     let turns = turn_dirs(dir)?;
+    check_turns(registry, &turns)?;
     let mut bindings = Bindings::default();
     let mut report = ReplayReport {
         directory: dir.to_path_buf(),

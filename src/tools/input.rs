@@ -1356,7 +1356,7 @@ fn spliced(before: &str, edit: TextEdit, typed: &str) -> Option<String> {
 pub struct TypeTextArgs {
     /// Target process id.
     pub pid: u32,
-    /// Text to insert; newlines and tabs are allowed, other control characters are refused.
+    /// Text to insert (at most 100,000 characters; 10,000 when typed key by key); newlines and tabs are allowed, other control characters are refused.
     pub text: String,
     /// Window of the element_index or pixel coordinates; default the pid's frontmost window.
     pub window_id: Option<u64>,
@@ -1495,6 +1495,12 @@ impl ToolSpec for TypeText {
                     Err(e) => return Err(e.into()),
                 }
             }
+        }
+        if chars > crate::keys::MAX_KEYED_CHARS {
+            return Err(ToolError::invalid(format!(
+                "`text`: {chars} characters is too many to type key by key (at most {}); insert it through element_index on an element with editable text",
+                crate::keys::MAX_KEYED_CHARS
+            )));
         }
         // Key by key, to whatever has the window's keyboard focus: an addressed element
         // takes it first (an element without the text interface, such as a Chromium

@@ -141,14 +141,10 @@ fn json_file(path: &Path) -> Result<Option<Value>, String> {
         ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-        format!(
-            "{}: corrupt JSON: {e} (line {}, column {})",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })
+    // serde_json's message ends with the line and column.
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| format!("{}: corrupt JSON: {e}", path.display()))
 }
 
 /// Checks `v` against `T`, naming the file and the field that does not fit.
