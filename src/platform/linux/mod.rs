@@ -37,7 +37,7 @@ pub struct LinuxPlatform {
     x11: std::sync::Arc<x11::X11>,
     atspi: OnceCell<atspi::Atspi>,
     /// Window repaints, watched from a window's first capture on (None: no Damage).
-    repaints: std::sync::OnceLock<Option<damage::Repaints>>,
+    repaints: std::sync::OnceLock<Option<std::sync::Arc<damage::Repaints>>>,
 }
 
 impl LinuxPlatform {
@@ -57,9 +57,11 @@ impl LinuxPlatform {
             .await
     }
 
-    fn repaints(&self) -> Option<&damage::Repaints> {
+    fn repaints(&self) -> Option<&std::sync::Arc<damage::Repaints>> {
         self.repaints
-            .get_or_init(|| damage::Repaints::connect(self.desktop.display.as_deref()?))
+            .get_or_init(|| {
+                damage::Repaints::connect(self.desktop.display.as_deref()?).map(std::sync::Arc::new)
+            })
             .as_ref()
     }
 
@@ -309,7 +311,11 @@ impl Platform for LinuxPlatform {
     }
 
     async fn last_repaint(&self, window_id: u64) -> Option<Repaint> {
-        self.repaints()?.last_repaint(window_id as u32)
+        // It waits (bounded) for the reader thread to catch up: off the async threads.
+        let repaints = self.repaints()?.clone();
+        tokio::task::spawn_blocking(move || repaints.last_repaint(window_id as u32))
+            .await
+            .ok()?
     }
 
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
