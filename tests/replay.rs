@@ -393,3 +393,222 @@ fn full_speed_replay_reproduces_a_calculation_20_times_on_fresh_gtk3_calculators
         ["5", "8", "multiply", "8", "3", "result"],
     );
 }
+
+/// Rewrites a trajectory of ours into the layout the cua-driver binary writes: its
+/// action.json fields (element tokens for indices, `result_error` a boolean, Unix-seconds
+/// timestamps, `action_truth`, no app identity, no locator), states holding only
+/// `{pid, window_id, element_count, tree_markdown}` whose first line is `[0] window`
+/// (so every element index is one higher), `after_state.json`, and its session.json.
+fn as_cua_driver_layout(ours: &Path, theirs: &Path) {
+    let shift = |md: &str| -> String {
+        let mut lines = md.lines();
+        let first = lines.next().unwrap();
+        let title = first.split('"').nth(1).unwrap_or("");
+        let mut out = format!("- [0] window \"{title}\" [actions=[activate]]\n");
+        for line in lines {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            let shifted = match body
+                .strip_prefix("- [")
+                .and_then(|r| r.split_once("] "))
+                .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, rest)))
+            {
+                Some((n, rest)) => format!("{indent}- [{}] {rest}", n + 1),
+                None => line.to_string(),
+            };
+            out.push_str(&shifted);
+            out.push('\n');
+        }
+        out
+    };
+    let state = |file: &Path| -> Value {
+        let s: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        json!({
+            "pid": s["pid"],
+            "window_id": s["window_id"],
+            "element_count": s["element_count"].as_u64().unwrap() + 1,
+            "tree_markdown": shift(s["tree_markdown"].as_str().unwrap()),
+        })
+    };
+    std::fs::create_dir_all(theirs).unwrap();
+    let turns = cua::trajectory::read::turn_folders(ours).unwrap();
+    for (k, turn) in turns.iter().map(|t| &t.dir).enumerate() {
+        let out = theirs.join(turn.file_name().unwrap());
+        std::fs::create_dir_all(&out).unwrap();
+        let a: Value =
+            serde_json::from_slice(&std::fs::read(turn.join("action.json")).unwrap()).unwrap();
+        let mut args = a["arguments"].clone();
+        if let Some(i) = args.get("element_index").and_then(Value::as_u64) {
+            let m = args.as_object_mut().unwrap();
+            m.remove("element_index");
+            m.insert(
+                "element_token".into(),
+                json!(format!("s{:08}:{}", k + 1, i + 1)),
+            );
+        }
+        let t = 1000 + 700 * k as u64;
+        let mut action = json!({
+            "tool": a["tool"],
+            "arguments": args,
+            "result_summary": a["result_summary"],
+            "result_error": !a["result_error"].is_null(),
+            "timestamp": format!("{}.{:03}", 1_795_298_502 + k, 979),
+            "t_ms_from_session_start": t,
+            "t_start_ms_from_session_start": t - 40,
+            "action_truth": {
+                "requested_delivery": "background", "actual_delivery": "background",
+                "route": a["result"]["path"], "transport": "atspi",
+                "effect": a["result"]["effect"], "escalation": null,
+                "attempts": 1, "fallbacks": [], "evidence": {},
+            },
+        });
+        if let Some(p) = a.get("click_point").filter(|p| !p.is_null()) {
+            action["click_point"] = json!({
+                "x": p["x"].as_f64().unwrap() + 0.25,
+                "y": p["y"].as_f64().unwrap() + 0.5,
+            });
+        }
+        std::fs::write(out.join("action.json"), action.to_string()).unwrap();
+        let before = state(&turn.join("before_state.json"));
+        let after = state(&turn.join("app_state.json"));
+        std::fs::write(out.join("before_state.json"), before.to_string()).unwrap();
+        std::fs::write(out.join("after_state.json"), after.to_string()).unwrap();
+        std::fs::write(out.join("app_state.json"), after.to_string()).unwrap();
+        for png in ["before.png", "screenshot.png", "click.png"] {
+            if turn.join(png).exists() {
+                std::fs::copy(turn.join(png), out.join(png)).unwrap();
+            }
+        }
+        std::fs::copy(turn.join("screenshot.png"), out.join("after.png")).unwrap();
+        std::fs::write(
+            out.join("evidence.json"),
+            r#"{"schema":"cua-turn-evidence/v1","before":{"status":"ok"},"after":{"status":"ok"}}"#,
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        theirs.join("session.json"),
+        json!({
+            "schema_version": 1, "started_at_monotonic_ms": 5,
+            "video": { "path": "recording.mp4", "present": false, "finalized": false, "duration_ms": 0 },
+            "cursor": { "present": true, "sample_count": 0 },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(theirs.join("cursor.jsonl"), "").unwrap();
+}
+
+/// A recording in cua-driver's layout across two apps (clicks by token and by pixel on a
+/// calculator, typing and a key into an editor, interleaved) replays with every turn ok on
+/// freshly launched apps, which end in the recorded state: read from their trees.
+#[test]
+fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1600,
+        height: 900,
+    })
+    .expect("sandbox");
+    let base = std::env::temp_dir().join(format!("cua-driver-layout-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (ours, theirs) = (base.join("ours"), base.join("cua-driver"));
+    let launch = |run: &Run, name: &str| {
+        let out = run.call("launch_app", json!({ "name": name }));
+        (out["pid"].clone(), out["windows"][0]["window_id"].clone())
+    };
+
+    let rec = Run::new(&sandbox);
+    let (cp, cw) = launch(&rec, "Calculator");
+    let (mp, mw) = launch(&rec, "mousepad");
+    rec.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": ours }),
+    );
+    let key = |k: &str| {
+        rec.element(&cp, &cw, |e| {
+            e["role"] == "button" && e["name"].as_str().unwrap().split(' ').next() == Some(k)
+        })
+    };
+    let press = |k: &str| {
+        rec.call(
+            "click",
+            json!({ "pid": cp, "window_id": cw, "element_index": key(k)["index"], "settle_ms": 2000 }),
+        );
+    };
+    press("7");
+    rec.call(
+        "type_text",
+        json!({ "pid": mp, "window_id": mw, "text": "typed by an agent" }),
+    );
+    press("+");
+    rec.call(
+        "press_key",
+        json!({ "pid": mp, "window_id": mw, "key": "return" }),
+    );
+    let (x, y, w, h) = common::frame(&key("8"));
+    rec.call(
+        "click",
+        json!({ "pid": cp, "window_id": cw, "x": x + w / 2, "y": y + h / 2, "delivery_mode": "foreground", "settle_ms": 2000 }),
+    );
+    rec.call(
+        "type_text",
+        json!({ "pid": mp, "window_id": mw, "text": "second line" }),
+    );
+    press("=");
+    rec.call("set_recording", json!({ "enabled": false }));
+    drop(rec);
+    as_cua_driver_layout(&ours, &theirs);
+    assert_eq!(turn_count(&theirs), 7);
+
+    // Fresh apps, started by hand (the recording has no launch turns).
+    let run = Run::new(&sandbox);
+    run.quit_all();
+    let (cp2, cw2) = launch(&run, "Calculator");
+    let (mp2, mw2) = launch(&run, "mousepad");
+    assert_ne!(cp2, cp);
+    let report = run.replay(&theirs, false);
+    assert_eq!(report.failed, 0, "{:#?}", report.turns);
+    assert_eq!(report.succeeded, 7);
+    for t in &report.turns {
+        let rebinding = t.rebinding.as_deref().unwrap_or("");
+        let live = if [2, 4, 6].contains(&t.turn) {
+            &mw2
+        } else {
+            &cw2
+        };
+        assert!(
+            rebinding.ends_with(&format!("→{live}")),
+            "turn {}: {rebinding}",
+            t.turn
+        );
+    }
+    assert_eq!(
+        report.turns[0].locator_match.as_deref(),
+        Some("tree_markdown")
+    );
+
+    let value_of = |pid: &Value, window: &Value, pred: &dyn Fn(&Value) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let st = run.call(
+                "get_window_state",
+                json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+            );
+            let found = st["elements"].as_array().unwrap().iter().any(pred);
+            if found || Instant::now() > deadline {
+                return (found, st["tree_markdown"].as_str().unwrap().to_string());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let (shows_15, md) = value_of(&cp2, &cw2, &|e| {
+        e["value"].as_str().is_some_and(|v| v.trim() == "15")
+    });
+    assert!(shows_15, "the calculator never showed 15:\n{md}");
+    let (typed, md) = value_of(&mp2, &mw2, &|e| {
+        e["value"] == "typed by an agent\nsecond line"
+    });
+    assert!(typed, "the editor does not hold the typed lines:\n{md}");
+
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -2,7 +2,7 @@
 //! and serves tool calls over a Unix socket, so one-shot CLI calls share it.
 //!
 //! Protocol: one JSON object per line each way. Request `{"tool": NAME, "args": {...}}`;
-//! the reply line is [`wire`]'s (the result, with its error kind). A connection that
+//! the reply line is `wire`'s (the result, with its error kind). A connection that
 //! sends `{"lease_session": ID}` holds that session: when it closes (the client ended,
 //! however it ended), the session's recording is finalized and the session dropped. The
 //! socket lives in a 0700 directory and is 0600.

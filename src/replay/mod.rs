@@ -11,9 +11,10 @@
 //! locator to resolve; after it, for the turn's recorded change to show in the live window
 //! (`postcondition`), so the next turn never runs ahead of the app.
 //!
-//! Also reads the reference driver's recordings (no schema_version, Unix-seconds
-//! timestamps, no locator: an element turn is resolved through the line of that index in
-//! its before-state's tree_markdown).
+//! Also replays recordings with no app identity and no locator (the reference driver's,
+//! cua-driver's through its adapter): the window is bound by its recorded tree
+//! (`bind`), the element through its line in the before-state's tree_markdown
+//! ([`locate`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,10 +26,13 @@ use serde_json::{Value, json};
 use crate::errors::ToolError;
 use crate::platform::WindowInfo;
 use crate::tools::{Snapshot, ToolContext, ToolRegistry};
-use crate::trajectory::{Locator, PathStep, read};
+use crate::trajectory::{Locator, read};
 
+mod bind;
 pub mod escalate;
+pub mod locate;
 pub mod postcondition;
+use locate::{LocatorRule, MarkdownTarget, resolve_locator, resolve_markdown};
 use postcondition::{Postcondition, Shown};
 
 /// How long a turn waits for its window and element to be there.
@@ -120,117 +124,6 @@ fn check_turns(registry: &ToolRegistry, turns: &[(u32, PathBuf)]) -> Result<(), 
     )))
 }
 
-/// Locator from the reference format: the `[N]` line of the before-state's tree_markdown.
-fn locator_from_markdown(turn_dir: &Path, index: u64) -> Option<Locator> {
-    let md = read::state_markdown(turn_dir, read::State::Before)?;
-    let tag = format!("[{index}] ");
-    let line = md.lines().find_map(|l| {
-        l.trim_start()
-            .strip_prefix("- ")
-            .and_then(|l| l.strip_prefix(&tag))
-    })?;
-    let mut words = line.splitn(2, ' ');
-    let role = words.next()?.to_string();
-    let rest = words.next().unwrap_or("");
-    let name = rest
-        .strip_prefix('"')
-        .and_then(|r| r.find('"').map(|end| r[..end].to_string()))
-        .or_else(|| {
-            rest.split_once("id=")
-                .map(|(_, n)| n.split_whitespace().next().unwrap_or("").to_string())
-        })
-        .unwrap_or_default();
-    Some(Locator {
-        role: role.clone(),
-        name: name.clone(),
-        path: vec![PathStep {
-            role,
-            name,
-            index: 0,
-        }],
-        frame: None,
-        states: Vec::new(),
-        element_index: index as usize,
-    })
-}
-
-/// How a locator was matched in a snapshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocatorRule {
-    ExactPath,
-    RoleName,
-    NearestFrame,
-}
-
-impl LocatorRule {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LocatorRule::ExactPath => "exact_path",
-            LocatorRule::RoleName => "role_name",
-            LocatorRule::NearestFrame => "nearest_frame",
-        }
-    }
-}
-
-/// The element index in `snapshot` that a locator designates, and the rule that found it:
-/// exact path, then role + name (the nearest frame among several), then the nearest frame
-/// of the same role. On failure the message lists the closest candidates.
-pub fn resolve_locator(snapshot: &Snapshot, loc: &Locator) -> Result<(usize, LocatorRule), String> {
-    let nodes = &snapshot.tree.nodes;
-    let node = |i: usize| &nodes[snapshot.elements[i]];
-    let count = snapshot.elements.len();
-    if loc.path.len() > 1 {
-        let found = (0..count).find(|&i| {
-            let n = node(i);
-            // Cheap filter before building the path.
-            n.role == loc.role
-                && n.name == loc.name
-                && Locator::of(&snapshot.tree, snapshot.elements[i], i).path == loc.path
-        });
-        if let Some(i) = found {
-            return Ok((i, LocatorRule::ExactPath));
-        }
-    }
-    let distance = |i: usize| -> i64 {
-        let (Some(f), Some(r)) = (node(i).frame, loc.frame) else {
-            return i64::MAX / 2;
-        };
-        let ((x, y), (cx, cy)) = (f.center(), r.center());
-        (x as i64 - cx as i64).abs() + (y as i64 - cy as i64).abs()
-    };
-    let same = (0..count)
-        .filter(|&i| node(i).role == loc.role && node(i).name == loc.name)
-        .min_by_key(|&i| distance(i));
-    if let Some(i) = same {
-        return Ok((i, LocatorRule::RoleName));
-    }
-    if loc.frame.is_some() {
-        let near = (0..count)
-            .filter(|&i| node(i).role == loc.role)
-            .min_by_key(|&i| distance(i))
-            .filter(|&i| distance(i) < 40);
-        if let Some(i) = near {
-            return Ok((i, LocatorRule::NearestFrame));
-        }
-    }
-    let mut closest: Vec<(i64, String)> = (0..count)
-        .map(|i| {
-            let n = node(i);
-            let score = (n.role == loc.role) as i64 * 2
-                + (n.name.contains(&loc.name) || loc.name.contains(&n.name)) as i64;
-            (-score, format!("[{i}] {} \"{}\"", n.role, n.name))
-        })
-        .collect();
-    closest.sort();
-    let shown: Vec<String> = closest.into_iter().take(3).map(|(_, s)| s).collect();
-    Err(format!(
-        "no element matches {} \"{}\" (closest: {})",
-        loc.role,
-        loc.name,
-        shown.join(", ")
-    ))
-}
-
 /// Whether the element a cached snapshot resolves to is still that element: alive, same
 /// name, and still visible/showing when it was. One round trip instead of a new tree walk.
 async fn still_live(ctx: &ToolContext, snapshot: &Snapshot, index: usize) -> bool {
@@ -245,6 +138,12 @@ async fn still_live(ctx: &ToolContext, snapshot: &Snapshot, index: usize) -> boo
         !node.states.iter().any(|s| s == state) || live.states.iter().any(|s| s == state)
     };
     live.name == node.name && kept("visible") && kept("showing") && kept("sensitive")
+}
+
+/// What a recorded element turn says its element was.
+enum Recorded {
+    Locator(Locator),
+    Markdown(MarkdownTarget),
 }
 
 /// Recorded ids → live ones, built up as the replay goes.
@@ -346,31 +245,6 @@ async fn live_windows(ctx: &ToolContext) -> Result<Vec<WindowInfo>, String> {
         .windows)
 }
 
-/// Finds the live window for a recorded one through the app identity.
-fn match_window(windows: &[WindowInfo], action: &Value) -> Option<WindowInfo> {
-    let app = action.get("app");
-    let title = app.and_then(|a| a["window_title"].as_str());
-    let app_name = app.and_then(|a| a["app_name"].as_str());
-    let exe = app
-        .and_then(|a| a["executable"].as_str())
-        .filter(|e| !e.is_empty());
-    let score = |w: &WindowInfo| -> i32 {
-        let w_exe = w
-            .pid
-            .and_then(crate::platform::linux::apps::process_executable);
-        (exe.is_some() && w_exe.as_deref() == exe) as i32 * 4
-            + (app_name == Some(w.app_name.as_str())) as i32 * 2
-            + (title == Some(w.title.as_str())) as i32
-    };
-    windows
-        .iter()
-        .filter(|w| w.is_on_screen)
-        .map(|w| (score(w), w))
-        .filter(|(s, _)| *s >= 2)
-        .max_by_key(|(s, w)| (*s, w.z_index))
-        .map(|(_, w)| w.clone())
-}
-
 async fn replay_turn(
     ctx: &ToolContext,
     registry: &ToolRegistry,
@@ -468,21 +342,24 @@ async fn replay_turn(
     let needs_window = recorded_pid.is_some();
     let deadline = Instant::now() + READY_TIMEOUT;
     let window = if needs_window {
+        let no_identity = action.get("app").is_none_or(Value::is_null);
+        let recorded_state = no_identity
+            .then(|| bind::RecordedWindow::of_turn(turn_dir))
+            .flatten();
+        // Live windows other recorded windows are bound to are not this one's.
+        let taken: Vec<u64> = bindings
+            .windows
+            .iter()
+            .filter(|(old, _)| Some(**old) != recorded_window)
+            .map(|(_, new)| *new)
+            .collect();
         loop {
             let windows = live_windows(ctx).await?;
-            let bound = recorded_window
+            let mut bound = recorded_window
                 .and_then(|w| bindings.windows.get(&w))
                 .and_then(|w| windows.iter().find(|x| x.window_id == *w))
                 .cloned()
-                .or_else(|| match_window(&windows, action))
-                .or_else(|| {
-                    let no_identity = action.get("app").is_none_or(Value::is_null);
-                    no_identity
-                        .then_some(bindings.last_launched)
-                        .flatten()
-                        .and_then(|w| windows.iter().find(|x| x.window_id == w))
-                        .cloned()
-                })
+                .or_else(|| bind::by_identity(&windows, action))
                 .or_else(|| {
                     // Same run: the recorded window still exists with the recorded pid.
                     recorded_window
@@ -493,22 +370,41 @@ async fn replay_turn(
                         })
                         .cloned()
                 });
+            if bound.is_none() {
+                if let Some(recorded) = &recorded_state {
+                    bound = bind::by_tree(ctx, registry, &windows, recorded, &taken).await?;
+                }
+            }
+            let bound = bound.or_else(|| {
+                no_identity
+                    .then_some(bindings.last_launched)
+                    .flatten()
+                    .and_then(|w| windows.iter().find(|x| x.window_id == w))
+                    .cloned()
+            });
             if let Some(w) = bound {
                 break Some(w);
             }
             if Instant::now() >= deadline {
-                return Err(format!(
-                    "no live window for {} (\"{}\") after {} s",
-                    action
-                        .pointer("/app/app_name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("the recorded app"),
-                    action
-                        .pointer("/app/window_title")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                    READY_TIMEOUT.as_secs()
-                ));
+                return Err(match (&recorded_state, action.pointer("/app/app_name")) {
+                    (Some(r), None) => format!(
+                        "no live window matches the recorded window \"{}\" (its title and a fifth of its element names, or half of them) after {} s; start its app first",
+                        r.title,
+                        READY_TIMEOUT.as_secs()
+                    ),
+                    _ => format!(
+                        "no live window for {} (\"{}\") after {} s",
+                        action
+                            .pointer("/app/app_name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("the recorded app"),
+                        action
+                            .pointer("/app/window_title")
+                            .and_then(Value::as_str)
+                            .unwrap_or(""),
+                        READY_TIMEOUT.as_secs()
+                    ),
+                });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -541,21 +437,30 @@ async fn replay_turn(
     if let (Some(recorded_index), Some(w)) =
         (args.get("element_index").and_then(Value::as_u64), &window)
     {
-        let locator: Locator = match action.get("target").filter(|t| !t.is_null()) {
-            Some(t) => serde_json::from_value(t.clone()).map_err(|e| format!("bad `target` locator: {e}"))?,
-            None => locator_from_markdown(turn_dir, recorded_index).ok_or_else(|| {
-                format!("turn has element_index {recorded_index} but no locator and no matching line in before_state.json")
-            })?,
+        let recorded = match action.get("target").filter(|t| !t.is_null()) {
+            Some(t) => Recorded::Locator(
+                serde_json::from_value(t.clone())
+                    .map_err(|e| format!("bad `target` locator: {e}"))?,
+            ),
+            None => Recorded::Markdown(
+                MarkdownTarget::of_turn(turn_dir, recorded_index as usize).ok_or_else(|| {
+                    format!("turn has element_index {recorded_index} but no locator and no [{recorded_index}] line in before_state.json's tree_markdown")
+                })?,
+            ),
         };
-        let from_markdown = action.get("target").is_none_or(Value::is_null);
+        let find = |snapshot: &Snapshot| match &recorded {
+            Recorded::Locator(l) => resolve_locator(snapshot, l).map(|(i, r)| (i, r.as_str())),
+            Recorded::Markdown(m) => resolve_markdown(snapshot, m).map(|i| (i, "tree_markdown")),
+        };
         let pid = w.pid.unwrap_or(0);
         // The snapshot a previous turn took stands when the locator resolves in it by its
         // exact path to an element that is still live and unchanged: element turns then cost
         // one round trip instead of a tree walk. Anything less certain takes a fresh one.
+        let exact = LocatorRule::ExactPath.as_str();
         let cached = match ctx.snapshot(pid, w.window_id) {
-            Some(snap) => match resolve_locator(&snap, &locator) {
-                Ok((i, LocatorRule::ExactPath)) if still_live(ctx, &snap, i).await => {
-                    Some((i, LocatorRule::ExactPath))
+            Some(snap) => match find(&snap) {
+                Ok((i, rule)) if rule == exact && still_live(ctx, &snap, i).await => {
+                    Some((i, rule))
                 }
                 _ => None,
             },
@@ -573,7 +478,7 @@ async fn replay_turn(
                     .await
                     .map_err(|e| e.to_string())?;
                 let snapshot = ctx.snapshot(pid, w.window_id).ok_or("snapshot missing")?;
-                match resolve_locator(&snapshot, &locator) {
+                match find(&snapshot) {
                     Ok(found) => break found,
                     Err(e) if Instant::now() >= deadline => return Err(e),
                     Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
@@ -585,11 +490,7 @@ async fn replay_turn(
         if let Some(fields) = args.as_object_mut() {
             fields.remove("snapshot_id");
         }
-        result.locator_match = Some(if from_markdown {
-            "tree_markdown".to_string()
-        } else {
-            rule.as_str().to_string()
-        });
+        result.locator_match = Some(rule.to_string());
     }
 
     result.dispatched = true;
@@ -610,93 +511,5 @@ async fn replay_turn(
             out.summary,
             postcondition::name(&missing)
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::platform::{AxNode, AxTree, Rect};
-
-    fn node(role: &str, name: &str, parent: Option<usize>, children: Vec<usize>, x: i32) -> AxNode {
-        AxNode {
-            role: role.into(),
-            name: name.into(),
-            value: None,
-            states: vec![],
-            actions: vec![],
-            frame: Some(Rect {
-                x,
-                y: 0,
-                width: 10,
-                height: 10,
-            }),
-            actionable: true,
-            parent,
-            children,
-            handle: String::new(),
-        }
-    }
-
-    /// frame > [panel A > button "1" x=0, button "1" x=100], [panel B > button "2" x=200]
-    fn snapshot() -> Snapshot {
-        let nodes = vec![
-            node("frame", "w", None, vec![1, 4], 0),
-            node("panel", "A", Some(0), vec![2, 3], 0),
-            node("push_button", "1", Some(1), vec![], 0),
-            node("push_button", "1", Some(1), vec![], 100),
-            node("panel", "B", Some(0), vec![5], 0),
-            node("push_button", "2", Some(4), vec![], 200),
-        ];
-        Snapshot {
-            snapshot_id: "t".into(),
-            pid: 1,
-            window_id: 1,
-            tree: AxTree {
-                nodes,
-                warning: None,
-            },
-            elements: vec![2, 3, 5],
-        }
-    }
-
-    #[test]
-    fn exact_path_wins_then_role_name_by_nearest_frame_then_nearest_frame() {
-        let snap = snapshot();
-        let second_one = Locator::of(&snap.tree, 3, 1);
-        assert_eq!(
-            resolve_locator(&snap, &second_one),
-            Ok((1, LocatorRule::ExactPath))
-        );
-
-        let mut moved = second_one.clone();
-        moved.path[1].name = "renamed panel".into();
-        moved.frame = Some(Rect {
-            x: 90,
-            ..moved.frame.unwrap()
-        });
-        assert_eq!(
-            resolve_locator(&snap, &moved),
-            Ok((1, LocatorRule::RoleName))
-        );
-
-        let mut renamed = Locator::of(&snap.tree, 5, 2);
-        renamed.name = "two".into();
-        renamed.path.last_mut().unwrap().name = "two".into();
-        assert_eq!(
-            resolve_locator(&snap, &renamed),
-            Ok((2, LocatorRule::NearestFrame))
-        );
-
-        renamed.frame = Some(Rect {
-            x: 700,
-            ..renamed.frame.unwrap()
-        });
-        let err = resolve_locator(&snap, &renamed).unwrap_err();
-        assert!(
-            err.contains("no element matches push_button \"two\""),
-            "{err}"
-        );
-        assert!(err.contains("closest: [0] push_button \"1\""), "{err}");
     }
 }

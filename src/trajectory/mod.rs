@@ -2,6 +2,8 @@
 //! `turn-NNNNN/action.json` plus state files and PNGs. docs/trajectory-format.md describes
 //! every field; `schema_version` lets a reader refuse files newer than it understands.
 
+pub mod cua_driver;
+pub mod markdown;
 pub mod read;
 
 use serde::{Deserialize, Serialize};

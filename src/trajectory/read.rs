@@ -76,11 +76,15 @@ pub struct WindowStateFile {
 }
 
 /// A turn's action.json, checked: JSON, an object whose fields have the types readers
-/// use, with a string `tool` and a `schema_version` this build reads.
+/// use, with a string `tool` and a `schema_version` this build reads. One that
+/// cua-driver wrote comes through its adapter ([`super::cua_driver`]).
 pub fn action(turn_dir: &Path) -> Result<Value, String> {
     let path = turn_dir.join("action.json");
     let v = json_file(&path)?.ok_or_else(|| format!("{}: missing", path.display()))?;
     typed::<ActionFields>(&path, &v)?;
+    if super::cua_driver::wrote(&v) {
+        return super::cua_driver::adapt(v).map_err(|e| format!("{}: {e}", path.display()));
+    }
     if let Some(version) = v.get("schema_version").and_then(Value::as_u64) {
         if version > SCHEMA_VERSION as u64 {
             return Err(format!(

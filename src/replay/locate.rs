@@ -1,0 +1,291 @@
+//! Finding a recorded element again in a live snapshot, where indices differ: through
+//! the turn's locator (ours), or, for a recording that kept none (the reference driver's
+//! and cua-driver's), through the element's line in the before-state's tree_markdown:
+//! its role and name, its ancestors' names, and its rank among look-alikes.
+
+use std::path::Path;
+
+use crate::tools::Snapshot;
+use crate::trajectory::markdown::{self, role_key};
+use crate::trajectory::{Locator, read};
+
+/// How a locator was matched in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocatorRule {
+    ExactPath,
+    RoleName,
+    NearestFrame,
+}
+
+impl LocatorRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LocatorRule::ExactPath => "exact_path",
+            LocatorRule::RoleName => "role_name",
+            LocatorRule::NearestFrame => "nearest_frame",
+        }
+    }
+}
+
+/// The element index in `snapshot` that a locator designates, and the rule that found it:
+/// exact path, then role + name (the nearest frame among several), then the nearest frame
+/// of the same role. On failure the message lists the closest candidates.
+pub fn resolve_locator(snapshot: &Snapshot, loc: &Locator) -> Result<(usize, LocatorRule), String> {
+    let nodes = &snapshot.tree.nodes;
+    let node = |i: usize| &nodes[snapshot.elements[i]];
+    let count = snapshot.elements.len();
+    if loc.path.len() > 1 {
+        let found = (0..count).find(|&i| {
+            let n = node(i);
+            // Cheap filter before building the path.
+            n.role == loc.role
+                && n.name == loc.name
+                && Locator::of(&snapshot.tree, snapshot.elements[i], i).path == loc.path
+        });
+        if let Some(i) = found {
+            return Ok((i, LocatorRule::ExactPath));
+        }
+    }
+    let distance = |i: usize| -> i64 {
+        let (Some(f), Some(r)) = (node(i).frame, loc.frame) else {
+            return i64::MAX / 2;
+        };
+        let ((x, y), (cx, cy)) = (f.center(), r.center());
+        (x as i64 - cx as i64).abs() + (y as i64 - cy as i64).abs()
+    };
+    let same = (0..count)
+        .filter(|&i| node(i).role == loc.role && node(i).name == loc.name)
+        .min_by_key(|&i| distance(i));
+    if let Some(i) = same {
+        return Ok((i, LocatorRule::RoleName));
+    }
+    if loc.frame.is_some() {
+        let near = (0..count)
+            .filter(|&i| node(i).role == loc.role)
+            .min_by_key(|&i| distance(i))
+            .filter(|&i| distance(i) < 40);
+        if let Some(i) = near {
+            return Ok((i, LocatorRule::NearestFrame));
+        }
+    }
+    let mut closest: Vec<(i64, String)> = (0..count)
+        .map(|i| {
+            let n = node(i);
+            let score = (n.role == loc.role) as i64 * 2
+                + (n.name.contains(&loc.name) || loc.name.contains(&n.name)) as i64;
+            (-score, format!("[{i}] {} \"{}\"", n.role, n.name))
+        })
+        .collect();
+    closest.sort();
+    let shown: Vec<String> = closest.into_iter().take(3).map(|(_, s)| s).collect();
+    Err(format!(
+        "no element matches {} \"{}\" (closest: {})",
+        loc.role,
+        loc.name,
+        shown.join(", ")
+    ))
+}
+
+/// An element as a recorded tree_markdown shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkdownTarget {
+    pub role: String,
+    pub name: String,
+    /// The names of its ancestors that have one, from the root down.
+    pub ancestors: Vec<String>,
+    /// How many elements before it in the recorded tree have its role and name.
+    pub rank: usize,
+}
+
+impl MarkdownTarget {
+    /// Element `index` of the turn's before-state markdown.
+    pub fn of_turn(turn_dir: &Path, index: usize) -> Option<MarkdownTarget> {
+        let md = read::state_markdown(turn_dir, read::State::Before)?;
+        MarkdownTarget::in_markdown(&md, index)
+    }
+
+    pub fn in_markdown(md: &str, index: usize) -> Option<MarkdownTarget> {
+        let lines = markdown::parse(md);
+        let (line, ancestors) = markdown::element_with_ancestors(&lines, index)?;
+        Some(MarkdownTarget {
+            role: line.role.clone(),
+            name: line.name.clone(),
+            ancestors: ancestors
+                .iter()
+                .filter(|l| !l.name.is_empty())
+                .map(|l| l.name.clone())
+                .collect(),
+            rank: markdown::rank(&lines, line),
+        })
+    }
+}
+
+/// The element index in `snapshot` that a markdown target designates: the elements with
+/// its role and name (its name alone when drivers name the role differently), those
+/// under the most of its named ancestors, and among look-alikes the one of its rank.
+pub fn resolve_markdown(snapshot: &Snapshot, target: &MarkdownTarget) -> Result<usize, String> {
+    let nodes = &snapshot.tree.nodes;
+    let count = snapshot.elements.len();
+    let node = |i: usize| &nodes[snapshot.elements[i]];
+    let role = role_key(&target.role);
+    let mut alike: Vec<usize> = (0..count)
+        .filter(|&i| role_key(&node(i).role) == role && node(i).name == target.name)
+        .collect();
+    if alike.is_empty() && !target.name.is_empty() {
+        alike = (0..count)
+            .filter(|&i| node(i).name == target.name)
+            .collect();
+    }
+    let ancestors_shared = |i: usize| {
+        let mut names = Vec::new();
+        let mut at = nodes[snapshot.elements[i]].parent;
+        while let Some(p) = at {
+            names.push(nodes[p].name.as_str());
+            at = nodes[p].parent;
+        }
+        target
+            .ancestors
+            .iter()
+            .filter(|a| names.contains(&a.as_str()))
+            .count()
+    };
+    let best = alike.iter().map(|&i| ancestors_shared(i)).max();
+    let Some(best) = best else {
+        let mut closest: Vec<String> = (0..count)
+            .filter(|&i| {
+                let n = node(i);
+                role_key(&n.role) == role
+                    || (!target.name.is_empty()
+                        && (n.name.contains(&target.name) || target.name.contains(&n.name)))
+            })
+            .take(3)
+            .map(|i| format!("[{i}] {} \"{}\"", node(i).role, node(i).name))
+            .collect();
+        if closest.is_empty() {
+            closest.push("none".into());
+        }
+        return Err(format!(
+            "no element matches {} \"{}\" from the recorded tree_markdown (closest: {})",
+            target.role,
+            target.name,
+            closest.join(", ")
+        ));
+    };
+    let by_rank = alike.get(target.rank).copied();
+    match by_rank.filter(|&i| ancestors_shared(i) == best) {
+        Some(i) => Ok(i),
+        None => Ok(*alike
+            .iter()
+            .find(|&&i| ancestors_shared(i) == best)
+            .expect("best is some candidate's count")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::{AxNode, AxTree, Rect};
+    use crate::trajectory::Locator;
+
+    fn node(role: &str, name: &str, parent: Option<usize>, children: Vec<usize>, x: i32) -> AxNode {
+        AxNode {
+            role: role.into(),
+            name: name.into(),
+            value: None,
+            states: vec![],
+            actions: vec![],
+            frame: Some(Rect {
+                x,
+                y: 0,
+                width: 10,
+                height: 10,
+            }),
+            actionable: true,
+            parent,
+            children,
+            handle: String::new(),
+        }
+    }
+
+    /// frame > [panel A > button "1" x=0, button "1" x=100], [panel B > button "2" x=200]
+    fn snapshot() -> Snapshot {
+        let nodes = vec![
+            node("frame", "w", None, vec![1, 4], 0),
+            node("panel", "A", Some(0), vec![2, 3], 0),
+            node("push_button", "1", Some(1), vec![], 0),
+            node("push_button", "1", Some(1), vec![], 100),
+            node("panel", "B", Some(0), vec![5], 0),
+            node("push_button", "2", Some(4), vec![], 200),
+        ];
+        Snapshot {
+            snapshot_id: "t".into(),
+            pid: 1,
+            window_id: 1,
+            tree: AxTree {
+                nodes,
+                warning: None,
+            },
+            elements: vec![2, 3, 5],
+        }
+    }
+
+    #[test]
+    fn exact_path_wins_then_role_name_by_nearest_frame_then_nearest_frame() {
+        let snap = snapshot();
+        let second_one = Locator::of(&snap.tree, 3, 1);
+        assert_eq!(
+            resolve_locator(&snap, &second_one),
+            Ok((1, LocatorRule::ExactPath))
+        );
+
+        let mut moved = second_one.clone();
+        moved.path[1].name = "renamed panel".into();
+        moved.frame = Some(Rect {
+            x: 90,
+            ..moved.frame.unwrap()
+        });
+        assert_eq!(
+            resolve_locator(&snap, &moved),
+            Ok((1, LocatorRule::RoleName))
+        );
+
+        let mut renamed = Locator::of(&snap.tree, 5, 2);
+        renamed.name = "two".into();
+        renamed.path.last_mut().unwrap().name = "two".into();
+        assert_eq!(
+            resolve_locator(&snap, &renamed),
+            Ok((2, LocatorRule::NearestFrame))
+        );
+
+        renamed.frame = Some(Rect {
+            x: 700,
+            ..renamed.frame.unwrap()
+        });
+        let err = resolve_locator(&snap, &renamed).unwrap_err();
+        assert!(
+            err.contains("no element matches push_button \"two\""),
+            "{err}"
+        );
+        assert!(err.contains("closest: [0] push_button \"1\""), "{err}");
+    }
+
+    #[test]
+    fn a_markdown_line_finds_its_element_by_role_name_ancestors_and_rank() {
+        let snap = snapshot();
+        let md = "- [0] window \"w\"\n  - panel \"A\"\n    - [1] push button \"1\"\n    - [2] push button \"1\"\n  - panel \"B\"\n    - [3] push button \"2\"\n";
+        let second = MarkdownTarget::in_markdown(md, 2).unwrap();
+        assert_eq!(second.ancestors, ["w", "A"]);
+        assert_eq!(second.rank, 1);
+        assert_eq!(resolve_markdown(&snap, &second), Ok(1));
+        let two = MarkdownTarget::in_markdown(md, 3).unwrap();
+        assert_eq!(resolve_markdown(&snap, &two), Ok(2));
+        // Another driver's role word for the same element: the name decides.
+        let renamed_role =
+            MarkdownTarget::in_markdown(&md.replace("push button", "AXButton"), 3).unwrap();
+        assert_eq!(resolve_markdown(&snap, &renamed_role), Ok(2));
+        let gone = MarkdownTarget::in_markdown(&md.replace("\"2\"", "\"3\""), 3).unwrap();
+        let e = resolve_markdown(&snap, &gone).unwrap_err();
+        assert!(e.contains("no element matches push button \"3\""), "{e}");
+        assert!(e.contains("[0] push_button \"1\""), "{e}");
+    }
+}

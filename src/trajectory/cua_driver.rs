@@ -1,0 +1,134 @@
+//! The adapter for recordings the cua-driver binary wrote (no `schema_version`): its
+//! action.json, read as what it is and given the shape every reader here uses.
+//!
+//! What it writes that ours does not: `arguments.element_token` (`"s00000002:31"`,
+//! snapshot 2, element 31) instead of an index; `result_error` as a boolean;
+//! `action_truth` (its delivery and effect report); timing as
+//! `t_ms_from_session_start`. What it leaves out: the app's name and executable, and the
+//! element's locator (replay binds windows and elements through the before-state's
+//! tree_markdown instead, see `replay::bind` and `replay::locate`).
+
+use serde_json::{Value, json};
+
+/// Whether an action.json (already checked as JSON with a string `tool`) was written by
+/// cua-driver rather than by cua.
+pub fn wrote(action: &Value) -> bool {
+    action.get("schema_version").is_none()
+        && (action.get("action_truth").is_some()
+            || action.get("t_ms_from_session_start").is_some()
+            || action["result_error"].is_boolean()
+            || action.pointer("/arguments/element_token").is_some())
+}
+
+/// The action in this crate's shape; an error names the field it cannot map.
+pub fn adapt(mut action: Value) -> Result<Value, String> {
+    if let Some(token) = action.pointer("/arguments/element_token").cloned() {
+        let index = token.as_str().and_then(token_index).ok_or_else(|| {
+            format!("`arguments.element_token`: expected \"sNNNNNNNN:INDEX\", got {token}")
+        })?;
+        let args = &mut action["arguments"];
+        if let Some(old) = args.get("element_index").and_then(Value::as_u64) {
+            if old as usize != index {
+                return Err(format!(
+                    "`arguments`: element_token {token} and element_index {old} name different elements"
+                ));
+            }
+        }
+        if let Some(m) = args.as_object_mut() {
+            m.remove("element_token");
+            m.insert("element_index".into(), json!(index));
+        }
+    }
+    if let Some(failed) = action["result_error"].as_bool() {
+        action["result_error"] = match failed {
+            true => action["result_summary"].clone(),
+            false => Value::Null,
+        };
+    }
+    if action.get("t_ms").is_none() {
+        if let Some(t) = action
+            .get("t_ms_from_session_start")
+            .and_then(Value::as_f64)
+        {
+            action["t_ms"] = json!(t.max(0.0) as u64);
+        }
+    }
+    if let Some(effect) = action.pointer("/action_truth/effect").cloned() {
+        if action.get("result").is_none() {
+            action["result"] = json!({ "effect": effect });
+        }
+    }
+    Ok(action)
+}
+
+/// The element index of a token `s<snapshot>:<index>`.
+fn token_index(token: &str) -> Option<usize> {
+    let (snapshot, index) = token.strip_prefix('s')?.split_once(':')?;
+    snapshot.parse::<u64>().ok()?;
+    index.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded() -> Value {
+        json!({
+            "tool": "click",
+            "arguments": { "pid": 412, "window_id": 9, "element_token": "s00000002:31" },
+            "result_summary": "clicked",
+            "result_error": false,
+            "timestamp": "1795298502.979",
+            "t_ms_from_session_start": 1520.6,
+            "click_point": { "x": 10.5, "y": 20.25 },
+            "action_truth": { "effect": "confirmed", "route": "atspi_action" }
+        })
+    }
+
+    #[test]
+    fn a_token_becomes_its_index_and_the_rest_takes_this_crates_shape() {
+        let a = recorded();
+        assert!(wrote(&a));
+        let a = adapt(a).unwrap();
+        assert_eq!(
+            a["arguments"],
+            json!({ "pid": 412, "window_id": 9, "element_index": 31 })
+        );
+        assert_eq!(a["result_error"], Value::Null);
+        assert_eq!(a["t_ms"], 1520);
+        assert_eq!(a["result"]["effect"], "confirmed");
+
+        let mut failed = recorded();
+        failed["result_error"] = json!(true);
+        assert_eq!(adapt(failed).unwrap()["result_error"], "clicked");
+    }
+
+    #[test]
+    fn a_token_it_cannot_read_is_named() {
+        for bad in [
+            json!("31"),
+            json!("s2"),
+            json!("sx:1"),
+            json!(7),
+            json!("s1:-3"),
+        ] {
+            let mut a = recorded();
+            a["arguments"]["element_token"] = bad.clone();
+            let e = adapt(a).unwrap_err();
+            assert!(e.contains("`arguments.element_token`"), "{bad}: {e}");
+        }
+        let mut a = recorded();
+        a["arguments"]["element_index"] = json!(4);
+        assert!(adapt(a).unwrap_err().contains("different elements"));
+    }
+
+    #[test]
+    fn this_crates_own_turns_are_not_taken_for_foreign_ones() {
+        let ours =
+            json!({ "schema_version": 1, "tool": "click", "arguments": {}, "result_error": null });
+        assert!(!wrote(&ours));
+        let reference_doc =
+            json!({ "tool": "click", "arguments": { "pid": 1 }, "result_error": null });
+        assert!(!wrote(&reference_doc));
+    }
+}

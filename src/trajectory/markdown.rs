@@ -1,0 +1,191 @@
+//! Reads a recorded `tree_markdown` back into lines: depth, index, role and name. It is
+//! how replay finds an element (and a window) in a recording that kept no locator: ours
+//! without one, and the reference driver's, whose states hold only the markdown. Both
+//! write one element per line, `- [N] role "name" …`, two spaces per level; names escape
+//! `"`, `\`, newlines and tabs.
+
+/// One line of a tree_markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub depth: usize,
+    pub index: Option<usize>,
+    pub role: String,
+    pub name: String,
+}
+
+impl Line {
+    /// Role and name as one comparable key, with the role in [`role_key`] form.
+    pub fn key(&self) -> (String, String) {
+        (role_key(&self.role), self.name.clone())
+    }
+}
+
+/// The lines that parse; others (blank, or not a `- ` item) are skipped.
+pub fn parse(markdown: &str) -> Vec<Line> {
+    markdown.lines().filter_map(parse_line).collect()
+}
+
+fn parse_line(raw: &str) -> Option<Line> {
+    let body = raw.trim_start_matches(' ');
+    let depth = (raw.len() - body.len()) / 2;
+    let mut rest = body.strip_prefix("- ")?;
+    let mut index = None;
+    if let Some(after) = rest.strip_prefix('[') {
+        if let Some((n, tail)) = after.split_once("] ") {
+            if let Ok(n) = n.parse() {
+                index = Some(n);
+                rest = tail;
+            }
+        }
+    }
+    // The role runs to the name's quote or the first annotation; it may hold spaces
+    // (AT-SPI's own role names do: "push button").
+    let end = [" \"", " value=", " (", " [", " id="]
+        .iter()
+        .filter_map(|mark| rest.find(mark))
+        .min()
+        .unwrap_or(rest.len());
+    let role = rest[..end].trim();
+    if role.is_empty() || role.contains('"') {
+        return None;
+    }
+    let name = rest[end..]
+        .strip_prefix(" \"")
+        .map(unquote)
+        .unwrap_or_default();
+    Some(Line {
+        depth,
+        index,
+        role: role.to_string(),
+        name,
+    })
+}
+
+/// The text of a quoted name up to its closing quote, escapes undone.
+fn unquote(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The line of element `index`, and its ancestors' lines from the root down.
+pub fn element_with_ancestors(lines: &[Line], index: usize) -> Option<(&Line, Vec<&Line>)> {
+    let at = lines.iter().position(|l| l.index == Some(index))?;
+    let mut ancestors = Vec::new();
+    let mut depth = lines[at].depth;
+    for line in lines[..at].iter().rev() {
+        if line.depth < depth {
+            ancestors.push(line);
+            depth = line.depth;
+        }
+    }
+    ancestors.reverse();
+    Some((&lines[at], ancestors))
+}
+
+/// How many lines before `line` (in document order) have its role and name: the
+/// element's rank among look-alikes, for telling identical buttons apart.
+pub fn rank(lines: &[Line], line: &Line) -> usize {
+    let key = line.key();
+    lines
+        .iter()
+        .take_while(|l| !std::ptr::eq(*l, line))
+        .filter(|l| l.key() == key)
+        .count()
+}
+
+/// A role in one vocabulary across drivers and toolkits: lower case, words joined by `_`,
+/// macOS's `AX` prefix dropped, and the synonyms drivers use for the same thing.
+pub fn role_key(role: &str) -> String {
+    let plain = role.strip_prefix("AX").unwrap_or(role);
+    let mut key = String::new();
+    for (i, c) in plain.chars().enumerate() {
+        if c == ' ' || c == '-' {
+            key.push('_');
+        } else if c.is_uppercase() {
+            if i > 0 && !key.ends_with('_') {
+                key.push('_');
+            }
+            key.extend(c.to_lowercase());
+        } else {
+            key.push(c);
+        }
+    }
+    match key.as_str() {
+        "frame" | "dialog" | "window" => "window".into(),
+        "push_button" => "button".into(),
+        "text_field" | "entry" | "text_area" | "text_view" => "text".into(),
+        "static_text" => "label".into(),
+        "check_box" | "checkbox" => "check_box".into(),
+        "radio_button" | "radio" => "radio_button".into(),
+        _ => key,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MD: &str = "- [0] window \"Calculator\" [actions=[activate]]\n  - filler \"keypad\"\n    - [1] button \"7 7\" [actions=[click]]\n    - [2] button \"say \\\"hi\\\"\\\\n\" value=\"x\"\n  - filler \"keypad\"\n    - [3] button \"7 7\" (focused)\n      - label \"7\"\n";
+
+    #[test]
+    fn lines_read_depth_index_role_and_escaped_names() {
+        let lines = parse(MD);
+        assert_eq!(lines.len(), 7);
+        assert_eq!(
+            lines[0],
+            Line {
+                depth: 0,
+                index: Some(0),
+                role: "window".into(),
+                name: "Calculator".into()
+            }
+        );
+        assert_eq!(lines[3].name, "say \"hi\"\\n");
+        assert_eq!((lines[6].depth, lines[6].index), (3, None));
+        assert_eq!(lines[6].name, "7");
+        assert!(parse("not a line\n\n-\n- \n").is_empty());
+        let spaced = parse("- [4] push button \"OK\" (focused)\n- [5] toggle button (checked)");
+        assert_eq!(
+            (spaced[0].role.as_str(), spaced[0].name.as_str()),
+            ("push button", "OK")
+        );
+        assert_eq!(
+            (spaced[1].role.as_str(), spaced[1].name.as_str()),
+            ("toggle button", "")
+        );
+    }
+
+    #[test]
+    fn an_element_comes_with_its_ancestors_and_its_rank_among_look_alikes() {
+        let lines = parse(MD);
+        let (line, ancestors) = element_with_ancestors(&lines, 3).unwrap();
+        assert_eq!(line.name, "7 7");
+        let chain: Vec<&str> = ancestors.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(chain, ["Calculator", "keypad"]);
+        assert_eq!(rank(&lines, line), 1);
+        assert!(element_with_ancestors(&lines, 9).is_none());
+    }
+
+    #[test]
+    fn roles_compare_across_vocabularies() {
+        assert_eq!(role_key("frame"), role_key("window"));
+        assert_eq!(role_key("push button"), "button");
+        assert_eq!(role_key("AXButton"), "button");
+        assert_eq!(role_key("AXCheckBox"), "check_box");
+        assert_eq!(role_key("check_box"), "check_box");
+        assert_eq!(role_key("menu_item"), "menu_item");
+    }
+}
