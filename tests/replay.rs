@@ -566,7 +566,13 @@ fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
     let (cp2, cw2) = launch(&run, "Calculator");
     let (mp2, mw2) = launch(&run, "mousepad");
     assert_ne!(cp2, cp);
+    let replayed = base.join("replayed");
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": replayed }),
+    );
     let report = run.replay(&theirs, false);
+    run.call("set_recording", json!({ "enabled": false }));
     assert_eq!(report.failed, 0, "{:#?}", report.turns);
     assert_eq!(report.succeeded, 7);
     for t in &report.turns {
@@ -609,6 +615,17 @@ fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
         e["value"] == "typed by an agent\nsecond line"
     });
     assert!(typed, "the editor does not hold the typed lines:\n{md}");
+
+    // The cua-driver recording and the replay's own recording diff clean.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("diff")
+        .arg(&theirs)
+        .arg(&replayed)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
 
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -211,6 +211,9 @@ struct LoadedTurn {
     /// The post-action window state (`app_state.json`, or the reference driver's
     /// `after_state.json`).
     state: Option<Value>,
+    /// For an element turn without a locator: `role "name"` of its line in the
+    /// before-state's tree_markdown (what its index stood for).
+    element: Option<String>,
 }
 
 /// Reads a trajectory's turns through [`crate::trajectory::read`]; every problem goes to
@@ -234,14 +237,34 @@ fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<LoadedTurn> 
                 .map_err(|e| problems.push(format!("{label} {e}")))
                 .ok()
                 .flatten();
+            let element = markdown_element(&t.dir, &action);
             Some(LoadedTurn {
                 number: t.number,
                 dir: t.dir,
                 action,
                 state,
+                element,
             })
         })
         .collect()
+}
+
+/// `role "name"` of an element turn's line in its before-state, when it has no locator.
+fn markdown_element(turn_dir: &Path, action: &Value) -> Option<String> {
+    use crate::trajectory::{markdown, read};
+    if action.get("target").is_some_and(|t| !t.is_null()) {
+        return None;
+    }
+    let index = action.pointer("/arguments/element_index")?.as_u64()? as usize;
+    let md = read::state_markdown(turn_dir, read::State::Before)?;
+    let lines = markdown::parse(&md);
+    let (line, _) = markdown::element_with_ancestors(&lines, index)?;
+    Some(element_words(&line.role, &line.name))
+}
+
+/// An element as both drivers can say it: the role in one vocabulary, and the name.
+fn element_words(role: &str, name: &str) -> String {
+    format!("{} {name:?}", crate::trajectory::markdown::role_key(role))
 }
 
 /// Recorded ids of the expected run → the actual run's, learnt turn by turn: the same
@@ -304,6 +327,7 @@ fn changed(out: &mut Vec<String>, name: &str, expected: String, actual: String) 
 fn action_differences(
     expected: &Value,
     actual: &Value,
+    elements: [Option<&str>; 2],
     rebinding: &mut Rebinding,
     rules: &[Redaction],
 ) -> Vec<String> {
@@ -342,14 +366,26 @@ fn action_differences(
     }
     let has = |v: &Value, k: &str| v["arguments"].get(k).is_some();
     if has(expected, "element_index") || has(actual, "element_index") {
-        changed(
-            &mut out,
-            "target",
-            target_identity(expected)
-                .unwrap_or_else(|| format!("element {}", expected["arguments"]["element_index"])),
-            target_identity(actual)
-                .unwrap_or_else(|| format!("element {}", actual["arguments"]["element_index"])),
-        );
+        // Both located: the whole path. Otherwise what both can say: role and name.
+        let (e, a) = match (target_identity(expected), target_identity(actual)) {
+            (Some(e), Some(a)) => (e, a),
+            _ => {
+                let words = |v: &Value, from_markdown: Option<&str>| {
+                    v.get("target")
+                        .filter(|t| !t.is_null())
+                        .map(|t| {
+                            element_words(
+                                t["role"].as_str().unwrap_or(""),
+                                t["name"].as_str().unwrap_or(""),
+                            )
+                        })
+                        .or(from_markdown.map(str::to_string))
+                        .unwrap_or_else(|| format!("element {}", v["arguments"]["element_index"]))
+                };
+                (words(expected, elements[0]), words(actual, elements[1]))
+            }
+        };
+        changed(&mut out, "target", e, a);
     }
     let id = |v: &Value, k: &str| {
         v["arguments"]
@@ -389,16 +425,6 @@ fn action_differences(
         text(actual.pointer("/result/effect").unwrap_or(&Value::Null)),
     );
     out
-}
-
-/// The state's text as compared: the window title and the tree, redacted.
-fn state_text(state: Option<&Value>, rules: &[Redaction]) -> String {
-    let Some(s) = state else {
-        return String::new();
-    };
-    let title = s["title"].as_str().unwrap_or("");
-    let tree = s["tree_markdown"].as_str().unwrap_or("");
-    redact(&format!("title: {title}\n{tree}\n"), rules)
 }
 
 fn decode_png(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
@@ -550,11 +576,21 @@ pub fn diff_trajectories(
     let mut turns: Vec<TurnDiff> = (0..pairs)
         .map(|i| match (expected.get(i), actual.get(i)) {
             (Some(e), Some(a)) => {
-                let action_diff = action_differences(&e.action, &a.action, &mut rebinding, &rules);
+                let action_diff = action_differences(
+                    &e.action,
+                    &a.action,
+                    [e.element.as_deref(), a.element.as_deref()],
+                    &mut rebinding,
+                    &rules,
+                );
+                // A turn another driver recorded numbers its elements its own way.
+                let foreign = [e, a]
+                    .iter()
+                    .any(|t| t.action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY);
                 let tree_diff = config.compare_tree.then(|| {
                     unified(
-                        &state_text(e.state.as_ref(), &rules),
-                        &state_text(a.state.as_ref(), &rules),
+                        &tree::state_text(e.state.as_ref(), &rules, foreign),
+                        &tree::state_text(a.state.as_ref(), &rules, foreign),
                         &format!("expected/{}", file_label(&e.dir)),
                         &format!("actual/{}", file_label(&a.dir)),
                     )
@@ -776,6 +812,8 @@ mod tests {
         assert_eq!(ok.threshold, 0.1);
     }
 
+    const NONE: [Option<&str>; 2] = [None, None];
+
     #[test]
     fn actions_compare_ids_through_the_rebinding_and_indices_through_the_target() {
         let rules = tree::builtin_redactions();
@@ -784,14 +822,55 @@ mod tests {
         let mut rb = Rebinding::default();
         // Other pid and index, same element: equal.
         assert!(
-            action_differences(&click(10, 4, "7"), &click(99, 8, "7"), &mut rb, &rules).is_empty()
+            action_differences(
+                &click(10, 4, "7"),
+                &click(99, 8, "7"),
+                NONE,
+                &mut rb,
+                &rules
+            )
+            .is_empty()
         );
         // Another element.
-        let d = action_differences(&click(10, 4, "7"), &click(99, 4, "8"), &mut rb, &rules);
+        let d = action_differences(
+            &click(10, 4, "7"),
+            &click(99, 4, "8"),
+            NONE,
+            &mut rb,
+            &rules,
+        );
         assert_eq!(d.len(), 1, "{d:?}");
         assert!(d[0].starts_with("target: push_button \"7\""), "{d:?}");
         // The same recorded pid now maps to another live pid: a different app.
-        let d = action_differences(&click(10, 4, "7"), &click(98, 4, "7"), &mut rb, &rules);
+        let d = action_differences(
+            &click(10, 4, "7"),
+            &click(98, 4, "7"),
+            NONE,
+            &mut rb,
+            &rules,
+        );
         assert!(d.iter().any(|l| l.starts_with("pid:")), "{d:?}");
+        // A turn without a locator (another driver's): its before-state line says what its
+        // index stood for, compared by role (across vocabularies) and name.
+        let mut theirs = click(10, 5, "7");
+        theirs.as_object_mut().unwrap().remove("target");
+        let line = element_words("push button", "7");
+        let mut rb = Rebinding::default();
+        let same = action_differences(
+            &theirs,
+            &click(99, 4, "7"),
+            [Some(&line), None],
+            &mut rb,
+            &rules,
+        );
+        assert!(same.is_empty(), "{same:?}");
+        let other = action_differences(
+            &theirs,
+            &click(99, 4, "8"),
+            [Some(&line), None],
+            &mut rb,
+            &rules,
+        );
+        assert_eq!(other, ["target: button \"7\" → button \"8\""]);
     }
 }

@@ -25,6 +25,45 @@ pub fn builtin_redactions() -> Vec<Redaction> {
     .collect()
 }
 
+/// The state's text as compared: the window title and the tree, redacted. `foreign`:
+/// one side was recorded by another driver, which numbers elements its own way and
+/// writes its window line differently, so indices are dropped and the window line is
+/// compared by role (in one vocabulary) and title.
+pub fn state_text(state: Option<&serde_json::Value>, rules: &[Redaction], foreign: bool) -> String {
+    let Some(s) = state else {
+        return String::new();
+    };
+    let tree = s["tree_markdown"].as_str().unwrap_or("");
+    let lines = crate::trajectory::markdown::parse(tree);
+    let window = lines.first().filter(|l| l.depth == 0);
+    // cua-driver's states carry no title, only the window line's name: both sides then
+    // take that one (the window manager's title can differ from it, e.g. an editor's `*`).
+    let title = match foreign {
+        true => window.map(|l| l.name.as_str()),
+        false => s["title"].as_str(),
+    }
+    .unwrap_or("");
+    let tree = if foreign {
+        let index = Regex::new(r"^(\s*- )\[\d+\] ").expect("built-in pattern");
+        let mut out = String::new();
+        for (k, line) in tree.lines().enumerate() {
+            match window.filter(|_| k == 0) {
+                Some(w) => out.push_str(&format!(
+                    "- {} {:?}",
+                    crate::trajectory::markdown::role_key(&w.role),
+                    w.name
+                )),
+                None => out.push_str(&index.replace(line, "$1")),
+            }
+            out.push('\n');
+        }
+        out
+    } else {
+        tree.to_string()
+    };
+    redact(&format!("title: {title}\n{tree}\n"), rules)
+}
+
 /// `text` with every rule applied, in order.
 pub fn redact(text: &str, rules: &[Redaction]) -> String {
     let mut out = text.to_string();
@@ -94,6 +133,29 @@ mod tests {
                 .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
                 .count(),
             1
+        );
+    }
+
+    #[test]
+    fn another_drivers_state_compares_without_indices_and_by_its_window_line() {
+        let rules = builtin_redactions();
+        let theirs = serde_json::json!({ "tree_markdown": "- [0] window \"Calc\" [actions=[activate]]\n  - [3] button \"7\"\n" });
+        let ours = serde_json::json!({ "title": "Calc*", "tree_markdown": "- frame \"Calc\"\n  - [2] button \"7\"\n" });
+        assert_eq!(
+            state_text(Some(&theirs), &rules, true),
+            state_text(Some(&ours), &rules, true)
+        );
+        let changed = serde_json::json!({ "title": "Calc", "tree_markdown": "- frame \"Calc\"\n  - [2] button \"8\"\n" });
+        assert_ne!(
+            state_text(Some(&theirs), &rules, true),
+            state_text(Some(&changed), &rules, true)
+        );
+        // Between two runs of ours, indices and the title count.
+        let mut renumbered = ours.clone();
+        renumbered["tree_markdown"] = "- frame \"Calc\"\n  - [5] button \"7\"\n".into();
+        assert_ne!(
+            state_text(Some(&ours), &rules, false),
+            state_text(Some(&renumbered), &rules, false)
         );
     }
 }

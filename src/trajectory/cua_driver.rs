@@ -10,6 +10,10 @@
 
 use serde_json::{Value, json};
 
+/// `recorded_by` of an adapted action: readers that compare (the diff) know the turn's
+/// states come from another driver (other element indices, a `[0] window` line).
+pub const RECORDED_BY: &str = "cua-driver";
+
 /// Whether an action.json (already checked as JSON with a string `tool`) was written by
 /// cua-driver rather than by cua.
 pub fn wrote(action: &Value) -> bool {
@@ -22,6 +26,7 @@ pub fn wrote(action: &Value) -> bool {
 
 /// The action in this crate's shape; an error names the field it cannot map.
 pub fn adapt(mut action: Value) -> Result<Value, String> {
+    action["recorded_by"] = json!(RECORDED_BY);
     if let Some(token) = action.pointer("/arguments/element_token").cloned() {
         let index = token.as_str().and_then(token_index).ok_or_else(|| {
             format!("`arguments.element_token`: expected \"sNNNNNNNN:INDEX\", got {token}")
@@ -97,6 +102,7 @@ mod tests {
         assert_eq!(a["result_error"], Value::Null);
         assert_eq!(a["t_ms"], 1520);
         assert_eq!(a["result"]["effect"], "confirmed");
+        assert_eq!(a["recorded_by"], RECORDED_BY);
 
         let mut failed = recorded();
         failed["result_error"] = json!(true);
