@@ -83,6 +83,8 @@ fn main() {
             stop_on_error: true,
             bound_app: None,
             allow_driver_changes: false,
+            launch: false,
+            apps: Vec::new(),
         };
         let mut per_turn = Vec::new();
         let mut last = Instant::now();

@@ -118,6 +118,15 @@ enum Command {
         /// default: they change the driver itself, and a trajectory is input from elsewhere).
         #[arg(long)]
         allow_config: bool,
+        /// Start each recorded app that has no live window when a turn needs it (from its
+        /// recorded executable, app name, or a desktop entry named like its window title).
+        #[arg(long)]
+        launch: bool,
+        /// Start the recorded app RECORDED (its app name, executable, or window title or a
+        /// part of it) from another build: `--app 'Calculator=/opt/build/calc --flag'`.
+        /// Repeatable.
+        #[arg(long, value_name = "RECORDED=PATH [ARGS]")]
+        app: Vec<crate::replay::AppOverride>,
     },
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
@@ -373,6 +382,8 @@ pub fn main() -> i32 {
             record_to,
             json,
             allow_config,
+            launch,
+            app,
         } => run_replay(
             &dir,
             ReplayOptions {
@@ -380,6 +391,8 @@ pub fn main() -> i32 {
                 stop_on_error: !no_stop_on_error,
                 bound_app: None,
                 allow_driver_changes: allow_config,
+                launch,
+                apps: app,
             },
             record_to.as_deref(),
             json,
@@ -682,6 +695,19 @@ fn run_replay(
         Ok(r) => r,
         Err(e) => return fail(e.exit_code(), e),
     };
+    // Beside the replay's recording: what it replayed, and the apps it started itself.
+    if let Some(out_dir) = record_to {
+        let note = serde_json::json!({
+            "replayed": report.directory,
+            "launch": opts.launch,
+            "apps": opts.apps,
+            "launched": report.launched,
+        });
+        let bytes = serde_json::to_vec_pretty(&note).unwrap_or_default();
+        if let Err(e) = crate::files::write_atomic(&out_dir.join("replay.json"), &bytes) {
+            eprintln!("warning: cannot write replay.json: {e}");
+        }
+    }
     if json {
         out(&serde_json::to_string_pretty(&report).unwrap_or_default());
     } else {
@@ -702,6 +728,15 @@ fn run_replay(
                     .as_ref()
                     .map(|r| format!(" [{r}]"))
                     .unwrap_or_default()
+            ));
+        }
+        for l in &report.launched {
+            out(&format!(
+                "started for turn {}: {} ({}), pid {}",
+                l.turn,
+                l.recorded,
+                l.arguments,
+                l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
             ));
         }
         out(&format!(

@@ -264,6 +264,8 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
             stop_on_error: true,
             bound_app: None,
             allow_driver_changes: false,
+            launch: false,
+            apps: Vec::new(),
         },
         |t| {
             eprintln!(

@@ -534,6 +534,8 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
         stop_on_error: true,
         bound_app: None,
         allow_driver_changes: false,
+        launch: false,
+        apps: Vec::new(),
     };
     let report = rt
         .block_on(cua::replay::replay(&ctx, &registry, &dir, &opts, |_| {}))

@@ -51,6 +51,8 @@ impl Run {
             stop_on_error,
             bound_app: None,
             allow_driver_changes: false,
+            launch: false,
+            apps: Vec::new(),
         };
         self.rt
             .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))
@@ -255,6 +257,8 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
         stop_on_error: false,
         bound_app: None,
         allow_driver_changes: false,
+        launch: false,
+        apps: Vec::new(),
     };
     let err = run
         .rt
@@ -616,16 +620,94 @@ fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
     });
     assert!(typed, "the editor does not hold the typed lines:\n{md}");
 
-    // The cua-driver recording and the replay's own recording diff clean.
+    // The cua-driver recording and the replay's own recording diff clean: actions and
+    // trees. (Screenshots are left out here: under load a first GTK 4 calculator in a
+    // fresh sandbox settles at another height, 508 or 496 px, than the next one; the
+    // format is what this test is about.)
+    let config = base.join("diff.toml");
+    std::fs::write(&config, "compare_screenshots = false\n").unwrap();
+    let diff = |actual: &Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+            .arg("diff")
+            .arg("--config")
+            .arg(&config)
+            .arg(&theirs)
+            .arg(actual)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (code, text) = diff(&replayed);
+    assert_eq!(code, Some(0), "{text}");
+
+    // No app running: `launch` starts both, the calculator from a new build (a wrapper at
+    // another path, as `--app 'Calculator=PATH'` names it), the editor from its title.
+    run.quit_all();
+    let build = base.join("new-build/calculator");
+    std::fs::create_dir_all(build.parent().unwrap()).unwrap();
+    std::fs::write(&build, "#!/bin/sh\nexec gnome-calculator \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&build, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // From the CLI, as a user runs it against a new build, recorded for a diff.
+    let desktop = sandbox.desktop();
+    let again = base.join("replayed-new-build");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
-        .arg("diff")
+        .args([
+            "replay",
+            "--delay-ms",
+            "0",
+            "--no-stop-on-error",
+            "--launch",
+            "--json",
+        ])
+        .arg("--app")
+        .arg(format!("calculator={}", build.display()))
+        .arg("--record-to")
+        .arg(&again)
         .arg(&theirs)
-        .arg(&replayed)
+        .env("DISPLAY", desktop.display.unwrap())
+        .env("DBUS_SESSION_BUS_ADDRESS", desktop.dbus_address.unwrap())
+        .env("CUA_SANDBOX_DIR", desktop.sandbox_dir.unwrap())
+        .env("CUA_SOCKET", base.join("no-daemon.sock"))
         .output()
         .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["failed"], 0, "{report:#}");
+    let started: Vec<(u64, String)> = report["launched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["turn"].as_u64().unwrap(), l["arguments"].to_string()))
+        .collect();
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert_eq!(started[0].0, 1);
+    assert!(started[0].1.contains("new-build/calculator"), "{started:?}");
+    assert_eq!(started[1], (2, json!({ "name": "Mousepad" }).to_string()));
+    let kept: Value =
+        serde_json::from_slice(&std::fs::read(again.join("replay.json")).unwrap()).unwrap();
+    assert_eq!(kept["launched"], report["launched"]);
+    assert_eq!(
+        turn_count(&again),
+        7,
+        "launches are not turns of the replay"
+    );
+    let (code, text) = diff(&again);
+    assert_eq!(code, Some(0), "{text}");
+    let (cp4, cw4) = run.window_of("Calculator");
+    assert_eq!(report["launched"][0]["pid"], cp4);
+    let (shows_15, md) = value_of(&cp4, &cw4, &|e| {
+        e["value"].as_str().is_some_and(|v| v.trim() == "15")
+    });
+    assert!(shows_15, "the new build never showed 15:\n{md}");
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -795,6 +795,8 @@ async fn replay_steps(
         stop_on_error: false,
         bound_app: Some(app),
         allow_driver_changes: false,
+        launch: false,
+        apps: Vec::new(),
     };
     // Dispatched turns are recorded (the verdict and the diff judge them); the others
     // are handed back, since nothing in the run shows them.

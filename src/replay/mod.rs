@@ -30,8 +30,10 @@ use crate::trajectory::{Locator, read};
 
 mod bind;
 pub mod escalate;
+pub mod launch;
 pub mod locate;
 pub mod postcondition;
+pub use launch::{AppOverride, Launched};
 use locate::{LocatorRule, MarkdownTarget, resolve_locator, resolve_markdown};
 use postcondition::{Postcondition, Shown};
 
@@ -49,6 +51,11 @@ pub struct ReplayOptions {
     /// trajectory is input from elsewhere, so they are refused unless asked for.
     /// replay_trajectory turns are refused either way (a trajectory could replay itself).
     pub allow_driver_changes: bool,
+    /// Start each recorded app that has no live window when a turn needs it
+    /// (`cua replay --launch`).
+    pub launch: bool,
+    /// Recorded apps started from another build (`cua replay --app RECORDED=PATH`).
+    pub apps: Vec<AppOverride>,
 }
 
 /// The scenario's running app and its `[app]` table as launch_app arguments.
@@ -85,6 +92,8 @@ pub struct ReplayReport {
     pub stop_on_error: bool,
     pub turns: Vec<TurnResult>,
     pub first_failure: Option<u32>,
+    /// Apps the replay started itself (`launch`, `apps`), in order.
+    pub launched: Vec<Launched>,
 }
 
 /// The turn folders of a trajectory, in order (see [`crate::trajectory::read`]); an
@@ -140,6 +149,177 @@ async fn still_live(ctx: &ToolContext, snapshot: &Snapshot, index: usize) -> boo
     live.name == node.name && kept("visible") && kept("showing") && kept("sensitive")
 }
 
+/// The pid and window a turn acted on, as recorded.
+fn recorded_ids(action: &Value) -> (Option<u64>, Option<u64>) {
+    let id = |k: &str| {
+        action
+            .pointer(&format!("/arguments/{k}"))
+            .or_else(|| action.get(k))
+            .and_then(Value::as_u64)
+    };
+    (id("pid"), id("window_id"))
+}
+
+/// What a turn says about the window it acted on.
+struct RecordedTarget<'a> {
+    action: &'a Value,
+    pid: Option<u64>,
+    window: Option<u64>,
+    /// No app identity (the reference driver's and cua-driver's turns).
+    no_identity: bool,
+    /// The recorded before-state, for matching a window without identity.
+    state: Option<bind::RecordedWindow>,
+    /// The names the turn gives its app (see [`launch::recorded_names`]).
+    names: Vec<String>,
+}
+
+impl<'a> RecordedTarget<'a> {
+    fn of(action: &'a Value, turn_dir: &Path) -> RecordedTarget<'a> {
+        let (pid, window) = recorded_ids(action);
+        let no_identity = action.get("app").is_none_or(Value::is_null);
+        let state = no_identity
+            .then(|| bind::RecordedWindow::of_turn(turn_dir))
+            .flatten();
+        let names = launch::recorded_names(action, state.as_ref().map(|s| s.title.as_str()));
+        RecordedTarget {
+            action,
+            pid,
+            window,
+            no_identity,
+            state,
+            names,
+        }
+    }
+}
+
+/// One look for the live window of a recorded turn: the window its recorded window is
+/// bound to, the recorded app identity, the same window of the same run, the window whose
+/// tree matches the recorded one, and, for a turn with nothing to tell its window by, the
+/// last launched app's (a turn with a recorded tree is never bound to a window that does
+/// not show it).
+async fn find_window(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    recorded: &RecordedTarget<'_>,
+    bindings: &Bindings,
+) -> Result<Option<WindowInfo>, String> {
+    let windows = live_windows(ctx).await?;
+    let find = |id: u64| windows.iter().find(|x| x.window_id == id).cloned();
+    let bound = recorded
+        .window
+        .and_then(|w| bindings.windows.get(&w))
+        .and_then(|w| find(*w))
+        .or_else(|| bind::by_identity(&windows, recorded.action))
+        .or_else(|| {
+            recorded.window.and_then(|w| {
+                windows
+                    .iter()
+                    .find(|x| x.window_id == w && x.pid.map(u64::from) == recorded.pid)
+                    .cloned()
+            })
+        });
+    if bound.is_some() {
+        return Ok(bound);
+    }
+    if let Some(state) = &recorded.state {
+        // Live windows other recorded windows are bound to are not this one's.
+        let taken: Vec<u64> = bindings
+            .windows
+            .iter()
+            .filter(|(old, _)| Some(**old) != recorded.window)
+            .map(|(_, new)| *new)
+            .collect();
+        return bind::by_tree(ctx, registry, &windows, state, &taken).await;
+    }
+    Ok(recorded
+        .no_identity
+        .then_some(bindings.last_launched)
+        .flatten()
+        .and_then(find))
+}
+
+/// Before the first turn: each recorded app (in the order the turns first use it) that
+/// has a new build is started from it, and with `launch`, each that has no live window is
+/// started, so apps come up in the recorded order (the last started has the focus, as
+/// when they were recorded). Apps a recorded launch_app starts are left to that turn.
+async fn start_recorded_apps(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    turns: &[(u32, PathBuf)],
+    opts: &ReplayOptions,
+    bindings: &mut Bindings,
+) -> Result<(), ToolError> {
+    if !opts.launch && opts.apps.is_empty() {
+        return Ok(());
+    }
+    let mut launched_by_turns = std::collections::HashSet::new();
+    for (n, dir) in turns {
+        let Ok(action) = read::action(dir) else {
+            continue;
+        };
+        let (Some(pid), _) = recorded_ids(&action) else {
+            continue;
+        };
+        if action["tool"] == "launch_app" {
+            launched_by_turns.insert(pid);
+            continue;
+        }
+        if launched_by_turns.contains(&pid) || bindings.launch_tried.contains(&pid) {
+            continue;
+        }
+        let recorded = RecordedTarget::of(&action, dir);
+        let new_build = launch::override_for(&opts.apps, &recorded.names);
+        if new_build.is_none() {
+            if !opts.launch {
+                continue;
+            }
+            let running = find_window(ctx, registry, &recorded, bindings)
+                .await
+                .map_err(ToolError::failed)?;
+            if let (Some(w), Some(old)) = (running, recorded.window) {
+                bindings.windows.insert(old, w.window_id);
+                bindings.launch_tried.insert(pid);
+                continue;
+            }
+        }
+        bindings.launch_tried.insert(pid);
+        start_recorded_app(ctx, registry, &recorded, new_build, bindings, *n)
+            .await
+            .map_err(|e| ToolError::failed(format!("turn {n}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Starts the app a turn needs (a new build when `new_build`), and binds the recorded
+/// window to the window it showed.
+async fn start_recorded_app(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    recorded: &RecordedTarget<'_>,
+    new_build: Option<&AppOverride>,
+    bindings: &mut Bindings,
+    turn: u32,
+) -> Result<(), String> {
+    let candidates = launch::candidates(&recorded.names, recorded.action, new_build);
+    let (arguments, out) = launch::start(ctx, registry, &candidates).await?;
+    let window = out.pointer("/windows/0/window_id").and_then(Value::as_u64);
+    if let (Some(old), Some(new)) = (recorded.window, window) {
+        bindings.windows.insert(old, new);
+    }
+    bindings.last_launched = window.or(bindings.last_launched);
+    bindings.launched.push(Launched {
+        turn,
+        recorded: new_build
+            .map(|o| o.recorded.clone())
+            .or_else(|| recorded.names.first().cloned())
+            .unwrap_or_default(),
+        arguments,
+        pid: out["pid"].as_u64(),
+        window_id: window,
+    });
+    Ok(())
+}
+
 /// What a recorded element turn says its element was.
 enum Recorded {
     Locator(Locator),
@@ -154,6 +334,9 @@ struct Bindings {
     /// The window of the last app a replayed launch_app started: the target of turns that
     /// carry no app identity (the reference driver records none).
     last_launched: Option<u64>,
+    /// Recorded pids whose app this replay started, or tried to.
+    launch_tried: std::collections::HashSet<u64>,
+    launched: Vec<Launched>,
 }
 
 /// Replays every turn of `dir`.
@@ -175,7 +358,9 @@ pub async fn replay(
         stop_on_error: opts.stop_on_error,
         turns: Vec::new(),
         first_failure: None,
+        launched: Vec::new(),
     };
+    start_recorded_apps(ctx, registry, &turns, opts, &mut bindings).await?;
     let mut previous_start: Option<Instant> = None;
     for (n, turn_dir) in turns.iter() {
         // delay_ms is a floor between turn starts (pacing for a person watching); each
@@ -233,6 +418,7 @@ pub async fn replay(
             break;
         }
     }
+    report.launched = bindings.launched;
     Ok(report)
 }
 
@@ -291,19 +477,36 @@ async fn replay_turn(
             args[field] = json!(secret);
         }
     }
-    let recorded_pid = args
-        .get("pid")
-        .and_then(Value::as_u64)
-        .or_else(|| action.get("pid").and_then(Value::as_u64));
-    let recorded_window = args
-        .get("window_id")
-        .and_then(Value::as_u64)
-        .or_else(|| action.get("window_id").and_then(Value::as_u64));
+    let (recorded_pid, recorded_window) = recorded_ids(action);
 
     if tool == "launch_app" {
         result.dispatched = true;
+        let names = launch::recorded_names(action, None);
+        let new_build = launch::override_for(&opts.apps, &names);
         let out = match &opts.bound_app {
-            None => registry.call(ctx, tool, args).await,
+            None => match new_build {
+                None => registry.call(ctx, tool, args).await,
+                Some(o) => {
+                    let mut build = launch::candidates(&names, action, Some(o)).remove(0);
+                    if let Some(urls) = args.get("urls") {
+                        build["urls"] = urls.clone();
+                    }
+                    let out = registry.call(ctx, tool, build.clone()).await;
+                    if let Ok(out) = &out {
+                        bindings.launched.push(Launched {
+                            turn: result.turn,
+                            recorded: o.recorded.clone(),
+                            arguments: build,
+                            pid: out.structured["pid"].as_u64(),
+                            window_id: out
+                                .structured
+                                .pointer("/windows/0/window_id")
+                                .and_then(Value::as_u64),
+                        });
+                    }
+                    out
+                }
+            },
             Some(app) => {
                 let recorded = ["path", "name", "desktop_id"]
                     .iter()
@@ -331,64 +534,37 @@ async fn replay_turn(
             bindings.windows.insert(old, new);
         }
         bindings.last_launched = window.or(bindings.last_launched);
-        result.rebinding = Some(match opts.bound_app {
-            Some(_) => format!("bound to the scenario's app, pid {}", pid.unwrap_or(0)),
-            None => format!("launched pid {}", pid.unwrap_or(0)),
+        result.rebinding = Some(match (&opts.bound_app, new_build) {
+            (Some(_), _) => format!("bound to the scenario's app, pid {}", pid.unwrap_or(0)),
+            (None, Some(o)) => format!(
+                "launched the new build {} as pid {}",
+                o.path,
+                pid.unwrap_or(0)
+            ),
+            (None, None) => format!("launched pid {}", pid.unwrap_or(0)),
         });
         return Ok(out.summary);
     }
 
     // Rebind pid and window, waiting for the window to be there.
     let needs_window = recorded_pid.is_some();
-    let deadline = Instant::now() + READY_TIMEOUT;
+    let mut deadline = Instant::now() + READY_TIMEOUT;
     let window = if needs_window {
-        let no_identity = action.get("app").is_none_or(Value::is_null);
-        let recorded_state = no_identity
-            .then(|| bind::RecordedWindow::of_turn(turn_dir))
-            .flatten();
-        // Live windows other recorded windows are bound to are not this one's.
-        let taken: Vec<u64> = bindings
-            .windows
-            .iter()
-            .filter(|(old, _)| Some(**old) != recorded_window)
-            .map(|(_, new)| *new)
-            .collect();
+        let recorded = RecordedTarget::of(action, turn_dir);
         loop {
-            let windows = live_windows(ctx).await?;
-            let mut bound = recorded_window
-                .and_then(|w| bindings.windows.get(&w))
-                .and_then(|w| windows.iter().find(|x| x.window_id == *w))
-                .cloned()
-                .or_else(|| bind::by_identity(&windows, action))
-                .or_else(|| {
-                    // Same run: the recorded window still exists with the recorded pid.
-                    recorded_window
-                        .and_then(|w| {
-                            windows
-                                .iter()
-                                .find(|x| x.window_id == w && x.pid.map(u64::from) == recorded_pid)
-                        })
-                        .cloned()
-                });
-            if bound.is_none() {
-                if let Some(recorded) = &recorded_state {
-                    bound = bind::by_tree(ctx, registry, &windows, recorded, &taken).await?;
-                }
-            }
-            let bound = bound.or_else(|| {
-                no_identity
-                    .then_some(bindings.last_launched)
-                    .flatten()
-                    .and_then(|w| windows.iter().find(|x| x.window_id == w))
-                    .cloned()
-            });
-            if let Some(w) = bound {
+            if let Some(w) = find_window(ctx, registry, &recorded, bindings).await? {
                 break Some(w);
             }
+            // With `launch`, an app whose window is not there is started (once).
+            if opts.launch && recorded_pid.is_some_and(|p| bindings.launch_tried.insert(p)) {
+                start_recorded_app(ctx, registry, &recorded, None, bindings, result.turn).await?;
+                deadline = Instant::now() + READY_TIMEOUT;
+                continue;
+            }
             if Instant::now() >= deadline {
-                return Err(match (&recorded_state, action.pointer("/app/app_name")) {
+                return Err(match (&recorded.state, action.pointer("/app/app_name")) {
                     (Some(r), None) => format!(
-                        "no live window matches the recorded window \"{}\" (its title and a fifth of its element names, or half of them) after {} s; start its app first",
+                        "no live window matches the recorded window \"{}\" (its title and a fifth of its element names, or half of them) after {} s; start its app first, or replay with --launch",
                         r.title,
                         READY_TIMEOUT.as_secs()
                     ),

@@ -23,6 +23,13 @@ pub struct ReplayArgs {
     /// driver itself; refused by default (a trajectory is input from elsewhere).
     /// replay_trajectory turns are refused either way. Default false.
     pub allow_config: Option<bool>,
+    /// Start each recorded app that has no live window when a turn needs it (from its
+    /// recorded executable, app name, or a desktop entry named like its window title).
+    /// Default false.
+    pub launch: Option<bool>,
+    /// Recorded apps to start from another build: each names the recorded app (app name,
+    /// executable, or window title or a part of it) and the build's path and arguments.
+    pub apps: Option<Vec<crate::replay::AppOverride>>,
 }
 
 pub struct ReplayTrajectory;
@@ -43,6 +50,8 @@ impl ToolSpec for ReplayTrajectory {
             stop_on_error: a.stop_on_error.unwrap_or(true),
             bound_app: None,
             allow_driver_changes: a.allow_config.unwrap_or(false),
+            launch: a.launch.unwrap_or(false),
+            apps: a.apps.unwrap_or_default(),
         };
         if opts.delay_ms > 60_000 {
             return Err(ToolError::invalid(format!(

@@ -1,0 +1,189 @@
+//! Apps a replay starts itself: with `launch`, each recorded app that has no live window
+//! (from its recorded executable, its app name, or a desktop entry named like its window
+//! title); with an [`AppOverride`], a recorded app is started from another build. What
+//! was started is reported ([`Launched`]) and kept beside a recording of the replay.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::tools::{ToolContext, ToolRegistry};
+
+/// `--app RECORDED=PATH [ARGS]`: the recorded app `RECORDED` (its app name, executable,
+/// or a word of its window title) is started from `PATH` with `ARGS`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct AppOverride {
+    /// The recorded app: its app name, executable (or its file name), or its window title
+    /// or a part of it, case-insensitive.
+    pub recorded: String,
+    /// The executable of the build to start instead.
+    pub path: String,
+    /// Arguments for it, passed as they are.
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+impl std::str::FromStr for AppOverride {
+    type Err = String;
+
+    /// `RECORDED=PATH [ARGS…]`, arguments split on white space.
+    fn from_str(s: &str) -> Result<AppOverride, String> {
+        let (recorded, command) = s
+            .split_once('=')
+            .ok_or_else(|| format!("expected RECORDED=PATH [ARGS], got {s:?}"))?;
+        let mut words = command.split_whitespace().map(str::to_string);
+        let path = words.next().unwrap_or_default();
+        if recorded.trim().is_empty() || path.is_empty() {
+            return Err(format!(
+                "expected RECORDED=PATH [ARGS] with both sides, got {s:?}"
+            ));
+        }
+        Ok(AppOverride {
+            recorded: recorded.trim().to_string(),
+            path,
+            args: words.collect(),
+        })
+    }
+}
+
+/// One app the replay started.
+#[derive(Debug, Clone, Serialize)]
+pub struct Launched {
+    /// The turn that needed it.
+    pub turn: u32,
+    /// How the recording named the app.
+    pub recorded: String,
+    /// launch_app's arguments.
+    pub arguments: Value,
+    pub pid: Option<u64>,
+    pub window_id: Option<u64>,
+}
+
+/// The names a recorded turn gives its app: app name, executable and its file name, the
+/// recorded window title and that title's parts (`"*Untitled 1 - Mousepad"` also gives
+/// `Untitled 1` and `Mousepad`).
+pub fn recorded_names(action: &Value, state_title: Option<&str>) -> Vec<String> {
+    let app = action.get("app");
+    let field = |k: &str| app.and_then(|a| a[k].as_str()).filter(|s| !s.is_empty());
+    let launch_arg = |k: &str| {
+        (action["tool"] == "launch_app")
+            .then(|| action.pointer(&format!("/arguments/{k}"))?.as_str())
+            .flatten()
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |s: &str| {
+        let s = s.trim().trim_start_matches('*').trim();
+        if !s.is_empty() && !names.iter().any(|n| n == s) {
+            names.push(s.to_string());
+        }
+    };
+    for exe in [field("executable"), launch_arg("path")]
+        .into_iter()
+        .flatten()
+    {
+        add(exe);
+        add(exe.rsplit('/').next().unwrap_or(exe));
+    }
+    for name in [
+        field("app_name"),
+        launch_arg("name"),
+        launch_arg("desktop_id"),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        add(name);
+    }
+    for title in [field("window_title"), state_title].into_iter().flatten() {
+        add(title);
+        for part in title.split(" - ") {
+            add(part);
+        }
+    }
+    names
+}
+
+/// The override whose `recorded` is one of `names`.
+pub fn override_for<'a>(overrides: &'a [AppOverride], names: &[String]) -> Option<&'a AppOverride> {
+    overrides
+        .iter()
+        .find(|o| names.iter().any(|n| n.eq_ignore_ascii_case(&o.recorded)))
+}
+
+/// launch_app arguments to try in order: the override's build; else the recorded
+/// executable, then each recorded name as a desktop entry or program name.
+pub fn candidates(names: &[String], action: &Value, chosen: Option<&AppOverride>) -> Vec<Value> {
+    if let Some(o) = chosen {
+        return vec![json!({ "path": o.path, "additional_arguments": o.args })];
+    }
+    let mut out = Vec::new();
+    if let Some(exe) = action
+        .pointer("/app/executable")
+        .and_then(Value::as_str)
+        .filter(|e| e.starts_with('/'))
+    {
+        out.push(json!({ "path": exe }));
+    }
+    out.extend(names.iter().map(|n| json!({ "name": n })));
+    out
+}
+
+/// Starts the first candidate that launches (launch_app's own wait for a window
+/// included), not as a recorded turn: a recording of the replay keeps the recording's
+/// turns, one for one.
+pub async fn start(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    candidates: &[Value],
+) -> Result<(Value, Value), String> {
+    let tool = registry.get("launch_app").map_err(|e| e.to_string())?;
+    let mut errors = Vec::new();
+    for args in candidates {
+        match tool.call(ctx, args.clone()).await {
+            Ok(out) => return Ok((args.clone(), out.structured)),
+            Err(e) => errors.push(format!("{args}: {e}")),
+        }
+    }
+    Err(match errors.is_empty() {
+        true => "the recording names no app to launch".to_string(),
+        false => format!("could not launch the recorded app ({})", errors.join("; ")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_reads_recorded_path_and_args_or_names_what_is_wrong() {
+        let o: AppOverride = "Calculator=/opt/build/calc --debug -v".parse().unwrap();
+        assert_eq!(o.recorded, "Calculator");
+        assert_eq!(o.path, "/opt/build/calc");
+        assert_eq!(o.args, ["--debug", "-v"]);
+        for bad in ["Calculator", "=/bin/x", "Calc=", "Calc=  "] {
+            assert!(bad.parse::<AppOverride>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_app_is_known_by_its_identity_its_launch_or_its_title() {
+        let ours = json!({ "tool": "click", "app": { "app_name": "Calculator", "executable": "/usr/bin/gnome-calculator", "window_title": "Calculator" } });
+        let names = recorded_names(&ours, None);
+        assert!(names.contains(&"gnome-calculator".to_string()), "{names:?}");
+        let o: AppOverride = "GNOME-calculator=/new/calc".parse().unwrap();
+        assert_eq!(override_for(std::slice::from_ref(&o), &names), Some(&o));
+        assert_eq!(
+            candidates(&names, &ours, None)[0],
+            json!({ "path": "/usr/bin/gnome-calculator" })
+        );
+        assert_eq!(
+            candidates(&names, &ours, Some(&o)),
+            [json!({ "path": "/new/calc", "additional_arguments": [] })]
+        );
+
+        let theirs = json!({ "tool": "type_text", "arguments": { "pid": 1 } });
+        let names = recorded_names(&theirs, Some("*Untitled 1 - Mousepad"));
+        assert_eq!(names, ["Untitled 1 - Mousepad", "Untitled 1", "Mousepad"]);
+        let launch = json!({ "tool": "launch_app", "arguments": { "name": "mousepad" } });
+        assert_eq!(recorded_names(&launch, None), ["mousepad"]);
+    }
+}
