@@ -118,8 +118,9 @@ enum Command {
         /// default: they change the driver itself, and a trajectory is input from elsewhere).
         #[arg(long)]
         allow_config: bool,
-        /// Start each recorded app that has no live window when a turn needs it (from its
-        /// recorded executable, app name, or a desktop entry named like its window title).
+        /// Start each recorded app that has no live window, before the first turn in the order
+        /// the turns first use them (from its recorded executable, app name, or a desktop
+        /// entry named like its window title).
         #[arg(long)]
         launch: bool,
         /// Start the recorded app RECORDED (its app name, executable, or window title or a

@@ -3,13 +3,11 @@
 //! (cua-driver's, or an app renamed between builds), by the recorded before-state: the
 //! live window whose title and tree best match it, never an unrelated one.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::platform::WindowInfo;
 use crate::tools::{ToolContext, ToolRegistry};
-use crate::trajectory::{markdown, read};
+use crate::trajectory::markdown;
 
 /// The share of the recorded window's element names a live window must show to be it.
 const MIN_SHARED: f64 = 0.5;
@@ -49,11 +47,9 @@ pub struct RecordedWindow {
 }
 
 impl RecordedWindow {
-    /// From the turn's before-state (else its after-state); None when it has neither.
-    pub fn of_turn(turn_dir: &Path) -> Option<RecordedWindow> {
-        let md = read::state_markdown(turn_dir, read::State::Before)
-            .or_else(|| read::state_markdown(turn_dir, read::State::After))?;
-        let lines = markdown::parse(&md);
+    /// From a recorded state's tree_markdown; None without a window line.
+    pub fn of_markdown(md: &str) -> Option<RecordedWindow> {
+        let lines = markdown::parse(md);
         let title = lines.first().filter(|l| l.depth == 0)?.name.clone();
         Some(RecordedWindow {
             title,

@@ -58,6 +58,21 @@ pub struct Launched {
     pub window_id: Option<u64>,
 }
 
+impl Launched {
+    /// From launch_app's arguments and its structured result.
+    pub fn new(turn: u32, recorded: String, arguments: Value, launched: &Value) -> Launched {
+        Launched {
+            turn,
+            recorded,
+            arguments,
+            pid: launched["pid"].as_u64(),
+            window_id: launched
+                .pointer("/windows/0/window_id")
+                .and_then(Value::as_u64),
+        }
+    }
+}
+
 /// The names a recorded turn gives its app: app name, executable and its file name, the
 /// recorded window title and that title's parts (`"*Untitled 1 - Mousepad"` also gives
 /// `Untitled 1` and `Mousepad`).

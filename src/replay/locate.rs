@@ -3,11 +3,9 @@
 //! and cua-driver's), through the element's line in the before-state's tree_markdown:
 //! its role and name, its ancestors' names, and its rank among look-alikes.
 
-use std::path::Path;
-
 use crate::tools::Snapshot;
+use crate::trajectory::Locator;
 use crate::trajectory::markdown::{self, role_key};
-use crate::trajectory::{Locator, read};
 
 /// How a locator was matched in a snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,12 +96,7 @@ pub struct MarkdownTarget {
 }
 
 impl MarkdownTarget {
-    /// Element `index` of the turn's before-state markdown.
-    pub fn of_turn(turn_dir: &Path, index: usize) -> Option<MarkdownTarget> {
-        let md = read::state_markdown(turn_dir, read::State::Before)?;
-        MarkdownTarget::in_markdown(&md, index)
-    }
-
+    /// Element `index` of a recorded state's tree_markdown.
     pub fn in_markdown(md: &str, index: usize) -> Option<MarkdownTarget> {
         let lines = markdown::parse(md);
         let (line, ancestors) = markdown::element_with_ancestors(&lines, index)?;
@@ -149,8 +142,8 @@ pub fn resolve_markdown(snapshot: &Snapshot, target: &MarkdownTarget) -> Result<
             .filter(|a| names.contains(&a.as_str()))
             .count()
     };
-    let best = alike.iter().map(|&i| ancestors_shared(i)).max();
-    let Some(best) = best else {
+    let shared: Vec<usize> = alike.iter().map(|&i| ancestors_shared(i)).collect();
+    let Some(&best) = shared.iter().max() else {
         let mut closest: Vec<String> = (0..count)
             .filter(|&i| {
                 let n = node(i);
@@ -171,14 +164,13 @@ pub fn resolve_markdown(snapshot: &Snapshot, target: &MarkdownTarget) -> Result<
             closest.join(", ")
         ));
     };
-    let by_rank = alike.get(target.rank).copied();
-    match by_rank.filter(|&i| ancestors_shared(i) == best) {
-        Some(i) => Ok(i),
-        None => Ok(*alike
-            .iter()
-            .find(|&&i| ancestors_shared(i) == best)
-            .expect("best is some candidate's count")),
-    }
+    // The one of its rank when that one is under the most shared ancestors, else the
+    // first that is.
+    let pick = match shared.get(target.rank) {
+        Some(&s) if s == best => target.rank,
+        _ => shared.iter().position(|&s| s == best).unwrap_or(0),
+    };
+    Ok(alike[pick])
 }
 
 #[cfg(test)]

@@ -51,8 +51,8 @@ pub struct ReplayOptions {
     /// trajectory is input from elsewhere, so they are refused unless asked for.
     /// replay_trajectory turns are refused either way (a trajectory could replay itself).
     pub allow_driver_changes: bool,
-    /// Start each recorded app that has no live window when a turn needs it
-    /// (`cua replay --launch`).
+    /// Start each recorded app that has no live window, before the first turn in the order
+    /// the turns first use them (`cua replay --launch`).
     pub launch: bool,
     /// Recorded apps started from another build (`cua replay --app RECORDED=PATH`).
     pub apps: Vec<AppOverride>,
@@ -106,29 +106,42 @@ pub fn turn_dirs(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ToolError> {
         .collect())
 }
 
-/// Reads every turn before the first is driven, so a corrupt trajectory is bad input
-/// reported turn by turn (exit 2 at the CLI), never half replayed.
-fn check_turns(registry: &ToolRegistry, turns: &[(u32, PathBuf)]) -> Result<(), ToolError> {
-    let problems: Vec<String> = turns
-        .iter()
-        .filter_map(|(n, dir)| {
-            let problem = match read::action(dir) {
-                Err(e) => e,
-                Ok(action) => {
-                    let tool = action["tool"].as_str().unwrap_or_default();
-                    registry.get(tool).err()?.to_string()
-                }
-            };
-            Some(format!("turn {n}: {problem}"))
-        })
-        .collect();
+/// One turn of the trajectory, read.
+struct Turn {
+    number: u32,
+    dir: PathBuf,
+    action: Value,
+}
+
+/// Reads every turn before the first is driven (once: the replay works from what it
+/// read), so a corrupt trajectory is bad input reported turn by turn (exit 2 at the CLI),
+/// never half replayed.
+fn read_turns(registry: &ToolRegistry, dir: &Path) -> Result<Vec<Turn>, ToolError> {
+    let folders = turn_dirs(dir)?;
+    let mut turns = Vec::new();
+    let mut problems = Vec::new();
+    for (number, dir) in folders {
+        let checked = read::action(&dir).and_then(|action| {
+            let tool = action["tool"].as_str().unwrap_or_default();
+            registry.get(tool).map_err(|e| e.to_string())?;
+            Ok(action)
+        });
+        match checked {
+            Ok(action) => turns.push(Turn {
+                number,
+                dir,
+                action,
+            }),
+            Err(problem) => problems.push(format!("turn {number}: {problem}")),
+        }
+    }
     if problems.is_empty() {
-        return Ok(());
+        return Ok(turns);
     }
     Err(ToolError::invalid(format!(
         "{} of {} turns cannot be read, nothing was replayed:\n  {}",
         problems.len(),
-        turns.len(),
+        turns.len() + problems.len(),
         problems.join("\n  ")
     )))
 }
@@ -160,6 +173,22 @@ fn recorded_ids(action: &Value) -> (Option<u64>, Option<u64>) {
     (id("pid"), id("window_id"))
 }
 
+/// A turn's recorded window trees (before and after the action), read once for all that
+/// replay does with them: binding the window, finding the element, waiting for the change.
+struct TurnStates {
+    before: Option<String>,
+    after: Option<String>,
+}
+
+impl TurnStates {
+    fn read(turn_dir: &Path) -> TurnStates {
+        TurnStates {
+            before: read::state_markdown(turn_dir, read::State::Before),
+            after: read::state_markdown(turn_dir, read::State::After),
+        }
+    }
+}
+
 /// What a turn says about the window it acted on.
 struct RecordedTarget<'a> {
     action: &'a Value,
@@ -174,12 +203,13 @@ struct RecordedTarget<'a> {
 }
 
 impl<'a> RecordedTarget<'a> {
-    fn of(action: &'a Value, turn_dir: &Path) -> RecordedTarget<'a> {
+    fn of(action: &'a Value, states: &TurnStates) -> RecordedTarget<'a> {
         let (pid, window) = recorded_ids(action);
         let no_identity = action.get("app").is_none_or(Value::is_null);
-        let state = no_identity
-            .then(|| bind::RecordedWindow::of_turn(turn_dir))
-            .flatten();
+        let recorded_tree = states.before.as_deref().or(states.after.as_deref());
+        let state = recorded_tree
+            .filter(|_| no_identity)
+            .and_then(bind::RecordedWindow::of_markdown);
         let names = launch::recorded_names(action, state.as_ref().map(|s| s.title.as_str()));
         RecordedTarget {
             action,
@@ -245,7 +275,7 @@ async fn find_window(
 async fn start_recorded_apps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
-    turns: &[(u32, PathBuf)],
+    turns: &[Turn],
     opts: &ReplayOptions,
     bindings: &mut Bindings,
 ) -> Result<(), ToolError> {
@@ -253,11 +283,13 @@ async fn start_recorded_apps(
         return Ok(());
     }
     let mut launched_by_turns = std::collections::HashSet::new();
-    for (n, dir) in turns {
-        let Ok(action) = read::action(dir) else {
-            continue;
-        };
-        let (Some(pid), _) = recorded_ids(&action) else {
+    for Turn {
+        number: n,
+        dir,
+        action,
+    } in turns
+    {
+        let (Some(pid), _) = recorded_ids(action) else {
             continue;
         };
         if action["tool"] == "launch_app" {
@@ -267,7 +299,7 @@ async fn start_recorded_apps(
         if launched_by_turns.contains(&pid) || bindings.launch_tried.contains(&pid) {
             continue;
         }
-        let recorded = RecordedTarget::of(&action, dir);
+        let recorded = RecordedTarget::of(action, &TurnStates::read(dir));
         let new_build = launch::override_for(&opts.apps, &recorded.names);
         if new_build.is_none() {
             if !opts.launch {
@@ -276,8 +308,10 @@ async fn start_recorded_apps(
             let running = find_window(ctx, registry, &recorded, bindings)
                 .await
                 .map_err(ToolError::failed)?;
-            if let (Some(w), Some(old)) = (running, recorded.window) {
-                bindings.windows.insert(old, w.window_id);
+            if let Some(w) = running {
+                if let Some(old) = recorded.window {
+                    bindings.windows.insert(old, w.window_id);
+                }
                 bindings.launch_tried.insert(pid);
                 continue;
             }
@@ -302,21 +336,20 @@ async fn start_recorded_app(
 ) -> Result<(), String> {
     let candidates = launch::candidates(&recorded.names, recorded.action, new_build);
     let (arguments, out) = launch::start(ctx, registry, &candidates).await?;
-    let window = out.pointer("/windows/0/window_id").and_then(Value::as_u64);
-    if let (Some(old), Some(new)) = (recorded.window, window) {
-        bindings.windows.insert(old, new);
-    }
-    bindings.last_launched = window.or(bindings.last_launched);
-    bindings.launched.push(Launched {
+    let launched = Launched::new(
         turn,
-        recorded: new_build
+        new_build
             .map(|o| o.recorded.clone())
             .or_else(|| recorded.names.first().cloned())
             .unwrap_or_default(),
         arguments,
-        pid: out["pid"].as_u64(),
-        window_id: window,
-    });
+        &out,
+    );
+    if let (Some(old), Some(new)) = (recorded.window, launched.window_id) {
+        bindings.windows.insert(old, new);
+    }
+    bindings.last_launched = launched.window_id.or(bindings.last_launched);
+    bindings.launched.push(launched);
     Ok(())
 }
 
@@ -347,8 +380,7 @@ pub async fn replay(
     opts: &ReplayOptions,
     mut progress: impl FnMut(&TurnResult),
 ) -> Result<ReplayReport, ToolError> {
-    let turns = turn_dirs(dir)?;
-    check_turns(registry, &turns)?;
+    let turns = read_turns(registry, dir)?;
     let mut bindings = Bindings::default();
     let mut report = ReplayReport {
         directory: dir.to_path_buf(),
@@ -362,7 +394,12 @@ pub async fn replay(
     };
     start_recorded_apps(ctx, registry, &turns, opts, &mut bindings).await?;
     let mut previous_start: Option<Instant> = None;
-    for (n, turn_dir) in turns.iter() {
+    for Turn {
+        number: n,
+        dir: turn_dir,
+        action,
+    } in &turns
+    {
         // delay_ms is a floor between turn starts (pacing for a person watching); each
         // turn already waited for its recorded change to show.
         if let Some(t) = previous_start {
@@ -380,28 +417,23 @@ pub async fn replay(
             dispatched: false,
             duration_ms: 0,
         };
-        match read::action(turn_dir) {
-            Err(e) => result.result_summary = e,
-            Ok(action) => {
-                result.tool = action["tool"].as_str().unwrap_or("").to_string();
-                match replay_turn(
-                    ctx,
-                    registry,
-                    turn_dir,
-                    &action,
-                    opts,
-                    &mut bindings,
-                    &mut result,
-                )
-                .await
-                {
-                    Ok(summary) => {
-                        result.ok = true;
-                        result.result_summary = summary;
-                    }
-                    Err(e) => result.result_summary = e,
-                }
+        result.tool = action["tool"].as_str().unwrap_or("").to_string();
+        match replay_turn(
+            ctx,
+            registry,
+            turn_dir,
+            action,
+            opts,
+            &mut bindings,
+            &mut result,
+        )
+        .await
+        {
+            Ok(summary) => {
+                result.ok = true;
+                result.result_summary = summary;
             }
+            Err(e) => result.result_summary = e,
         }
         result.duration_ms = started.elapsed().as_millis() as u64;
         report.attempted += 1;
@@ -493,16 +525,9 @@ async fn replay_turn(
                     }
                     let out = registry.call(ctx, tool, build.clone()).await;
                     if let Ok(out) = &out {
-                        bindings.launched.push(Launched {
-                            turn: result.turn,
-                            recorded: o.recorded.clone(),
-                            arguments: build,
-                            pid: out.structured["pid"].as_u64(),
-                            window_id: out
-                                .structured
-                                .pointer("/windows/0/window_id")
-                                .and_then(Value::as_u64),
-                        });
+                        let recorded = o.recorded.clone();
+                        let launched = Launched::new(result.turn, recorded, build, &out.structured);
+                        bindings.launched.push(launched);
                     }
                     out
                 }
@@ -549,8 +574,9 @@ async fn replay_turn(
     // Rebind pid and window, waiting for the window to be there.
     let needs_window = recorded_pid.is_some();
     let mut deadline = Instant::now() + READY_TIMEOUT;
+    let states = TurnStates::read(turn_dir);
     let window = if needs_window {
-        let recorded = RecordedTarget::of(action, turn_dir);
+        let recorded = RecordedTarget::of(action, &states);
         loop {
             if let Some(w) = find_window(ctx, registry, &recorded, bindings).await? {
                 break Some(w);
@@ -619,7 +645,7 @@ async fn replay_turn(
                     .map_err(|e| format!("bad `target` locator: {e}"))?,
             ),
             None => Recorded::Markdown(
-                MarkdownTarget::of_turn(turn_dir, recorded_index as usize).ok_or_else(|| {
+                states.before.as_deref().and_then(|md| MarkdownTarget::in_markdown(md, recorded_index as usize)).ok_or_else(|| {
                     format!("turn has element_index {recorded_index} but no locator and no [{recorded_index}] line in before_state.json's tree_markdown")
                 })?,
             ),
@@ -675,7 +701,11 @@ async fn replay_turn(
         .result
         .map_err(|e| e.to_string())?;
     // The next turn goes once this one's recorded change shows.
-    let (Some(w), Some(post)) = (&window, Postcondition::of_turn(turn_dir)) else {
+    let post = match (&states.before, &states.after) {
+        (Some(before), Some(after)) => Postcondition::between(before, after),
+        _ => None,
+    };
+    let (Some(w), Some(post)) = (&window, post) else {
         return Ok(out.summary);
     };
     let platform = ctx.platform().await.map_err(|e| e.to_string())?;

@@ -77,7 +77,7 @@ impl Postcondition {
         Self::between(&before, &after)
     }
 
-    fn between(before: &str, after: &str) -> Option<Postcondition> {
+    pub fn between(before: &str, after: &str) -> Option<Postcondition> {
         let (b, a) = (counts(before), counts(after));
         let mut changes: Vec<Change> = b
             .keys()

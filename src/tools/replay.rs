@@ -23,8 +23,9 @@ pub struct ReplayArgs {
     /// driver itself; refused by default (a trajectory is input from elsewhere).
     /// replay_trajectory turns are refused either way. Default false.
     pub allow_config: Option<bool>,
-    /// Start each recorded app that has no live window when a turn needs it (from its
-    /// recorded executable, app name, or a desktop entry named like its window title).
+    /// Start each recorded app that has no live window, before the first turn in the order
+    /// the turns first use them (from its recorded executable, app name, or a desktop
+    /// entry named like its window title).
     /// Default false.
     pub launch: Option<bool>,
     /// Recorded apps to start from another build: each names the recorded app (app name,
