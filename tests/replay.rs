@@ -398,6 +398,69 @@ fn full_speed_replay_reproduces_a_calculation_20_times_on_fresh_gtk3_calculators
     );
 }
 
+/// A recording of ours whose app identity no longer matches (the build was renamed, so
+/// its executable and app name differ) binds by the recorded tree: the turns land on the
+/// renamed build's window, never on another app's, and it computes the recorded sum.
+#[test]
+fn a_recording_replays_on_a_renamed_build_bound_by_its_tree() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1280,
+        height: 800,
+    })
+    .expect("sandbox");
+    let base = std::env::temp_dir().join(format!("cua-renamed-build-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let dir = base.join("recorded");
+    let run = Run::new(&sandbox);
+    let launch = |args: Value| {
+        let out = run.call("launch_app", args);
+        (out["pid"].clone(), out["windows"][0]["window_id"].clone())
+    };
+    let (pid, window) = launch(json!({ "name": "mate-calc" }));
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    );
+    for key in ["7", "add", "8", "result"] {
+        let e = run.element(&pid, &window, |e| e["role"] == "button" && e["name"] == key);
+        run.call(
+            "click",
+            json!({ "pid": pid, "window_id": window, "element_index": e["index"] }),
+        );
+    }
+    run.call("set_recording", json!({ "enabled": false }));
+    run.quit_all();
+
+    // The next build ships as `sums-next`: another executable and app name, the same UI.
+    let build = base.join("sums-next");
+    std::fs::copy("/usr/bin/mate-calc", &build).unwrap();
+    // Another app is up too: the turns must not land on it.
+    launch(json!({ "name": "mousepad" }));
+    let (pid2, window2) = launch(json!({ "path": build }));
+    let list = run.call("list_windows", json!({}));
+    let renamed = list["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["pid"] == pid2)
+        .unwrap();
+    assert_ne!(renamed["app_name"], "Mate-calc", "{list}");
+    let report = run.replay(&dir, true);
+    assert_eq!(report.failed, 0, "{:#?}", report.turns);
+    assert_eq!(report.succeeded, 4);
+    for t in &report.turns {
+        let rebinding = t.rebinding.as_deref().unwrap_or("");
+        assert!(
+            rebinding.ends_with(&format!("→{window2}")),
+            "turn {}: {rebinding}",
+            t.turn
+        );
+    }
+    let display = run.element(&pid2, &window2, |e| e["role"] == "editbar");
+    assert_eq!(display["value"].as_str().map(str::trim), Some("15"));
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 /// Rewrites a trajectory of ours into the layout the cua-driver binary writes: its
 /// action.json fields (element tokens for indices, `result_error` a boolean, Unix-seconds
 /// timestamps, `action_truth`, no app identity, no locator), states holding only

@@ -47,10 +47,16 @@ pub struct RecordedWindow {
 }
 
 impl RecordedWindow {
-    /// From a recorded state's tree_markdown; None without a window line.
-    pub fn of_markdown(md: &str) -> Option<RecordedWindow> {
+    /// From a recorded state's tree_markdown; None without a window line. The title is
+    /// the window line's name, or `title` when that line has none (ours keeps the title
+    /// beside the tree, in the state's and the action's app fields).
+    pub fn of_markdown(md: &str, title: Option<&str>) -> Option<RecordedWindow> {
         let lines = markdown::parse(md);
-        let title = lines.first().filter(|l| l.depth == 0)?.name.clone();
+        let window = lines.first().filter(|l| l.depth == 0)?;
+        let title = match (window.name.as_str(), title) {
+            ("", Some(t)) => t.to_string(),
+            (name, _) => name.to_string(),
+        };
         Some(RecordedWindow {
             title,
             names: distinct_names(&lines),

@@ -196,7 +196,8 @@ struct RecordedTarget<'a> {
     window: Option<u64>,
     /// No app identity (the reference driver's and cua-driver's turns).
     no_identity: bool,
-    /// The recorded before-state, for matching a window without identity.
+    /// The recorded before-state, for matching a window that its identity does not
+    /// find (none recorded, or an executable renamed between builds).
     state: Option<bind::RecordedWindow>,
     /// The names the turn gives its app (see [`launch::recorded_names`]).
     names: Vec<String>,
@@ -207,9 +208,8 @@ impl<'a> RecordedTarget<'a> {
         let (pid, window) = recorded_ids(action);
         let no_identity = action.get("app").is_none_or(Value::is_null);
         let recorded_tree = states.before.as_deref().or(states.after.as_deref());
-        let state = recorded_tree
-            .filter(|_| no_identity)
-            .and_then(bind::RecordedWindow::of_markdown);
+        let title = action["app"]["window_title"].as_str();
+        let state = recorded_tree.and_then(|md| bind::RecordedWindow::of_markdown(md, title));
         let names = launch::recorded_names(action, state.as_ref().map(|s| s.title.as_str()));
         RecordedTarget {
             action,
