@@ -461,6 +461,100 @@ fn a_recording_replays_on_a_renamed_build_bound_by_its_tree() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// Pixel turns keep their place in what they clicked when the live window has another
+/// size (its buttons moved and grew; a GTK 4 calculator, whose grid stretches): ours through the element under each point, found
+/// again live; cua-driver's (no frames recorded) through the window's size.
+#[test]
+fn pixel_turns_land_on_the_same_buttons_in_a_resized_window() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1280,
+        height: 800,
+    })
+    .expect("sandbox");
+    let base = std::env::temp_dir().join(format!("cua-pixel-map-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (ours, theirs) = (base.join("ours"), base.join("cua-driver"));
+    let run = Run::new(&sandbox);
+    let launch = || {
+        let out = run.call("launch_app", json!({ "name": "gnome-calculator" }));
+        (out["pid"].clone(), out["windows"][0]["window_id"].clone())
+    };
+    let (pid, window) = launch();
+    let centre = |pid: &Value, window: &Value, key: &str| {
+        let e = run.element(pid, window, |e| {
+            e["role"] == "button" && e["name"].as_str().unwrap().split(' ').next() == Some(key)
+        });
+        let (x, y, w, h) = common::frame(&e);
+        (x + w / 2, y + h / 2)
+    };
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": ours }),
+    );
+    for key in ["7", "+", "8", "="] {
+        let (x, y) = centre(&pid, &window, key);
+        run.call(
+            "click",
+            json!({ "pid": pid, "window_id": window, "x": x, "y": y, "delivery_mode": "foreground" }),
+        );
+    }
+    run.call("set_recording", json!({ "enabled": false }));
+    let recorded_8 = centre(&pid, &window, "8");
+    as_cua_driver_layout(&ours, &theirs);
+
+    // Ours moves each point with its button in a window that grew both ways (the grid
+    // stretches, the display does not, so the window's proportions say nothing).
+    // cua-driver's keeps no frames: its points scale with the window, here one that only
+    // grew wider (the grid stretches evenly across).
+    let recorded_size = image::image_dimensions(ours.join("turn-00001/before.png")).unwrap();
+    let desktop = sandbox.desktop();
+    for (dir, how, size) in [
+        (&ours, "in button", (600, 700)),
+        (&theirs, "by the window", (600, recorded_size.1)),
+    ] {
+        run.quit_all();
+        let (pid, window) = launch();
+        let resized = std::process::Command::new("xdotool")
+            .args(["windowsize", &window.to_string()])
+            .args([size.0.to_string(), size.1.to_string()])
+            .env("DISPLAY", desktop.display.as_deref().unwrap())
+            .status()
+            .unwrap();
+        assert!(resized.success());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while centre(&pid, &window, "8") == recorded_8 {
+            assert!(Instant::now() < deadline, "the window was not resized");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let report = run.replay(dir, true);
+        assert_eq!(report.failed, 0, "{}: {:#?}", dir.display(), report.turns);
+        for t in &report.turns {
+            let moved = t.point_moved.as_deref().unwrap_or("");
+            assert!(moved.contains(how), "turn {}: {moved:?}", t.turn);
+        }
+        let shows_15 = |e: &Value| e["value"].as_str().is_some_and(|v| v.trim() == "15");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let st = run.call(
+                "get_window_state",
+                json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+            );
+            if st["elements"].as_array().unwrap().iter().any(shows_15) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: no 15 shown: {}\n{:#?}",
+                dir.display(),
+                st["tree_markdown"],
+                report.turns
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 /// Rewrites a trajectory of ours into the layout the cua-driver binary writes: its
 /// action.json fields (element tokens for indices, `result_error` a boolean, Unix-seconds
 /// timestamps, `action_truth`, no app identity, no locator), states holding only

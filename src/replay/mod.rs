@@ -32,6 +32,7 @@ mod bind;
 pub mod escalate;
 pub mod launch;
 pub mod locate;
+mod point;
 pub mod postcondition;
 pub use launch::{AppOverride, Launched};
 use locate::{LocatorRule, MarkdownTarget, resolve_locator, resolve_markdown};
@@ -77,6 +78,9 @@ pub struct TurnResult {
     pub rebinding: Option<String>,
     /// Which rule found the element: `exact_path`, `role_name`, `nearest_frame`, `tree_markdown`.
     pub locator_match: Option<String>,
+    /// Where a recorded point moved to in the live window, and why, when it moved
+    /// (e.g. `(120, 300)→(180, 450) in button "7"`).
+    pub point_moved: Option<String>,
     /// Whether the tool was called (false: the turn failed before, finding its window or
     /// element, so a recording of the replay has no turn for it).
     pub dispatched: bool,
@@ -174,17 +178,23 @@ fn recorded_ids(action: &Value) -> (Option<u64>, Option<u64>) {
 }
 
 /// A turn's recorded window trees (before and after the action), read once for all that
-/// replay does with them: binding the window, finding the element, waiting for the change.
+/// replay does with them: binding the window, finding the element, placing a point,
+/// waiting for the change.
 struct TurnStates {
     before: Option<String>,
     after: Option<String>,
+    /// The before-state's framed elements (ours keeps them; cua-driver's does not).
+    before_frames: Vec<point::RecordedFrame>,
 }
 
 impl TurnStates {
     fn read(turn_dir: &Path) -> TurnStates {
+        let before = read::state(turn_dir, read::State::Before).ok().flatten();
+        let markdown = |s: Option<Value>| s?["tree_markdown"].as_str().map(str::to_string);
         TurnStates {
-            before: read::state_markdown(turn_dir, read::State::Before),
-            after: read::state_markdown(turn_dir, read::State::After),
+            before_frames: before.as_ref().map(point::frames_of).unwrap_or_default(),
+            before: markdown(before),
+            after: markdown(read::state(turn_dir, read::State::After).ok().flatten()),
         }
     }
 }
@@ -414,6 +424,7 @@ pub async fn replay(
             result_summary: String::new(),
             rebinding: None,
             locator_match: None,
+            point_moved: None,
             dispatched: false,
             duration_ms: 0,
         };
@@ -693,6 +704,15 @@ async fn replay_turn(
             fields.remove("snapshot_id");
         }
         result.locator_match = Some(rule.to_string());
+    }
+
+    if let (Some(w), None) = (&window, args.get("element_index")) {
+        let recorded = point::RecordedWindow {
+            turn_dir,
+            markdown: states.before.as_deref(),
+            frames: &states.before_frames,
+        };
+        result.point_moved = point::map_points(ctx, registry, &recorded, &mut args, w).await?;
     }
 
     result.dispatched = true;
