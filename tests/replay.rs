@@ -526,7 +526,16 @@ fn pixel_turns_land_on_the_same_buttons_in_a_resized_window() {
             assert!(Instant::now() < deadline, "the window was not resized");
             std::thread::sleep(Duration::from_millis(50));
         }
+        let replayed = base.join(format!(
+            "replayed-{}",
+            dir.file_name().unwrap().to_string_lossy()
+        ));
+        run.call(
+            "set_recording",
+            json!({ "enabled": true, "output_dir": replayed }),
+        );
         let report = run.replay(dir, true);
+        run.call("set_recording", json!({ "enabled": false }));
         assert_eq!(report.failed, 0, "{}: {:#?}", dir.display(), report.turns);
         for t in &report.turns {
             let moved = t.point_moved.as_deref().unwrap_or("");
@@ -551,6 +560,20 @@ fn pixel_turns_land_on_the_same_buttons_in_a_resized_window() {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+        // The diff takes the moved points for the same clicks (screenshots differ in
+        // size, as they should: the window is bigger).
+        let config = base.join("diff.toml");
+        std::fs::write(&config, "compare_screenshots = false\n").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+            .arg("diff")
+            .arg("--config")
+            .arg(&config)
+            .arg(dir)
+            .arg(&replayed)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}: {text}", dir.display());
     }
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -8,6 +8,7 @@
 //! named, so callers can exit 2 without having written a report.
 
 pub mod pixels;
+mod points;
 pub mod tree;
 
 use std::collections::HashMap;
@@ -211,9 +212,17 @@ struct LoadedTurn {
     /// The post-action window state (`app_state.json`, or the reference driver's
     /// `after_state.json`).
     state: Option<Value>,
+    designated: Designated,
+}
+
+/// What a turn's action designated beyond its literal arguments.
+#[derive(Debug, Default)]
+struct Designated {
     /// For an element turn without a locator: `role "name"` of its line in the
     /// before-state's tree_markdown (what its index stood for).
     element: Option<String>,
+    /// Where its points fell.
+    places: Vec<points::Place>,
 }
 
 /// Reads a trajectory's turns through [`crate::trajectory::read`]; every problem goes to
@@ -237,13 +246,16 @@ fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<LoadedTurn> 
                 .map_err(|e| problems.push(format!("{label} {e}")))
                 .ok()
                 .flatten();
-            let element = markdown_element(&t.dir, &action);
+            let designated = Designated {
+                element: markdown_element(&t.dir, &action),
+                places: points::places(&t.dir, &action, element_words),
+            };
             Some(LoadedTurn {
                 number: t.number,
                 dir: t.dir,
                 action,
                 state,
-                element,
+                designated,
             })
         })
         .collect()
@@ -327,7 +339,7 @@ fn changed(out: &mut Vec<String>, name: &str, expected: String, actual: String) 
 fn action_differences(
     expected: &Value,
     actual: &Value,
-    elements: [Option<&str>; 2],
+    designated: [&Designated; 2],
     rebinding: &mut Rebinding,
     rules: &[Redaction],
 ) -> Vec<String> {
@@ -339,14 +351,17 @@ fn action_differences(
         short(&actual["tool"]),
     );
     // Ids are compared through the rebinding, element indices through the element they
-    // designated; everything else literally.
-    let ids = ["pid", "window_id", "element_index"];
+    // designated, points through where they fell; everything else literally.
+    let mut designating = vec!["pid", "window_id", "element_index"];
+    for p in designated.iter().flat_map(|d| &d.places) {
+        designating.extend([p.keys.0, p.keys.1]);
+    }
     let args = |v: &Value| -> serde_json::Map<String, Value> {
         v["arguments"]
             .as_object()
             .map(|m| {
                 m.iter()
-                    .filter(|(k, _)| !ids.contains(&k.as_str()))
+                    .filter(|(k, _)| !designating.contains(&k.as_str()))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect()
             })
@@ -382,11 +397,18 @@ fn action_differences(
                         .or(from_markdown.map(str::to_string))
                         .unwrap_or_else(|| format!("element {}", v["arguments"]["element_index"]))
                 };
-                (words(expected, elements[0]), words(actual, elements[1]))
+                (
+                    words(expected, designated[0].element.as_deref()),
+                    words(actual, designated[1].element.as_deref()),
+                )
             }
         };
         changed(&mut out, "target", e, a);
     }
+    out.extend(points::differences(
+        &designated[0].places,
+        &designated[1].places,
+    ));
     let id = |v: &Value, k: &str| {
         v["arguments"]
             .get(k)
@@ -579,7 +601,7 @@ pub fn diff_trajectories(
                 let action_diff = action_differences(
                     &e.action,
                     &a.action,
-                    [e.element.as_deref(), a.element.as_deref()],
+                    [&e.designated, &a.designated],
                     &mut rebinding,
                     &rules,
                 );
@@ -812,7 +834,11 @@ mod tests {
         assert_eq!(ok.threshold, 0.1);
     }
 
-    const NONE: [Option<&str>; 2] = [None, None];
+    const NONE: [&Designated; 2] = [&NOTHING, &NOTHING];
+    const NOTHING: Designated = Designated {
+        element: None,
+        places: Vec::new(),
+    };
 
     #[test]
     fn actions_compare_ids_through_the_rebinding_and_indices_through_the_target() {
@@ -854,12 +880,15 @@ mod tests {
         // index stood for, compared by role (across vocabularies) and name.
         let mut theirs = click(10, 5, "7");
         theirs.as_object_mut().unwrap().remove("target");
-        let line = element_words("push button", "7");
+        let line = Designated {
+            element: Some(element_words("push button", "7")),
+            places: Vec::new(),
+        };
         let mut rb = Rebinding::default();
         let same = action_differences(
             &theirs,
             &click(99, 4, "7"),
-            [Some(&line), None],
+            [&line, &NOTHING],
             &mut rb,
             &rules,
         );
@@ -867,7 +896,7 @@ mod tests {
         let other = action_differences(
             &theirs,
             &click(99, 4, "8"),
-            [Some(&line), None],
+            [&line, &NOTHING],
             &mut rb,
             &rules,
         );

@@ -26,6 +26,15 @@ pub struct Rect {
 /// Rectangles come from apps and from trajectory files, which may hold any extents: the
 /// arithmetic below is done in i64 so that none overflows.
 impl Rect {
+    pub const fn new(x: i32, y: i32, width: i32, height: i32) -> Rect {
+        Rect {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
     pub fn center(&self) -> (i32, i32) {
         let mid = |a: i32, len: i32| {
             (a as i64 + len as i64 / 2).clamp(i32::MIN as i64, i32::MAX as i64) as i32

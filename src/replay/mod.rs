@@ -184,7 +184,7 @@ struct TurnStates {
     before: Option<String>,
     after: Option<String>,
     /// The before-state's framed elements (ours keeps them; cua-driver's does not).
-    before_frames: Vec<point::RecordedFrame>,
+    before_frames: Vec<crate::trajectory::points::RecordedFrame>,
 }
 
 impl TurnStates {
@@ -192,7 +192,10 @@ impl TurnStates {
         let before = read::state(turn_dir, read::State::Before).ok().flatten();
         let markdown = |s: Option<Value>| s?["tree_markdown"].as_str().map(str::to_string);
         TurnStates {
-            before_frames: before.as_ref().map(point::frames_of).unwrap_or_default(),
+            before_frames: before
+                .as_ref()
+                .map(crate::trajectory::points::frames_of)
+                .unwrap_or_default(),
             before: markdown(before),
             after: markdown(read::state(turn_dir, read::State::After).ok().flatten()),
         }

@@ -16,31 +16,7 @@ use serde_json::{Value, json};
 use super::locate::{MarkdownTarget, resolve_markdown};
 use crate::platform::{Rect, WindowInfo};
 use crate::tools::{Snapshot, ToolContext, ToolRegistry};
-
-/// The argument pairs that hold a window-local point.
-const POINTS: [(&str, &str); 3] = [("x", "y"), ("from_x", "from_y"), ("to_x", "to_y")];
-
-/// An indexed element of a recorded before-state, with its frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecordedFrame {
-    pub index: usize,
-    pub frame: Rect,
-}
-
-/// The framed elements of a recorded state (ours keeps `elements[]` with frames).
-pub fn frames_of(state: &Value) -> Vec<RecordedFrame> {
-    let Some(elements) = state["elements"].as_array() else {
-        return Vec::new();
-    };
-    elements
-        .iter()
-        .filter_map(|e| {
-            let index = e["index"].as_u64()? as usize;
-            let frame: Rect = serde_json::from_value(e["frame"].clone()).ok()?;
-            (frame.width > 0 && frame.height > 0).then_some(RecordedFrame { index, frame })
-        })
-        .collect()
-}
+use crate::trajectory::points::{RecordedFrame, element_at, points_of, recorded_window_size};
 
 /// What a turn recorded about its window, for mapping its points.
 pub struct RecordedWindow<'a> {
@@ -58,17 +34,14 @@ pub async fn map_points(
     args: &mut Value,
     live: &WindowInfo,
 ) -> Result<Option<String>, String> {
-    let points: Vec<_> = POINTS
-        .iter()
-        .filter_map(|(kx, ky)| Some((*kx, *ky, args[*kx].as_f64()?, args[*ky].as_f64()?)))
-        .collect();
+    let points = points_of(args);
     if points.is_empty() {
         return Ok(None);
     }
     let mut snapshot: Option<std::sync::Arc<Snapshot>> = None;
     let mut notes = Vec::new();
     for (kx, ky, x, y) in points {
-        let anchor = smallest_holding(recorded.frames, x, y);
+        let anchor = element_at(recorded.frames, x, y);
         let mut live_anchor = None;
         if let (Some(a), Some(md)) = (anchor, recorded.markdown) {
             if snapshot.is_none() {
@@ -89,7 +62,7 @@ pub async fn map_points(
                 format!("in {} \"{}\"", target.role, target.name),
             ),
             _ => {
-                let Some(size) = recorded_size(recorded.turn_dir) else {
+                let Some(size) = recorded_window_size(recorded.turn_dir) else {
                     continue;
                 };
                 let (w, h) = (live.bounds.width, live.bounds.height);
@@ -117,24 +90,12 @@ pub async fn map_points(
             }
         };
         if to != (x, y) {
-            args[kx] = json!(to.0);
-            args[ky] = json!(to.1);
+            args[kx] = whole_or_not(to.0);
+            args[ky] = whole_or_not(to.1);
             notes.push(format!("({x}, {y})→({}, {}) {why}", to.0, to.1));
         }
     }
     Ok((!notes.is_empty()).then(|| notes.join("; ")))
-}
-
-/// The smallest recorded element whose frame holds the point.
-fn smallest_holding(frames: &[RecordedFrame], x: f64, y: f64) -> Option<RecordedFrame> {
-    frames
-        .iter()
-        .filter(|f| {
-            let r = f.frame;
-            x >= r.x as f64 && y >= r.y as f64 && x < r.right() as f64 && y < r.bottom() as f64
-        })
-        .min_by_key(|f| f.frame.width as i64 * f.frame.height as i64)
-        .copied()
 }
 
 /// The point at the same place in `to` as (x, y) in `from`, in whole pixels.
@@ -154,9 +115,13 @@ fn within(x: f64, y: f64, from: Rect, to: Rect) -> (f64, f64) {
     )
 }
 
-/// The recorded window's size: its before-screenshot's, read from the PNG header.
-fn recorded_size(turn_dir: &Path) -> Option<(u32, u32)> {
-    image::image_dimensions(turn_dir.join("before.png")).ok()
+/// A whole number as an integer (as a recorded point usually is), else as it is.
+fn whole_or_not(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < i64::MAX as f64 {
+        json!(v as i64)
+    } else {
+        json!(v)
+    }
 }
 
 async fn live_snapshot(
@@ -181,63 +146,18 @@ async fn live_snapshot(
 mod tests {
     use super::*;
 
-    fn rect(x: i32, y: i32, width: i32, height: i32) -> Rect {
-        Rect {
-            x,
-            y,
-            width,
-            height,
-        }
-    }
-
     #[test]
     fn a_point_keeps_its_place_in_a_moved_or_resized_frame() {
-        let from = rect(100, 50, 40, 20);
+        let from = Rect::new(100, 50, 40, 20);
         assert_eq!(
-            within(110.0, 55.0, from, rect(300, 80, 40, 20)),
+            within(110.0, 55.0, from, Rect::new(300, 80, 40, 20)),
             (310.0, 85.0)
         );
         assert_eq!(
-            within(110.0, 55.0, from, rect(100, 50, 80, 40)),
+            within(110.0, 55.0, from, Rect::new(100, 50, 80, 40)),
             (120.0, 60.0)
         );
         // The same frame: the point is left as recorded (fractions kept).
         assert_eq!(within(110.5, 55.25, from, from), (110.5, 55.25));
-    }
-
-    #[test]
-    fn the_smallest_frame_holding_the_point_is_its_element() {
-        let frames = [
-            RecordedFrame {
-                index: 0,
-                frame: rect(0, 0, 400, 300),
-            },
-            RecordedFrame {
-                index: 1,
-                frame: rect(10, 10, 50, 30),
-            },
-        ];
-        assert_eq!(
-            smallest_holding(&frames, 20.0, 20.0).map(|f| f.index),
-            Some(1)
-        );
-        assert_eq!(
-            smallest_holding(&frames, 200.0, 200.0).map(|f| f.index),
-            Some(0)
-        );
-        // The right and bottom edges are outside.
-        assert_eq!(smallest_holding(&frames, 400.0, 10.0), None);
-        let state = json!({ "elements": [
-            { "index": 3, "frame": { "x": 1, "y": 2, "width": 3, "height": 4 } },
-            { "index": 4, "frame": null },
-            { "index": 5, "frame": { "x": 1, "y": 2, "width": 0, "height": 4 } },
-        ]});
-        assert_eq!(
-            frames_of(&state),
-            vec![RecordedFrame {
-                index: 3,
-                frame: rect(1, 2, 3, 4)
-            }]
-        );
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod cua_driver;
 pub mod markdown;
+pub mod points;
 pub mod read;
 
 use serde::{Deserialize, Serialize};
