@@ -65,6 +65,18 @@ impl LinuxPlatform {
             .as_ref()
     }
 
+    /// Whether a window shows anything yet: a mapped window the app has not drawn into is
+    /// one flat colour. (A window that cannot be captured counts as painted: nothing to
+    /// wait for.)
+    fn painted(&self, window: u32) -> bool {
+        let Ok((capture, _)) = self.x11.capture(window) else {
+            return true;
+        };
+        let mut pixels = capture.rgba.chunks_exact(4);
+        let first = pixels.next();
+        pixels.any(|p| Some(p) != first)
+    }
+
     fn entries(&self) -> std::sync::Arc<Vec<apps::DesktopEntry>> {
         let mut guard = self.entries.lock().unwrap();
         match &*guard {
@@ -268,18 +280,24 @@ impl Platform for LinuxPlatform {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
-        // Toolkits often resize a window right after mapping it; hand it over once its
-        // geometry has held still, so the first screenshot matches later ones.
+        // Toolkits often resize a window right after mapping it, once their first frame is
+        // laid out (GTK 4: ~100 ms after the map, ~1 s when its GL renderer first starts on
+        // a display). Hand it over once it has painted and its geometry has held still, so
+        // the first screenshot matches later ones.
         let settle_deadline = Instant::now() + GEOMETRY_SETTLE_WAIT;
         let mut last = self.x11.client_bounds(first).ok();
         let mut stable_since = Instant::now();
-        while Instant::now() < settle_deadline && stable_since.elapsed() < GEOMETRY_STABLE_FOR {
+        let mut painted = self.painted(first);
+        while Instant::now() < settle_deadline
+            && !(painted && stable_since.elapsed() >= GEOMETRY_STABLE_FOR)
+        {
             tokio::time::sleep(Duration::from_millis(25)).await;
             let now = self.x11.client_bounds(first).ok();
             if now != last {
                 last = now;
                 stable_since = Instant::now();
             }
+            painted = painted || self.painted(first);
         }
         Ok(LaunchedApp {
             pid: owner,
