@@ -143,12 +143,14 @@ enum Command {
         #[command(flatten)]
         outputs: ReportFlags,
     },
-    /// Print generated documentation (docs/tools.md) to stdout, or write the trajectory
-    /// JSON Schemas into a folder (docs/schema).
+    /// Print generated documentation (docs/tools.md, or with --roles docs/roles.md) to
+    /// stdout, or write the trajectory JSON Schemas into a folder (docs/schema).
     #[command(hide = true)]
     Docs {
         #[arg(long, value_name = "DIR")]
         schemas: Option<PathBuf>,
+        #[arg(long, conflicts_with = "schemas")]
+        roles: bool,
     },
     #[command(external_subcommand)]
     Tool(Vec<String>),
@@ -433,11 +435,25 @@ pub fn main() -> i32 {
         ),
         Command::Golden(cmd) => run_golden(cmd),
         Command::Demo { out: dir } => crate::demo::run(dir),
-        Command::Docs { schemas: None } => {
+        Command::Docs {
+            schemas: None,
+            roles: false,
+        } => {
             out(&crate::docs::tools_markdown(&ToolRegistry::new()));
             0
         }
-        Command::Docs { schemas: Some(dir) } => {
+        Command::Docs {
+            schemas: None,
+            roles: true,
+        } => {
+            out(&crate::docs::roles_markdown(
+                &crate::platform::role_vocabulary(),
+            ));
+            0
+        }
+        Command::Docs {
+            schemas: Some(dir), ..
+        } => {
             for (name, schema) in crate::trajectory::schemas() {
                 let text = serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n";
                 if let Err(e) =

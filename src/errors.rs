@@ -10,7 +10,7 @@ use std::fmt;
 pub enum ToolError {
     /// The arguments were rejected before anything ran; the message names the field.
     InvalidArguments(String),
-    /// No tool by that name.
+    /// No tool by that name; the message names it (and the closest tool, if any).
     UnknownTool(String),
     /// The tool ran and reported a failure (window gone, app not accessible, ...).
     Failed(String),
@@ -78,9 +78,7 @@ impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ToolError::InvalidArguments(m) => write!(f, "invalid arguments: {m}"),
-            ToolError::UnknownTool(name) => {
-                write!(f, "unknown tool `{name}` (run `cua list-tools`)")
-            }
+            ToolError::UnknownTool(m) => f.write_str(m),
             ToolError::Failed(m) => f.write_str(m),
             ToolError::NoDesktop(m) => f.write_str(m),
             ToolError::Refused(m) => write!(f, "refused: {m}"),

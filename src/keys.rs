@@ -218,8 +218,9 @@ pub fn parse_key(name: &str, field: &str) -> Result<u32, ToolError> {
             "`{field}`: `{name}` is a modifier, not a key (put modifiers in `modifiers`, or use hotkey)"
         )));
     }
+    let hint = crate::suggest::did_you_mean(name, NAMED.iter().map(|(n, _)| *n));
     Err(ToolError::invalid(format!(
-        "`{field}`: unknown key `{name}` (use return, tab, escape, up, down, left, right, space, delete, forwarddelete, home, end, pageup, pagedown, f1-f12, a letter or digit, or an X keysym name such as KP_Add)"
+        "`{field}`: unknown key `{name}`{hint} (use return, tab, escape, up, down, left, right, space, delete, forwarddelete, home, end, pageup, pagedown, f1-f12, a letter or digit, or an X keysym name such as KP_Add)"
     )))
 }
 
@@ -309,7 +310,13 @@ impl Combo {
                 mods.push(m);
             }
         }
-        let keysym = parse_key(key, &format!("keys[{}]", keys.len() - 1))?;
+        let field = format!("keys[{}]", keys.len() - 1);
+        if Modifier::parse(key).is_some() {
+            return Err(ToolError::invalid(format!(
+                "`{field}`: `{key}` is a modifier; the last of `keys` is the key pressed with the modifiers before it, e.g. [\"{key}\", \"a\"]"
+            )));
+        }
+        let keysym = parse_key(key, &field)?;
         Ok(Combo { mods, keysym })
     }
 
@@ -440,6 +447,13 @@ mod tests {
         assert_eq!(parse_key("return", "key").unwrap(), 0xff0d);
         assert_eq!(parse_key("Return", "key").unwrap(), 0xff0d);
         assert_eq!(parse_key("f12", "key").unwrap(), 0xffc9);
+        let e = parse_key("retrun", "key").unwrap_err().to_string();
+        assert!(e.contains("did you mean `return`?"), "{e}");
+        let e = Combo::from_keys(&["ctrl".into()]).unwrap_err().to_string();
+        assert!(
+            e.contains("`keys[0]`: `ctrl` is a modifier") && !e.contains("use hotkey"),
+            "{e}"
+        );
         assert_eq!(parse_key("a", "key").unwrap(), 'a' as u32);
         assert_eq!(parse_key("A", "key").unwrap(), 'a' as u32);
         assert_eq!(parse_key("7", "key").unwrap(), '7' as u32);

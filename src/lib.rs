@@ -23,6 +23,7 @@ pub mod recording;
 pub mod replay;
 pub mod report;
 pub mod sandbox;
+pub mod suggest;
 pub mod tools;
 pub mod trajectory;
 

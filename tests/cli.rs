@@ -165,6 +165,19 @@ fn docs_tools_md_is_generated_from_the_current_schemas() {
 }
 
 #[test]
+fn docs_roles_md_is_generated_from_the_role_vocabulary() {
+    let out = cua(&["docs", "--roles"]).output().unwrap();
+    let generated = String::from_utf8(out.stdout).unwrap();
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/roles.md")).unwrap();
+    assert!(generated.contains("- `check_box`"), "{generated}");
+    assert!(
+        generated.trim() == committed.trim(),
+        "docs/roles.md is stale: regenerate with `cargo run -q -- docs --roles > docs/roles.md`"
+    );
+}
+
+#[test]
 fn sandbox_start_status_exec_stop() {
     let var = start_sandbox("800x600");
     let display = var("DISPLAY");

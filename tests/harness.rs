@@ -453,7 +453,49 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
-        said.contains("broken.toml") && said.contains("step[0].tool") && said.contains("clik"),
+        said.contains("broken.toml:5: step 1 `tool`: unknown tool `clik`; did you mean `click`?"),
+        "{said}"
+    );
+    // Roles, and arguments against the tool's schema, are checked when read too; a
+    // scenario may be named by its path.
+    std::fs::write(
+        dir.join("harness/broken.toml"),
+        "[app]\nname = \"Calculator\"\n\n[[step]]\ntool = \"click\"\ntarget = { role = \"button\", name = \"7\" }\n\n[[step]]\ntool = \"click\"\ntarget = { role = \"checkbox\", name = \"Tax\" }\n",
+    )
+    .unwrap();
+    let out = cua(&["test", "harness/broken.toml"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(
+            "broken.toml:10: step 2 `target.role`: no role `checkbox`; did you mean `check_box`?"
+        ),
+        "{said}"
+    );
+    std::fs::write(
+        dir.join("harness/broken.toml"),
+        "[app]\nname = \"Calculator\"\n\n[[step]]\ntool = \"type_text\"\nargs = { txt = \"7\" }\n",
+    )
+    .unwrap();
+    let out = cua(&["test", "broken"]).current_dir(&dir).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("broken.toml:6: step 1 `args`") && said.contains("`txt`"),
+        "{said}"
+    );
+    // Outside a project: where it looked.
+    let out = cua(&["test"])
+        .current_dir(dir.join("harness"))
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("looked for a harness folder at") && said.contains("harness/harness"),
         "{said}"
     );
     std::fs::write(dir.join("harness/broken.toml"), "[app]\nname = 3\n").unwrap();
@@ -843,5 +885,57 @@ fn flakes_are_named_retries_report_flaky_and_repeats_show_what_moved() {
     // ... and passes when the runs agree.
     let out = run(&["--repeat", "3"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scenario's mistakes that only a run can show say what was there, quickly: a window
+/// title that matches nothing lists the titles showing, and a target that is not in a
+/// quiet tree fails after the quiet spell (not the whole timeout), naming the step by
+/// number and line and the closest elements.
+#[test]
+fn a_wrong_window_title_or_target_says_what_was_there_and_a_quiet_tree_fails_fast() {
+    let dir = temp("said");
+    copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
+    let scenario = |window: &str, timeout: u64, name: &str| {
+        std::fs::write(
+            dir.join("harness/typo.toml"),
+            format!(
+                "timeout = {timeout}\n\n[app]\npath = \"harness/apps/fixture.py\"\nwindow = \"{window}\"\n\n[[step]]\ntool = \"click\"\ntarget = {{ role = \"button\", name = \"{name}\" }}\n"
+            ),
+        )
+        .unwrap();
+    };
+    scenario("cua fixtrue", 6, "Increment");
+    let out = cua_test_in(&dir, &["typo"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("its windows showing: \"cua fixture\""),
+        "{said}"
+    );
+
+    scenario("cua fixture", 120, "Incremnt");
+    let started = std::time::Instant::now();
+    let report = dir.join("report");
+    let out = cua_test_in(&dir, &["typo", "--report", report.to_str().unwrap()]);
+    let took = started.elapsed();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("step 1 (") && said.contains("typo.toml:7)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("changed nothing for 5 s") && said.contains("button \"Increment\""),
+        "{said}"
+    );
+    assert!(took < std::time::Duration::from_secs(40), "took {took:?}");
+    // The report shows the window as it was: its screenshot and tree, beside the error.
+    assert!(said.contains("the window then:"), "{said}");
+    let body = rendered_body(&report.join("index.html"));
+    assert!(body.contains("data-broken-images=\"0\""), "{body}");
+    assert!(body.contains("the window when it failed"), "{body}");
+    assert!(body.contains("button \"Increment\""), "the tree: {body}");
+    assert!(report.join("typo/failure/window.png").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,194 +6,41 @@
 //! Paths in a scenario (app path, URLs, trajectory) are relative to the project root, the
 //! folder holding `harness/`. In env values `{run_dir}` is the scenario's run folder.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::diff::{DiffConfig, diff_trajectories};
+use crate::diff::diff_trajectories;
 use crate::golden::{self, Goldens};
 use crate::replay::ReplayOptions;
 use crate::report::ScenarioReport;
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::tools::{ToolContext, ToolRegistry};
 
+mod scenario;
 pub mod verdict;
 
-/// How long a scenario waits for its app's window and its steps' elements (a browser's
-/// cold start on a loaded 2-core machine takes several seconds).
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
+pub use scenario::{AppSpec, Scenario, ScenarioFile, Step, TargetSpec};
 
-/// `harness/<name>.toml`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioFile {
-    #[serde(default)]
-    pub description: String,
-    pub app: AppSpec,
-    /// Screen size of the scenario's sandbox, `WIDTHxHEIGHT` (default 1280x800).
-    pub screen: Option<String>,
-    /// A recorded trajectory to replay (relative to the project root)...
-    pub trajectory: Option<String>,
-    /// ... or inline tool calls.
-    #[serde(default)]
-    pub step: Vec<Step>,
-    #[serde(default)]
-    pub diff: DiffConfig,
-}
-
-/// The app a scenario launches (through launch_app).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AppSpec {
-    /// An app name, desktop id or program (launch_app `name`)...
-    pub name: Option<String>,
-    /// ... or an executable relative to the project root (launch_app `path`).
-    pub path: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Files or URLs handed to the app; relative paths are taken from the project root.
-    #[serde(default)]
-    pub urls: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Substring of the window title to wait for before the steps start.
-    pub window: Option<String>,
-    /// Window size to pin, `WIDTHxHEIGHT` in screenshot pixels, for apps whose first
-    /// layout varies between launches (gnome-calculator's does by 12 px).
-    pub size: Option<String>,
-}
-
-/// One inline tool call. `pid` and `window_id` are filled in with the app's; `target`
-/// (role and name) is resolved to an `element_index` in a fresh snapshot.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    pub tool: String,
-    #[serde(default)]
-    pub args: Option<Value>,
-    pub target: Option<TargetSpec>,
-    /// `false` for a step meant to change nothing: its turn may then come back
-    /// `suspected_noop` (or escalate) without failing the run. Default true.
-    pub expect_effect: Option<bool>,
-}
-
-/// The element a step acts on: role and exact name; `nth` (from 0, in tree order) picks
-/// among several that match.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetSpec {
-    pub role: String,
-    #[serde(default)]
-    pub name: String,
-    #[serde(default)]
-    pub nth: usize,
-}
-
-/// A scenario, read and checked.
-#[derive(Debug, Clone)]
-pub struct Scenario {
-    pub name: String,
-    pub file: PathBuf,
-    pub root: PathBuf,
-    pub spec: ScenarioFile,
-    pub screen: (u32, u32),
-}
-
-impl Scenario {
-    /// Reads and validates `harness/<name>.toml`; errors name the file, line and field.
-    pub fn load(file: &Path) -> Result<Scenario, String> {
-        let label = file.display().to_string();
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{label}: {e}"))?;
-        let spec: ScenarioFile = toml::from_str(&text).map_err(|e| format!("{label}: {e}"))?;
-        spec.diff
-            .validate()
-            .map_err(|e| format!("{label}: [diff] {e}"))?;
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let root = file
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let root = if root.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            root
-        };
-        if spec.app.name.is_some() == spec.app.path.is_some() {
-            return Err(format!(
-                "{label}: [app] give exactly one of `name` and `path`"
-            ));
-        }
-        match (&spec.trajectory, spec.step.is_empty()) {
-            (Some(_), false) => {
-                return Err(format!(
-                    "{label}: give `trajectory` or `[[step]]` tables, not both"
-                ));
-            }
-            (None, true) => {
-                return Err(format!(
-                    "{label}: no steps: give `trajectory = \"trajectories/...\"` or `[[step]]` tables"
-                ));
-            }
-            _ => {}
-        }
-        if let Some(t) = &spec.trajectory {
-            let dir = root.join(t);
-            crate::replay::turn_dirs(&dir).map_err(|e| format!("{label}: `trajectory`: {e}"))?;
-        }
-        let registry = ToolRegistry::new();
-        for (i, step) in spec.step.iter().enumerate() {
-            let tool = registry
-                .get(&step.tool)
-                .map_err(|e| format!("{label}: `step[{i}].tool`: {e}"))?;
-            if tool.read_only() {
-                return Err(format!(
-                    "{label}: `step[{i}].tool`: {} only observes; steps are actions",
-                    step.tool
-                ));
-            }
-            if step.args.as_ref().is_some_and(|a| !a.is_object()) {
-                return Err(format!("{label}: `step[{i}].args` must be a table"));
-            }
-        }
-        if let Some(p) = &spec.app.path {
-            if !root.join(p).is_file() {
-                return Err(format!(
-                    "{label}: `app.path`: {} does not exist",
-                    root.join(p).display()
-                ));
-            }
-        }
-        if let Some(size) = &spec.app.size {
-            crate::sandbox::parse_size(size).map_err(|e| format!("{label}: `app.size`: {e}"))?;
-        }
-        let screen = match &spec.screen {
-            None => (1280, 800),
-            Some(s) => {
-                crate::sandbox::parse_size(s).map_err(|e| format!("{label}: `screen`: {e}"))?
-            }
-        };
-        Ok(Scenario {
-            name,
-            file: file.to_path_buf(),
-            root,
-            spec,
-            screen,
-        })
-    }
-}
+/// A target wait gives up before its timeout once nothing matches and the app has sent
+/// no accessibility event for this long: a quiet tree will not grow the element.
+const TARGET_QUIET: Duration = Duration::from_secs(5);
 
 /// Every scenario under `harness_dir`, by name.
 pub fn discover(harness_dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(harness_dir)
-        .map_err(|e| format!("harness folder {}: {e}", harness_dir.display()))?;
+    let entries = std::fs::read_dir(harness_dir).map_err(|e| {
+        let looked = std::path::absolute(harness_dir).unwrap_or_else(|_| harness_dir.into());
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "no scenarios: looked for a harness folder at {} (run from the project root, give --harness DIR, or a scenario's path)",
+                looked.display()
+            )
+        } else {
+            format!("harness folder {}: {e}", looked.display())
+        }
+    })?;
     let mut files: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
@@ -245,15 +92,20 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 
 /// The scenarios a `cua test` invocation runs, loaded; bad input is every problem found.
 pub fn select(opts: &TestOptions) -> Result<Vec<Scenario>, Vec<String>> {
-    let files = discover(&opts.harness_dir).map_err(|e| vec![e])?;
     let mut problems = Vec::new();
     let mut chosen: Vec<PathBuf> = if opts.scenarios.is_empty() {
-        files
+        discover(&opts.harness_dir).map_err(|e| vec![e])?
     } else {
         opts.scenarios
             .iter()
             .filter_map(|name| {
-                let f = opts.harness_dir.join(format!("{name}.toml"));
+                // A name (`fixture`) is looked up in the harness folder; a path
+                // (`harness/fixture.toml`) is taken as it is.
+                let f = if name.ends_with(".toml") || name.contains('/') {
+                    PathBuf::from(name)
+                } else {
+                    opts.harness_dir.join(format!("{name}.toml"))
+                };
                 if f.is_file() {
                     Some(f)
                 } else {
@@ -415,10 +267,12 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         duration_ms: 0,
         failed_attempts: Vec::new(),
         recorded_turns: 0,
+        failure_state: None,
     };
     let finish = |mut r: ScenarioReport| {
         r.duration_ms = started.elapsed().as_millis() as u64;
         r.recorded_turns = crate::replay::turn_dirs(&run_dir).map_or(0, |t| t.len());
+        r.failure_state = crate::report::FailureState::read(&run_dir);
         r
     };
     let driven = match drive(scenario, &run_dir) {
@@ -576,7 +430,7 @@ fn drive(
                     .await
                     .map(|u| (u, Vec::new()))
             }
-            None => inline_steps(&ctx, &registry, &scenario.spec.step, pid, window)
+            None => inline_steps(&ctx, &registry, scenario, pid, window)
                 .await
                 .map(|quiet| (Vec::new(), quiet)),
         };
@@ -584,6 +438,9 @@ fn drive(
             .call(&ctx, "set_recording", json!({ "enabled": false }))
             .await
             .map_err(|e| format!("set_recording off: {e}"));
+        if steps.is_err() {
+            keep_failure_state(&ctx, &registry, pid, window, &run_dir).await;
+        }
         stopped.and(steps)
     });
     drop(sandbox);
@@ -640,7 +497,8 @@ async fn launch(
     // 30 s). Both attempts' last observations go into the error.
     let mut seen = Vec::new();
     for _attempt in 0..2 {
-        match launch_once(ctx, registry, app, Value::Object(args.clone())).await {
+        let wait = scenario.ready_timeout() / 2;
+        match launch_once(ctx, registry, app, Value::Object(args.clone()), wait).await {
             Ok(found) => return Ok(found),
             Err((pid, why)) => {
                 seen.push(why);
@@ -663,6 +521,7 @@ async fn launch_once(
     registry: &ToolRegistry,
     app: &AppSpec,
     args: Value,
+    wait: Duration,
 ) -> Result<(u32, u64), (Option<u32>, String)> {
     let out = registry
         .call(ctx, "launch_app", args)
@@ -671,20 +530,45 @@ async fn launch_once(
     let pid = out.structured["pid"]
         .as_u64()
         .ok_or((None, "launch_app returned no pid".to_string()))? as u32;
-    let deadline = Instant::now() + READY_TIMEOUT / 2;
+    let deadline = Instant::now() + wait;
     let title = app.window.clone().unwrap_or_default();
     let mut last = String::from("no window yet");
     loop {
-        let windows = registry
-            .call(ctx, "list_windows", json!({ "pid": pid }))
+        let listed = registry
+            .call(ctx, "list_windows", json!({}))
             .await
             .map_err(|e| (Some(pid), format!("list_windows: {e}")))?;
-        let found = windows.structured["windows"]
+        let windows: Vec<&Value> = listed.structured["windows"]
             .as_array()
             .into_iter()
             .flatten()
+            .collect();
+        let ours: Vec<&Value> = windows
+            .iter()
+            .copied()
+            .filter(|w| w["pid"].as_u64() == Some(pid as u64))
+            .collect();
+        let found = ours
+            .iter()
             .find(|w| w["title"].as_str().is_some_and(|t| t.contains(&title)))
             .and_then(|w| w["window_id"].as_u64());
+        if found.is_none() && !windows.is_empty() {
+            // Name what is showing: a misspelt `window` is then plain to see.
+            let shown = if ours.is_empty() { &windows } else { &ours };
+            let titles: Vec<String> = shown
+                .iter()
+                .map(|w| format!("\"{}\"", w["title"].as_str().unwrap_or("")))
+                .collect();
+            last = format!(
+                "{} showing: {}",
+                if ours.is_empty() {
+                    "other apps' windows"
+                } else {
+                    "its windows"
+                },
+                titles.join(", ")
+            );
+        }
         if let Some(window) = found {
             // The window is there; wait for its accessibility tree too.
             let state = registry
@@ -698,7 +582,7 @@ async fn launch_once(
                 Ok(s) if s.structured["element_count"].as_u64().unwrap_or(0) > 0 => {
                     if let Some(size) = &app.size {
                         let size = crate::sandbox::parse_size(size).map_err(|e| (Some(pid), e))?;
-                        pin_size(ctx, window, size, deadline + READY_TIMEOUT / 2)
+                        pin_size(ctx, window, size, deadline + wait)
                             .await
                             .map_err(|e| (Some(pid), format!("`app.size`: {e}")))?;
                     }
@@ -727,7 +611,7 @@ async fn launch_once(
                     } else {
                         format!(" titled \"…{title}…\"")
                     },
-                    (READY_TIMEOUT / 2).as_secs()
+                    wait.as_secs()
                 ),
             ));
         }
@@ -815,19 +699,43 @@ async fn replay_steps(
         .collect())
 }
 
+/// Saves what the window shows (screenshot and tree) in the run folder, for the report of
+/// a step that failed before its turn ran. Best effort: the window may be gone.
+async fn keep_failure_state(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    pid: u32,
+    window: u64,
+    run_dir: &Path,
+) {
+    use crate::report::FailureState;
+    let shot = run_dir.join(FailureState::SCREENSHOT);
+    let state = registry
+        .call(
+            ctx,
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "screenshot_out_file": shot, "max_image_dimension": 0 }),
+        )
+        .await;
+    if let Ok(state) = state {
+        let tree = state.structured["tree_markdown"].as_str().unwrap_or("");
+        let _ = crate::files::write_atomic(&run_dir.join(FailureState::TREE), tree.as_bytes());
+    }
+}
+
 /// Runs the steps; returns the turns of steps that expect no effect. Recording starts
 /// after the launch, so turn 1 is the first step's; a step escalated to the foreground
-/// takes two turns.
+/// takes two turns. A step whose target never shows ends the run, named by number and line.
 async fn inline_steps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
-    steps: &[Step],
+    scenario: &Scenario,
     pid: u32,
     window: u64,
 ) -> Result<Vec<u32>, String> {
     let mut turn = 1;
     let mut quiet = Vec::new();
-    for step in steps {
+    for (i, step) in scenario.spec.step.iter().enumerate() {
         let mut args = step.args.clone().unwrap_or(json!({}));
         let schema = registry
             .get(&step.tool)
@@ -841,7 +749,10 @@ async fn inline_steps(
             args["window_id"] = json!(window);
         }
         if let Some(target) = &step.target {
-            let index = wait_for_target(ctx, registry, pid, window, target).await?;
+            let wait = scenario.ready_timeout();
+            let index = wait_for_target(ctx, registry, pid, window, target, wait)
+                .await
+                .map_err(|e| format!("{}: {e}", scenario.step_label(i)))?;
             args["element_index"] = json!(index);
             // The target was resolved in the snapshot just taken.
             if let Some(fields) = args.as_object_mut() {
@@ -860,16 +771,26 @@ async fn inline_steps(
     Ok(quiet)
 }
 
+/// The element index of a step's target, waiting (bounded by `wait`) for it to show. The
+/// wait ends early when nothing matches and the app has been quiet for [`TARGET_QUIET`]:
+/// no accessibility event from it, and its tree reads the same.
 async fn wait_for_target(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     pid: u32,
     window: u64,
     target: &TargetSpec,
+    wait: Duration,
 ) -> Result<usize, String> {
-    let deadline = Instant::now() + READY_TIMEOUT;
+    let started = Instant::now();
+    let deadline = started + wait;
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    // The last sign of life: an accessibility event from the app, or a tree that read
+    // differently from the read before (for apps whose events are not seen).
+    let mut changed = started;
+    let mut last_tree = String::new();
     loop {
-        registry
+        let state = registry
             .call(
                 ctx,
                 "get_window_state",
@@ -877,6 +798,11 @@ async fn wait_for_target(
             )
             .await
             .map_err(|e| format!("get_window_state: {e}"))?;
+        let tree = state.structured["tree_markdown"].as_str().unwrap_or("");
+        if tree != last_tree {
+            changed = Instant::now();
+            last_tree = tree.to_string();
+        }
         let snapshot = ctx.snapshot(pid, window).ok_or("no snapshot")?;
         let matches: Vec<usize> = (0..snapshot.elements.len())
             .filter(|&i| {
@@ -887,31 +813,57 @@ async fn wait_for_target(
         if let Some(&i) = matches.get(target.nth) {
             return Ok(i);
         }
-        if Instant::now() >= deadline {
-            let similar: Vec<String> = snapshot
-                .elements
-                .iter()
-                .enumerate()
-                .map(|(i, &n)| (i, &snapshot.tree.nodes[n]))
-                .filter(|(_, n)| n.role == target.role || n.name == target.name)
-                .take(5)
-                .map(|(i, n)| format!("[{i}] {} {:?}", n.role, n.name))
-                .collect();
+        if let Some(event) = platform.app_activity(pid).await.and_then(|a| a.last) {
+            changed = changed.max(event);
+        }
+        let gave_up = if Instant::now() >= deadline {
+            Some(format!("after {} s", wait.as_secs()))
+        } else {
+            (changed.elapsed() >= TARGET_QUIET).then(|| {
+                format!(
+                    "and the app has changed nothing for {} s",
+                    TARGET_QUIET.as_secs()
+                )
+            })
+        };
+        if let Some(why) = gave_up {
             return Err(format!(
-                "step target {} {:?} (nth {}): {} match(es) after {} s; similar: {}",
+                "target {} {:?} (nth {}): {} match(es) {why}; closest: {}",
                 target.role,
                 target.name,
                 target.nth,
                 matches.len(),
-                READY_TIMEOUT.as_secs(),
-                if similar.is_empty() {
-                    "none".into()
-                } else {
-                    similar.join(", ")
-                }
+                closest_elements(&snapshot, target)
             ));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Up to five elements nearest a target: the same role or name first, then names close
+/// to it.
+fn closest_elements(snapshot: &crate::tools::Snapshot, target: &TargetSpec) -> String {
+    let mut scored: Vec<(usize, usize, &crate::platform::AxNode)> = snapshot
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let node = &snapshot.tree.nodes[n];
+            let distance = strsim::levenshtein(&node.role, &target.role)
+                + strsim::levenshtein(&node.name, &target.name);
+            (distance, i, node)
+        })
+        .collect();
+    scored.sort_by_key(|(d, i, _)| (*d, *i));
+    let near: Vec<String> = scored
+        .iter()
+        .take(5)
+        .map(|(_, i, n)| format!("[{i}] {} {:?}", n.role, n.name))
+        .collect();
+    if near.is_empty() {
+        "none (the window has no elements)".into()
+    } else {
+        near.join(", ")
     }
 }
 

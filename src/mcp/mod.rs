@@ -140,11 +140,8 @@ impl ServerHandler for CuaServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.registry.get(&request.name).is_err() {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", request.name),
-                None,
-            ));
+        if let Err(e) = self.registry.get(&request.name) {
+            return Err(ErrorData::invalid_params(e.to_string(), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         Ok(result_of(self.run(&request.name, args).await).into())

@@ -489,3 +489,9 @@ impl DesktopEnv {
 pub fn connect(desktop: &DesktopEnv) -> PlatformResult<std::sync::Arc<dyn Platform>> {
     Ok(std::sync::Arc::new(linux::LinuxPlatform::connect(desktop)?))
 }
+
+/// Every role name an element can have in this platform's trees (what a scenario's
+/// `target.role` is checked against, and docs/roles.md lists).
+pub fn role_vocabulary() -> Vec<String> {
+    linux::atspi::role_vocabulary()
+}

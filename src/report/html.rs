@@ -211,6 +211,16 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
         if let Some(e) = &r.error {
             let _ = write!(body, "<p class=\"reasons\">{}</p>", esc(e));
         }
+        if let Some(f) = &r.failure_state {
+            let rel = format!("{sid}/failure");
+            let shot = copy_asset(f.screenshot.clone(), &dir.join(&rel), &rel, "window.png")?;
+            let _ = write!(
+                body,
+                "<div class=\"failure\"><div class=\"shots\">{}</div><details open><summary>tree when it failed</summary><pre class=\"tree\">{}</pre></details></div>",
+                figure(&shot, "the window when it failed"),
+                esc(&f.tree_markdown)
+            );
+        }
         for n in &r.notes {
             let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
         }

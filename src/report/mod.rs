@@ -28,6 +28,30 @@ pub struct ScenarioReport {
     /// Turns the run recorded: the count shown when there is no diff (`--update`, or a run
     /// that failed before its diff).
     pub recorded_turns: usize,
+    /// What the window showed when a step failed before its turn ran.
+    pub failure_state: Option<FailureState>,
+}
+
+/// The window when a step failed: its screenshot and tree, saved in the run folder.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureState {
+    pub screenshot: Option<std::path::PathBuf>,
+    pub tree_markdown: String,
+}
+
+impl FailureState {
+    pub const SCREENSHOT: &'static str = "failure.png";
+    pub const TREE: &'static str = "failure-tree.md";
+
+    /// The failure state a run folder holds, if any.
+    pub fn read(run_dir: &std::path::Path) -> Option<FailureState> {
+        let tree_markdown = std::fs::read_to_string(run_dir.join(Self::TREE)).ok()?;
+        let shot = run_dir.join(Self::SCREENSHOT);
+        Some(FailureState {
+            screenshot: shot.is_file().then_some(shot),
+            tree_markdown,
+        })
+    }
 }
 
 impl ScenarioReport {
@@ -42,6 +66,7 @@ impl ScenarioReport {
             notes: Vec::new(),
             duration_ms,
             failed_attempts: Vec::new(),
+            failure_state: None,
         }
     }
 
@@ -98,6 +123,9 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
         }
         if let Some(e) = &r.error {
             out.push_str(&format!("    error: {e}\n"));
+        }
+        if let Some(shot) = r.failure_state.as_ref().and_then(|f| f.screenshot.as_ref()) {
+            out.push_str(&format!("    the window then: {}\n", shot.display()));
         }
         if let Some(d) = &r.diff {
             for t in &d.turns {

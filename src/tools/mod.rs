@@ -496,9 +496,12 @@ impl ToolRegistry {
     }
 
     pub fn get(&self, name: &str) -> Result<&dyn Tool, ToolError> {
-        self.tools()
-            .find(|t| t.name() == name)
-            .ok_or_else(|| ToolError::UnknownTool(name.to_string()))
+        self.tools().find(|t| t.name() == name).ok_or_else(|| {
+            let hint = crate::suggest::did_you_mean(name, self.tools().map(|t| t.name()));
+            ToolError::UnknownTool(format!(
+                "unknown tool `{name}`{hint} (run `cua list-tools`)"
+            ))
+        })
     }
 
     /// Runs a tool; while recording, action tools are recorded as turns.

@@ -1180,6 +1180,14 @@ pub fn role_name(role: Role) -> String {
     role.name().replace(' ', "_")
 }
 
+/// Every AT-SPI role's name, as [`role_name`] writes it, in AT-SPI's order.
+pub fn role_vocabulary() -> Vec<String> {
+    (1u32..)
+        .map_while(|i| Role::try_from(i).ok())
+        .map(role_name)
+        .collect()
+}
+
 /// Roles that are acted on even without an Action interface (tabs, list rows, menu items
 /// are selected through their parent).
 const ROLE_ACTIONABLE: &[Role] = &[
