@@ -1,6 +1,9 @@
 //! Benchmark: MCP over stdio. The round trip of a trivial tool (get_recording_state)
 //! through `cua mcp` (target p50 ≤ 1 ms), and get_window_state (tree + screenshot, the
 //! image base64-encoded in the reply) over MCP next to the same call in-process, same run.
+//! Then what an agent reads: the size of `tools/list` and of a calculator's
+//! get_window_state result (its parts apart), against the sizes measured before the lean
+//! responses of #17 (target: 40% smaller, nothing an agent needs lost).
 //! `cargo bench --bench mcp`.
 
 #[path = "../tests/support/mcp_client.rs"]
@@ -17,6 +20,10 @@ use serde_json::json;
 use stats::median_p95;
 
 const TRIVIAL: usize = 500;
+/// Sizes before the lean responses (measured on this machine, same calls): tools/list,
+/// and a calculator get_window_state's result without its image.
+const BEFORE_TOOLS_LIST: usize = 0;
+const BEFORE_STATE_WITHOUT_IMAGE: usize = 0;
 const STATES: usize = 20;
 
 fn main() {
@@ -75,5 +82,59 @@ fn main() {
         let (i, _) = median_p95(in_process);
         println!("| {app} | {m:.1} ms | {i:.1} ms | {:.2}x |", m / i);
     }
+    agent_reads(&mut client, &rt, &registry, &ctx);
     client.finish();
+}
+
+/// What an agent pays to read: characters of JSON, as the model's context receives them.
+fn agent_reads(
+    client: &mut McpClient,
+    rt: &tokio::runtime::Runtime,
+    registry: &ToolRegistry,
+    ctx: &ToolContext,
+) {
+    let listed = client.request("tools/list", json!({}))["result"]
+        .to_string()
+        .len();
+    let launched = rt
+        .block_on(registry.call(ctx, "launch_app", json!({ "name": "Calculator" })))
+        .unwrap()
+        .structured;
+    let args = json!({ "pid": launched["pid"], "window_id": launched["windows"][0]["window_id"] });
+    let result = client.call("get_window_state", args);
+    let total = result.to_string().len();
+    let blocks = result["content"].as_array().cloned().unwrap_or_default();
+    let image: usize = blocks
+        .iter()
+        .filter(|b| b["type"] == "image")
+        .map(|b| b["data"].as_str().map_or(0, str::len))
+        .sum();
+    let text: usize = blocks
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .map(|b| b["text"].as_str().map_or(0, str::len))
+        .sum();
+    let structured = result["structuredContent"].to_string().len();
+    let ratio = |now: usize, before: usize| {
+        if before == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}% smaller", 100.0 - now as f64 * 100.0 / before as f64)
+        }
+    };
+    println!();
+    println!("| What an agent reads (characters) | now | before | change |");
+    println!("|---|---|---|---|");
+    println!(
+        "| tools/list | {listed} | {BEFORE_TOOLS_LIST} | {} |",
+        ratio(listed, BEFORE_TOOLS_LIST)
+    );
+    let without_image = total - image;
+    println!(
+        "| Calculator get_window_state, without the image | {without_image} | {BEFORE_STATE_WITHOUT_IMAGE} | {} |",
+        ratio(without_image, BEFORE_STATE_WITHOUT_IMAGE)
+    );
+    println!("| — its text block | {text} | | |");
+    println!("| — its structuredContent | {structured} | | |");
+    println!("| — its image (base64 PNG, the same either way) | {image} | | |");
 }

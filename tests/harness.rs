@@ -590,6 +590,8 @@ fn interactive_review_accepts_and_rejects_turn_by_turn_on_a_terminal() {
 
 #[test]
 fn a_step_that_errored_fails_the_run_and_never_becomes_a_golden() {
+    // (A misspelt argument no longer gets this far: scenarios are checked when read. A key
+    // name is the tool's to check, when it runs.)
     let dir = temp("unhonoured");
     std::fs::create_dir_all(dir.join("harness")).unwrap();
     std::fs::write(
@@ -605,9 +607,9 @@ tool = "click"
 target = {{ role = "button", name = "Increment" }}
 
 [[step]]
-tool = "type_text"
+tool = "press_key"
 target = {{ role = "text", name = "Name" }}
-args = {{ txt = "cua" }}
+args = {{ key = "retrun" }}
 "#,
             project().join("harness/apps/fixture.py").display()
         ),
@@ -620,8 +622,8 @@ args = {{ txt = "cua" }}
         let said = text(&out);
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(
-            said.contains("turn 2 (type_text): ")
-                && said.contains("invalid arguments: unknown argument `txt`"),
+            said.contains("turn 2 (press_key): ")
+                && said.contains("unknown key `retrun`; did you mean `return`?"),
             "{said}"
         );
         assert!(
