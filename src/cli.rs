@@ -168,7 +168,7 @@ struct HarnessDirs {
 
 #[derive(Subcommand, Debug)]
 enum GoldenCommand {
-    /// Scenarios with their golden state (ok, pending, missing, obsolete).
+    /// Scenarios with their golden state: golden, no golden, pending, obsolete (no scenario).
     List {
         #[command(flatten)]
         dirs: HarnessDirs,
@@ -946,8 +946,13 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
         GoldenCommand::List { dirs } => {
             let goldens = Goldens::new(&dirs.goldens);
             let obsolete = crate::harness::obsolete_goldens(&dirs.goldens, &dirs.harness);
-            let mut names: Vec<String> = crate::harness::discover(&dirs.harness)
-                .unwrap_or_default()
+            let scenarios = match crate::harness::discover(&dirs.harness) {
+                Ok(s) => s,
+                // Outside a project there is nothing to list: say where it looked.
+                Err(e) if !dirs.goldens.is_dir() => return fail(2, e),
+                Err(_) => Vec::new(),
+            };
+            let mut names: Vec<String> = scenarios
                 .iter()
                 .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .collect();

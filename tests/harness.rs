@@ -266,6 +266,18 @@ fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_p
     let out = test(None, false, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
+    // A layout change: the two buttons swap places. The reason names the moves before
+    // the pixel count.
+    let out = test(Some("moved"), true, &[]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("; layout: button ")
+            && said.contains("button \"Increment\" moved (")
+            && said.contains("button \"Reset\" moved ("),
+        "{said}"
+    );
+
     // The regression, under CI: fails on turn 1 with the label change named; nothing written.
     let goldens_before = listing(&dir.join("goldens"));
     let junit = dir.join("junit.xml");
@@ -498,6 +510,13 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
         said.contains("looked for a harness folder at") && said.contains("harness/harness"),
         "{said}"
     );
+    let out = cua(&["golden", "list"])
+        .current_dir(dir.join("harness"))
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("looked for a harness folder at"), "{said}");
     std::fs::write(dir.join("harness/broken.toml"), "[app]\nname = 3\n").unwrap();
     let out = cua(&["test", "broken"]).current_dir(&dir).output().unwrap();
     let said = text(&out);

@@ -410,6 +410,22 @@ fn bad_input_is_refused_and_nothing_is_sent() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("out of range"), "{err}");
+    // The calculator's window with the editor's pid: the mix-up is named, not "call
+    // get_window_state first" (it was called).
+    let err = s
+        .call(
+            "click",
+            json!({ "pid": d.mousepad.pid, "window_id": calc.window_id, "element_index": 0 }),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "`pid`: window {} was read with pid {}, not {}",
+            calc.window_id, calc.pid, d.mousepad.pid
+        )),
+        "{err}"
+    );
 }
 
 #[test]

@@ -316,7 +316,10 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
                 json!({"key": "max_image_dimension", "value": m}),
             ));
         }
-        calls.push(("get_window_state", json!({"pid": pid, "window_id": window})));
+        calls.push((
+            "get_window_state",
+            json!({"pid": pid, "window_id": window, "include_elements": true}),
+        ));
         mcp_calls(envs, &calls).pop().unwrap()
     };
     // gnome-calculator settles its first layout a moment after its window shows (its
@@ -559,7 +562,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
     );
     let state = a.call(
         "get_window_state",
-        json!({"pid": pid, "window_id": window, "include_screenshot": false}),
+        json!({"pid": pid, "window_id": window, "include_screenshot": false, "include_elements": true}),
     );
     let seven = state["structuredContent"]["elements"]
         .as_array()
@@ -598,7 +601,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
     assert_eq!(r["isError"], false, "{r}");
     let stb = b.call(
         "get_window_state",
-        json!({"pid": pid, "window_id": window, "include_screenshot": false}),
+        json!({"pid": pid, "window_id": window, "include_screenshot": false, "include_elements": true}),
     );
     let six = stb["structuredContent"]["elements"]
         .as_array()
@@ -735,4 +738,85 @@ fn a_daemon_client_keeps_error_kinds_and_its_recording_is_finalized_when_it_is_k
     );
     let _ = daemon.wait();
     let _ = std::fs::remove_dir_all(&home);
+}
+
+/// What an agent reads comes once and plainly: schemas without `session` in each (the
+/// instructions say it once), Rust integer formats, nulls or definitions; get_window_state's
+/// tree once (the text's tree_markdown), elements[] only when asked, and a value cut at
+/// the text limit says so (read back from the editor holding 4,500 characters).
+#[test]
+fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: 1024,
+        height: 700,
+    })
+    .expect("sandbox");
+    let mut client = McpClient::start(&sandbox.env(), &[]);
+    let init = client.initialized.clone();
+    assert!(
+        init["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("`session`"),
+        "{init}"
+    );
+    let listed = client.request("tools/list", json!({}))["result"].clone();
+    let text = listed.to_string();
+    for leftover in [
+        "\"session\"",
+        "$defs",
+        "\"format\":\"uint",
+        "\"null\"",
+        "`Background`",
+    ] {
+        assert!(!text.contains(leftover), "tools/list holds {leftover}");
+    }
+    let click = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "click")
+        .unwrap();
+    let props = &click["inputSchema"]["properties"];
+    assert_eq!(props["count"]["maximum"], 3, "{props}");
+    assert_eq!(
+        props["delivery_mode"]["enum"],
+        json!(["background", "foreground"])
+    );
+
+    let launched = client.call("launch_app", json!({"name": "mousepad"}));
+    let (pid, window) = (
+        launched["structuredContent"]["pid"].clone(),
+        launched["structuredContent"]["windows"][0]["window_id"].clone(),
+    );
+    let args = json!({"pid": pid, "window_id": window, "include_screenshot": false});
+    let lean = client.call("get_window_state", args.clone());
+    let structured = lean["structuredContent"].as_object().unwrap();
+    assert!(!structured.contains_key("elements") && !structured.contains_key("tree_markdown"));
+    assert!(structured["element_count"].as_u64().unwrap() > 0);
+    let shown = lean["content"][0]["text"].as_str().unwrap();
+    assert!(shown.contains("- [0] "), "the tree is in the text: {shown}");
+
+    let mut with = args.clone();
+    with["include_elements"] = json!(true);
+    let editor = |client: &mut McpClient| {
+        client.call("get_window_state", with.clone())["structuredContent"]["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["role"] == "text")
+            .unwrap()
+            .clone()
+    };
+    let before = editor(&mut client);
+    let typed = "0123456789".repeat(450);
+    let r = client.call(
+        "type_text",
+        json!({"pid": pid, "window_id": window, "element_index": before["index"], "text": typed}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    let editor = editor(&mut client);
+    assert_eq!(editor["value"].as_str().unwrap().chars().count(), 4000);
+    assert_eq!(editor["value_truncated"], true);
+    client.finish();
 }

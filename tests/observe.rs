@@ -248,6 +248,19 @@ fn list_apps_and_list_windows_report_the_running_apps() {
         .expect("Calculator listed");
     assert_eq!(calc["running"], true);
     assert_eq!(calc["pid"], d.calculator.pid);
+    // One running app, one entry: the editor's settings entry runs the same program
+    // (`mousepad --preferences`) but is not the running editor.
+    let by_id = |id: &str| {
+        apps["apps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["desktop_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} listed: {apps}"))
+    };
+    assert_eq!(by_id("org.xfce.mousepad")["pid"], d.mousepad.pid);
+    assert_eq!(by_id("org.xfce.mousepad-settings")["pid"], 0);
     let windows = call("list_windows", json!({ "pid": d.calculator.pid }))
         .unwrap()
         .structured;

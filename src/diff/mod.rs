@@ -7,6 +7,7 @@
 //! unreadable PNG, a bad config) comes back as [`DiffError::BadInput`] with every problem
 //! named, so callers can exit 2 without having written a report.
 
+mod layout;
 pub mod pixels;
 mod points;
 pub mod tree;
@@ -711,6 +712,9 @@ pub fn diff_trajectories(
                 Ok(Some((summary, png))) => {
                     let t = &mut turns[i];
                     if !summary.within_tolerance {
+                        // What moved, when the trees can say (before the pixel count).
+                        let states = (expected[i].state.as_ref(), actual[i].state.as_ref());
+                        t.reasons.extend(layout::reason(states.0, states.1));
                         t.reasons.push(match &summary.size_mismatch {
                             Some(m) => format!("pixels: size differs ({m})"),
                             None => format!(

@@ -49,12 +49,15 @@ impl CuaServer {
                     Value::Object(m) => m,
                     _ => serde_json::Map::new(),
                 };
+                // destructiveHint means something only for a tool that is not read-only
+                // (where MCP's default is true).
+                let annotations = if t.read_only() {
+                    ToolAnnotations::new().read_only(true)
+                } else {
+                    ToolAnnotations::new().read_only(false).destructive(false)
+                };
                 Tool::new(t.name().to_string(), t.description().to_string(), schema)
-                    .with_annotations(
-                        ToolAnnotations::new()
-                            .read_only(t.read_only())
-                            .destructive(false),
-                    )
+                    .with_annotations(annotations)
             })
             .collect();
         CuaServer {
@@ -91,6 +94,21 @@ impl CuaServer {
     }
 }
 
+/// What an agent reads once, not twice: get_window_state's tree is in the text block (as
+/// tree_markdown, for the model), so the structured result leaves it out, and carries
+/// elements[] only when the call asks (`include_elements`).
+fn lean(tool: &str, args: &Value, structured: &mut Value) {
+    if tool != "get_window_state" {
+        return;
+    }
+    if let Value::Object(m) = structured {
+        m.remove("tree_markdown");
+        if args["include_elements"] != json!(true) {
+            m.remove("elements");
+        }
+    }
+}
+
 /// A tool's output as an MCP result.
 fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
     match output {
@@ -119,12 +137,13 @@ impl ServerHandler for CuaServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cua", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
+            .with_instructions(format!(
                 "Computer-use driver: observe windows with get_window_state (accessibility tree \
                  with element indices + screenshot), act with click / type_text / press_key / \
                  set_value ... by element_index or pixel, record with set_recording, replay with \
-                 replay_trajectory.",
-            )
+                 replay_trajectory. {}",
+                crate::tools::SESSION_ARGUMENT
+            ))
     }
 
     async fn list_tools(
@@ -144,7 +163,11 @@ impl ServerHandler for CuaServer {
             return Err(ErrorData::invalid_params(e.to_string(), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(result_of(self.run(&request.name, args).await).into())
+        let output = self.run(&request.name, args.clone()).await.map(|mut out| {
+            lean(&request.name, &args, &mut out.structured);
+            out
+        });
+        Ok(result_of(output).into())
     }
 }
 

@@ -180,8 +180,8 @@ pub struct PermissionCheck {
     pub fix: Option<String>,
 }
 
-/// How input reaches an app: `Background` must not change focus, the active window, the
-/// stacking order or the pointer; `Foreground` may activate the window and use real input
+/// How input reaches an app: `background` must not change focus, the active window, the
+/// stacking order or the pointer; `foreground` may activate the window and use real input
 /// devices, and restores the previous active window and pointer afterwards.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -212,7 +212,9 @@ pub enum InputEvent {
     Pause(std::time::Duration),
 }
 
-/// Text longer than this is cut in snapshots and readings (documents can be huge).
+/// Text longer than this is cut in snapshots and readings (documents can be huge). A
+/// backend reads one character more, so that a reading can say it was cut
+/// (`value_truncated`).
 pub const MAX_TEXT_CHARS: usize = 4000;
 
 /// Toolkit names (as `Platform::toolkit` gives them) of web engines, whose windows show a

@@ -12,8 +12,7 @@ use crate::tools::{ToolContext, ToolRegistry};
 /// or a word of its window title) is started from `PATH` with `ARGS`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct AppOverride {
-    /// The recorded app: its app name, executable (or its file name), or its window title
-    /// or a part of it, case-insensitive.
+    /// The recorded app: app name, executable or part of its window title (any case).
     pub recorded: String,
     /// The executable of the build to start instead.
     pub path: String,

@@ -19,7 +19,7 @@ pub struct ListApps;
 impl ToolSpec for ListApps {
     type Args = ListAppsArgs;
     const NAME: &'static str = "list_apps";
-    const DESCRIPTION: &'static str = "List applications: installed ones (XDG desktop entries) and running ones (processes with windows or on the accessibility bus), each with running, active (owns the focused window) and pid (0 when not running).";
+    const DESCRIPTION: &'static str = "List applications, installed (desktop entries) and running, each with running, active (owns the focused window) and pid (0 when not running).";
     const READ_ONLY: bool = true;
 
     async fn run(&self, ctx: &ToolContext, _args: ListAppsArgs) -> Result<ToolOutput, ToolError> {
@@ -27,22 +27,41 @@ impl ToolSpec for ListApps {
         let installed = platform.installed_apps().await?;
         let running = platform.running_apps().await?;
         let active = platform.active_pid().await?;
-        let mut apps = Vec::new();
+        // A running app belongs to one entry: the one named like it, else the one that runs
+        // its program plainly (`mousepad %U`), never a settings entry of the same program
+        // (`mousepad --preferences`).
         let mut matched = vec![false; running.len()];
-        for app in &installed {
-            let program = app.exec.split_whitespace().next().unwrap_or("");
-            let program = program.rsplit('/').next().unwrap_or(program);
-            let run_idx = running.iter().position(|r| {
-                r.name == app.name
-                    || (!program.is_empty()
-                        && (r.executable == program
-                            || crate::platform::linux::apps::process_command_name(r.pid)
-                                .as_deref()
-                                == Some(program)))
-            });
-            if let Some(i) = run_idx {
+        let mut owner: Vec<Option<usize>> = vec![None; installed.len()];
+        for (e, app) in installed.iter().enumerate() {
+            if let Some(i) =
+                (0..running.len()).find(|&i| !matched[i] && running[i].name == app.name)
+            {
                 matched[i] = true;
+                owner[e] = Some(i);
             }
+        }
+        for (e, app) in installed.iter().enumerate() {
+            let mut words = app.exec.split_whitespace();
+            let program = words.next().unwrap_or("");
+            let program = program.rsplit('/').next().unwrap_or(program);
+            let plain = words.all(|w| w.starts_with('%'));
+            if owner[e].is_some() || !plain || program.is_empty() {
+                continue;
+            }
+            let runs_it = |i: &usize| {
+                !matched[*i]
+                    && (running[*i].executable == program
+                        || crate::platform::linux::apps::process_command_name(running[*i].pid)
+                            .as_deref()
+                            == Some(program))
+            };
+            if let Some(i) = (0..running.len()).find(runs_it) {
+                matched[i] = true;
+                owner[e] = Some(i);
+            }
+        }
+        let mut apps = Vec::new();
+        for (app, run_idx) in installed.iter().zip(&owner) {
             let pid = run_idx.map(|i| running[i].pid).unwrap_or(0);
             apps.push(json!({
                 "name": app.name,
@@ -107,7 +126,7 @@ pub struct LaunchApp;
 impl ToolSpec for LaunchApp {
     type Args = LaunchAppArgs;
     const NAME: &'static str = "launch_app";
-    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (same shape as list_windows). An app that already runs is reused unless creates_new_application_instance is true. A window shown by a process the launched one led to (a launcher script's child, what a forking launcher leaves behind) counts: pid is the window's owner and launcher_pid the process started. Browsers (Chromium family, Firefox) get the flags their accessibility tree needs and a fresh private profile.";
+    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (as list_windows). An app already running is reused unless creates_new_application_instance. A window of a process the launched one started counts (pid: the window's owner, launcher_pid: the process started). Browsers get the flags their accessibility tree needs and a fresh private profile.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, args: LaunchAppArgs) -> Result<ToolOutput, ToolError> {

@@ -103,7 +103,7 @@ pub struct Screenshot;
 impl ToolSpec for Screenshot {
     type Args = ScreenshotArgs;
     const NAME: &'static str = "screenshot";
-    const DESCRIPTION: &'static str = "Capture one window's client area as PNG (default) or JPEG. Covered windows come out right, not black: windows are captured from their Composite off-screen storage.";
+    const DESCRIPTION: &'static str = "Capture one window's client area as PNG (default) or JPEG; covered windows come out right.";
     const READ_ONLY: bool = true;
 
     async fn run(&self, ctx: &ToolContext, args: ScreenshotArgs) -> Result<ToolOutput, ToolError> {
@@ -178,7 +178,7 @@ pub struct Zoom;
 impl ToolSpec for Zoom {
     type Args = ZoomArgs;
     const NAME: &'static str = "zoom";
-    const DESCRIPTION: &'static str = "Return a region of a window's screenshot at native resolution, with 20% padding on every side clamped to the image. Coordinates are in the pixel space of get_window_state's screenshot.";
+    const DESCRIPTION: &'static str = "A region of a window's screenshot at native resolution (20% padding, clamped), in get_window_state's screenshot pixels.";
     const READ_ONLY: bool = true;
 
     async fn run(&self, ctx: &ToolContext, a: ZoomArgs) -> Result<ToolOutput, ToolError> {

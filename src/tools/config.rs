@@ -20,7 +20,7 @@ pub struct GetConfig;
 impl ToolSpec for GetConfig {
     type Args = GetConfigArgs;
     const NAME: &'static str = "get_config";
-    const DESCRIPTION: &'static str = "Report the effective driver config (schema_version, max_image_dimension, capture_mode, agent_cursor.*, policy.*): this session's overrides over the global default from $XDG_CONFIG_HOME/cua/config.json (defaults when the file is missing or unreadable). overridden lists the keys this session set. Read-only.";
+    const DESCRIPTION: &'static str = "Report the effective driver config: this session's overrides over the global default ($XDG_CONFIG_HOME/cua/config.json); overridden lists the keys this session set.";
     const READ_ONLY: bool = true;
 
     async fn run(&self, ctx: &ToolContext, _a: GetConfigArgs) -> Result<ToolOutput, ToolError> {
@@ -53,7 +53,7 @@ pub struct SetConfig;
 impl ToolSpec for SetConfig {
     type Args = SetConfigArgs;
     const NAME: &'static str = "set_config";
-    const DESCRIPTION: &'static str = "Set one config key. In an MCP session the value is an in-memory override for that session only; from the CLI it is written to the global default ($XDG_CONFIG_HOME/cua/config.json, atomically). Effective value = call argument > session override > global default. Unknown keys and wrong types are refused naming the field.";
+    const DESCRIPTION: &'static str = "Set one config key: over MCP an in-memory override for this session; from the CLI the global default ($XDG_CONFIG_HOME/cua/config.json). A call's own argument wins over both.";
     const READ_ONLY: bool = false;
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;

@@ -617,6 +617,31 @@ fn element_ref(
     }
 }
 
+/// Why there is no snapshot to take an index from: the window was read under another pid
+/// (a pid/window mix-up), or not read at all in this process.
+fn no_snapshot(ctx: &ToolContext, pid: u32, window_id: u64) -> ToolError {
+    let keys = ctx.snapshot_keys();
+    if let Some((owner, _)) = keys.iter().find(|(_, w)| *w == window_id) {
+        return ToolError::invalid(format!(
+            "`pid`: window {window_id} was read with pid {owner}, not {pid}; pass the pid that owns the window (list_windows shows it)"
+        ));
+    }
+    let read: Vec<String> = keys
+        .iter()
+        .filter(|(p, _)| *p == pid)
+        .map(|(_, w)| w.to_string())
+        .collect();
+    if !read.is_empty() {
+        return ToolError::invalid(format!(
+            "`window_id`: window {window_id} of pid {pid} was never read; this session read its window(s) {} (call get_window_state on the one you mean)",
+            read.join(", ")
+        ));
+    }
+    ToolError::invalid(format!(
+        "`element_index`: no snapshot of pid {pid} window {window_id}; call get_window_state first (element indices live in one process: from the CLI, run `cua serve` so calls share them)"
+    ))
+}
+
 /// The node an index names: in the snapshot the caller named, else in the window's
 /// latest one. Also says whether that snapshot is older than the window's latest, and
 /// gives the snapshot itself.
@@ -628,11 +653,9 @@ fn snapshot_element(
 ) -> Result<(AxNode, bool, std::sync::Arc<super::Snapshot>), ToolError> {
     let latest = ctx.snapshot(pid, window_id);
     let snap = match element.snapshot_id {
-        None => latest.clone().ok_or_else(|| {
-            ToolError::invalid(format!(
-                "`element_index`: no snapshot of pid {pid} window {window_id}; call get_window_state first (element indices live in one process: from the CLI, run `cua serve` so calls share them)"
-            ))
-        })?,
+        None => latest
+            .clone()
+            .ok_or_else(|| no_snapshot(ctx, pid, window_id))?,
         Some(id) => {
             let snap = ctx.snapshot_by_id(id).ok_or_else(|| {
                 ToolError::invalid(format!(
@@ -1143,25 +1166,26 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
 pub struct ClickArgs {
     /// Target process id.
     pub pid: u32,
-    /// Window the element_index or pixel coordinates belong to. Required with element_index; for pixels, default is the pid's frontmost window.
+    /// Window of element_index (required with it) or of x/y (default: the pid's frontmost).
     pub window_id: Option<u64>,
     /// Element index from the last get_window_state of (pid, window_id): acts through the accessibility API.
     pub element_index: Option<usize>,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
     /// X in window-local screenshot pixels (with y).
     pub x: Option<f64>,
     /// Y in window-local screenshot pixels (with x).
     pub y: Option<f64>,
-    /// Accessibility action to run (element_index only), e.g. click, press, activate, toggle. Default: the element's primary action.
+    /// Accessibility action to run (element_index only), e.g. toggle. Default: the element's primary one.
     pub action: Option<String>,
     /// Clicks: 1-3 (pixel route). Default 1.
+    #[schemars(range(min = 1, max = 3))]
     pub count: Option<u8>,
     /// Modifiers held during the click: cmd/super, ctrl, shift, alt/option (pixel route).
     pub modifier: Option<Vec<String>>,
     /// Mouse button (pixel route). Default left.
     pub button: Option<MouseButton>,
-    /// background (default): never changes focus, stacking or the pointer. foreground: activates the window and uses real input, then restores.
+    /// background (default): never changes focus, stacking or the pointer; foreground: real input, then restores.
     pub delivery_mode: Option<Delivery>,
     /// Wait up to this many milliseconds for the effect to show before returning. Default 0 (read back once).
     pub settle_ms: Option<u64>,
@@ -1173,7 +1197,7 @@ pub struct Click;
 impl ToolSpec for Click {
     type Args = ClickArgs;
     const NAME: &'static str = "click";
-    const DESCRIPTION: &'static str = "Click an element or a point. element_index + window_id (from the last get_window_state) runs the element's accessibility action (press/click/activate/toggle, or `action`): no pointer move, no focus change. x, y (window-local screenshot pixels) + pid: in background mode a point on an actionable element runs that element's action, elsewhere synthetic button events go to the window; delivery_mode foreground activates the window and clicks with the real pointer, then restores. Returns path, verified, effect and escalation.";
+    const DESCRIPTION: &'static str = "Click an element or a point. element_index + window_id runs the element's accessibility action (press/click/activate/toggle, or `action`): no pointer move, no focus change. x, y (window-local pixels) + pid: in background a point on an actionable element runs its action, elsewhere synthetic button events go to the window; foreground clicks with the real pointer, then restores. Returns path, verified, effect and escalation.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: ClickArgs) -> Result<ToolOutput, ToolError> {
@@ -1206,9 +1230,9 @@ pub struct DoubleClickArgs {
     pub pid: u32,
     /// Window of the element_index or pixel coordinates.
     pub window_id: Option<u64>,
-    /// Element index from the last get_window_state: runs its activate/open action when it has one, else double-clicks its centre.
+    /// Runs the element's activate/open action when it has one, else double-clicks its centre.
     pub element_index: Option<usize>,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
     /// X in window-local screenshot pixels (with y).
     pub x: Option<f64>,
@@ -1218,7 +1242,7 @@ pub struct DoubleClickArgs {
     pub modifier: Option<Vec<String>>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -1261,9 +1285,9 @@ pub struct RightClickArgs {
     pub pid: u32,
     /// Window of the element_index or pixel coordinates.
     pub window_id: Option<u64>,
-    /// Element index from the last get_window_state: runs its context-menu action when it has one, else right-clicks its centre.
+    /// Runs the element's context-menu action when it has one, else right-clicks its centre.
     pub element_index: Option<usize>,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
     /// X in window-local screenshot pixels (with y).
     pub x: Option<f64>,
@@ -1275,7 +1299,7 @@ pub struct RightClickArgs {
     pub modifier: Option<Vec<String>>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -1362,7 +1386,7 @@ pub struct TypeTextArgs {
     pub window_id: Option<u64>,
     /// Editable element from the last get_window_state: the text is inserted at its caret through the accessibility API.
     pub element_index: Option<usize>,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
     /// Type into the element at this window-local point (with y).
     pub x: Option<f64>,
@@ -1370,11 +1394,11 @@ pub struct TypeTextArgs {
     pub y: Option<f64>,
     /// Milliseconds between characters when typing key by key (0-200). Default 30.
     pub delay_ms: Option<u64>,
-    /// Send the text as key events to whatever has the keyboard focus, even when no editable element is targeted (terminals, canvases, custom widgets). Default false: typing with nothing editable targeted is an error.
+    /// Send the text as key events to whatever has focus, even with no editable element targeted (terminals, canvases). Default false: that is an error.
     pub as_keys: Option<bool>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -1384,7 +1408,7 @@ pub struct TypeText;
 impl ToolSpec for TypeText {
     type Args = TypeTextArgs;
     const NAME: &'static str = "type_text";
-    const DESCRIPTION: &'static str = "Insert text (any Unicode) into an editable element: through the accessibility API at the caret (element_index, the element at x/y, or the window's focused editable element), falling back to key events for elements without editable text. Special keys (Return, Escape, arrows) belong to press_key / hotkey.";
+    const DESCRIPTION: &'static str = "Insert text (any Unicode) at the caret of an editable element (element_index, the one at x/y, or the focused one) through the accessibility API, else as key events. Special keys belong to press_key / hotkey.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: TypeTextArgs) -> Result<ToolOutput, ToolError> {
@@ -1771,7 +1795,7 @@ fn combo_label(mods: &[Modifier], key: &str) -> String {
 pub struct PressKeyArgs {
     /// Target process id.
     pub pid: u32,
-    /// Key: return, tab, escape, up, down, left, right, space, delete (backspace), forwarddelete, home, end, pageup, pagedown, f1-f12, a letter or digit, or an X keysym name.
+    /// Key: return, tab, escape, arrows (up…), space, delete (backspace), forwarddelete, home, end, pageup, pagedown, f1-f12, a letter, digit or X keysym name.
     pub key: String,
     /// Modifiers held while the key is pressed: cmd/super, ctrl, shift, alt/option.
     pub modifiers: Option<Vec<String>>,
@@ -1779,7 +1803,7 @@ pub struct PressKeyArgs {
     pub window_id: Option<u64>,
     /// Element from the last get_window_state to deliver to (an editable element is focused first).
     pub element_index: Option<usize>,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
     /// Click this window-local point first to focus what is there (with y).
     pub x: Option<f64>,
@@ -1787,7 +1811,7 @@ pub struct PressKeyArgs {
     pub y: Option<f64>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -1832,7 +1856,7 @@ pub struct HotkeyArgs {
     pub window_id: Option<u64>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -1878,11 +1902,11 @@ pub struct SetValueArgs {
     pub window_id: u64,
     /// Element from the last get_window_state.
     pub element_index: usize,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
-    /// The new value: a number for sliders and spin buttons, an option's label for combo boxes and lists (case-insensitive), the text for text fields.
+    /// A number (sliders, spin buttons), an option's label (combo boxes, lists), or the text (text fields).
     pub value: String,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -2115,9 +2139,9 @@ pub struct ScrollArgs {
     pub by: Option<ScrollUnit>,
     /// Window to scroll; default the pid's frontmost window.
     pub window_id: Option<u64>,
-    /// Scrollable element (or one inside it) from the last get_window_state: its scroll bar is moved through the accessibility API.
+    /// Scrollable element (or one inside it): its scroll bar moves through the accessibility API.
     pub element_index: Option<usize>,
-    /// The snapshot_id of the get_window_state the element_index was read from. With it, the index names the element it had there (an older snapshot of the last 16 too) and is refused if that element is gone or changed since; without it, the index refers to the window's latest snapshot.
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
     pub snapshot_id: Option<String>,
     /// Scroll at this window-local point (with y).
     pub x: Option<f64>,
@@ -2125,7 +2149,7 @@ pub struct ScrollArgs {
     pub y: Option<f64>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -2169,7 +2193,7 @@ fn scroll_bar_for(
 impl ToolSpec for Scroll {
     type Args = ScrollArgs;
     const NAME: &'static str = "scroll";
-    const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or the element at x/y), its scroll bar's value is moved through the accessibility API, or, where the view has no scroll bar in the tree (web lists), its rows are scrolled into view (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window at the point or its centre.";
+    const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or at x/y) its scroll bar moves through the accessibility API, or its rows are scrolled into view (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: ScrollArgs) -> Result<ToolOutput, ToolError> {
@@ -2378,7 +2402,7 @@ pub struct DragArgs {
     pub window_id: Option<u64>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect. Default 0.
+    /// Max ms to wait for the effect. Default 0.
     pub settle_ms: Option<u64>,
 }
 
@@ -2388,7 +2412,7 @@ pub struct Drag;
 impl ToolSpec for Drag {
     type Args = DragArgs;
     const NAME: &'static str = "drag";
-    const DESCRIPTION: &'static str = "Press, move in steps, and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events to the window, which Qt and the browsers take, GTK 3 only while the real pointer is over the window, and GTK 4 never: where they cannot land the result recommends foreground, which moves the real pointer and restores it.";
+    const DESCRIPTION: &'static str = "Press, move in steps and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events, which some toolkits ignore (GTK 4): the result then recommends foreground, which moves the real pointer and restores it.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: DragArgs) -> Result<ToolOutput, ToolError> {

@@ -241,6 +241,11 @@ impl ToolContext {
             .get(&(pid, window_id))
             .cloned()
     }
+
+    /// The (pid, window) pairs this context holds a snapshot of.
+    pub fn snapshot_keys(&self) -> Vec<(u32, u64)> {
+        self.snapshots.lock().unwrap().keys().copied().collect()
+    }
 }
 
 /// The async runtime tools run on, as every entry point builds it (two workers: the
@@ -360,12 +365,7 @@ impl<T: ToolSpec> Tool for T {
         T::CHANGES_DRIVER
     }
     fn input_schema(&self) -> Value {
-        let mut schema = schema_of::<T::Args>();
-        schema["properties"]["session"] = serde_json::json!({
-            "description": "Session id: calls with the same session share element caches, the recorder and set_config overrides, apart from other sessions. Default: the connection's own session.",
-            "type": "string",
-        });
-        schema
+        schema_of::<T::Args>()
     }
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
         parse_args::<T::Args>(args, &self.input_schema()).map(|_| ())
@@ -379,17 +379,99 @@ impl<T: ToolSpec> Tool for T {
     }
 }
 
-/// The JSON Schema of an argument type, trimmed to what clients need.
+/// What every tool takes besides its own arguments, said once (the MCP server's
+/// instructions, docs/tools.md) rather than in every schema.
+pub const SESSION_ARGUMENT: &str = "Every tool also takes an optional `session` (string): calls with the same session share element caches, the recorder and set_config overrides, apart from other sessions. Default: the connection's own session.";
+
+/// The JSON Schema of an argument type, as a person would write it: clients read it and
+/// models pay for every character. Unknown arguments are refused by the server (naming
+/// the ones a tool takes), not by the schema. Optional fields are optional by not being required,
+/// so their `null` goes; integer `format`s (Rust's widths) go; definitions are inlined
+/// (the property's own description wins) and `$defs` go.
 pub fn schema_of<A: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
         map.remove("title");
+        // The server refuses an unknown argument itself, naming the ones it takes.
+        map.remove("additionalProperties");
+        let defs = map.remove("$defs").unwrap_or(Value::Null);
         map.entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
         map.insert("type".into(), Value::String("object".into()));
+        if let Some(Value::Object(props)) = map.get_mut("properties") {
+            for prop in props.values_mut() {
+                tidy_property(prop, &defs);
+            }
+        }
     }
     schema
+}
+
+fn tidy_property(prop: &mut Value, defs: &Value) {
+    let Value::Object(p) = prop else { return };
+    p.remove("format");
+    // Unsigned is what a Rust type says; a count, an id or a size is never negative anyway.
+    if p.get("minimum") == Some(&Value::from(0)) {
+        p.remove("minimum");
+    }
+    // `anyOf: [X, {type: null}]` (an Option of a defined type) is X.
+    if let Some(Value::Array(any)) = p.get("anyOf") {
+        let kept: Vec<Value> = any
+            .iter()
+            .filter(|v| v.get("type") != Some(&Value::String("null".into())))
+            .cloned()
+            .collect();
+        if let [only] = kept.as_slice() {
+            let only = only.clone();
+            p.remove("anyOf");
+            merge_inlined(p, &only, defs);
+        }
+    }
+    if p.contains_key("$ref") {
+        let reference = Value::Object(std::mem::take(p));
+        let description = reference.get("description").cloned();
+        merge_inlined(p, &reference, defs);
+        if let Some(d) = description {
+            p.insert("description".into(), d);
+        }
+    }
+    // `type: [T, "null"]` is T.
+    if let Some(Value::Array(types)) = p.get("type") {
+        let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        if let [only] = kept.as_slice() {
+            let only = (*only).clone();
+            p.insert("type".into(), only);
+        }
+    }
+    if let Some(items) = p.get_mut("items") {
+        tidy_property(items, defs);
+        // The array's own description says what its items are.
+        if let Value::Object(i) = items {
+            i.remove("description");
+        }
+    }
+}
+
+/// Copies `from` into `p`, a `$ref` replaced by its definition (whose own description
+/// gives way to the property's).
+fn merge_inlined(p: &mut Map<String, Value>, from: &Value, defs: &Value) {
+    let Value::Object(from) = from else { return };
+    for (k, v) in from {
+        if k == "$ref" {
+            let name = v.as_str().and_then(|r| r.strip_prefix("#/$defs/"));
+            if let Some(Value::Object(def)) = name.and_then(|n| defs.get(n)) {
+                for (dk, dv) in def {
+                    if dk != "description" || !p.contains_key("description") {
+                        p.entry(dk.clone()).or_insert_with(|| dv.clone());
+                    }
+                }
+            }
+        } else {
+            p.insert(k.clone(), v.clone());
+        }
+    }
+    p.remove("format");
 }
 
 /// Keys every tool accepts besides its own: the session id and private `_`-prefixed keys.

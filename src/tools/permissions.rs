@@ -23,7 +23,7 @@ pub struct CheckPermissions;
 impl ToolSpec for CheckPermissions {
     type Args = CheckPermissionsArgs;
     const NAME: &'static str = "check_permissions";
-    const DESCRIPTION: &'static str = "Report whether the desktop can be observed and driven: the X display is reachable; the XTest, MIT-SHM, Composite and XFIXES extensions are present; a window manager runs; the AT-SPI accessibility bus is reachable and accessibility is enabled. Every failed check carries a fix hint.";
+    const DESCRIPTION: &'static str = "Report whether the desktop can be observed and driven (display, input and capture extensions, window manager, accessibility bus); every failed check carries a fix hint.";
     const READ_ONLY: bool = true;
 
     async fn run(&self, ctx: &ToolContext, _args: Self::Args) -> Result<ToolOutput, ToolError> {

@@ -29,7 +29,7 @@ impl ToolSpec for SetRecording {
     const NAME: &'static str = "set_recording";
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
-    const DESCRIPTION: &'static str = "Start or stop trajectory recording. While on, every action tool call (successful, failed or refused) writes turn-NNNNN/ under output_dir: action.json, before_state.json + before.png, app_state.json + screenshot.png, and click.png for clicks. A folder that already holds turns is refused unless append is true. Stopping when not recording is a no-op.";
+    const DESCRIPTION: &'static str = "Start or stop trajectory recording: while on, every action call (also failed or refused) writes turn-NNNNN/ under output_dir (action, states and screenshots before and after). A folder that holds turns is refused unless append.";
     const READ_ONLY: bool = false;
 
     async fn run(&self, ctx: &ToolContext, a: SetRecordingArgs) -> Result<ToolOutput, ToolError> {

@@ -14,22 +14,16 @@ use crate::replay::{ReplayOptions, replay};
 pub struct ReplayArgs {
     /// Trajectory folder written by set_recording (or the reference driver). ~ is expanded.
     pub dir: String,
-    /// At least this many milliseconds between turn starts, for a person watching. Each turn
-    /// already waits for its recorded change to show, so 0 is correct too. Default 500.
+    /// Milliseconds at least between turn starts, for watching (each turn already waits for
+    /// its change, so 0 is correct). Default 500.
     pub delay_ms: Option<u64>,
     /// Stop at the first failed turn. Default true.
     pub stop_on_error: Option<bool>,
-    /// Also run the trajectory's set_config and set_recording turns, which change the
-    /// driver itself; refused by default (a trajectory is input from elsewhere).
-    /// replay_trajectory turns are refused either way. Default false.
+    /// Also run set_config and set_recording turns (refused by default). Default false.
     pub allow_config: Option<bool>,
-    /// Start each recorded app that has no live window, before the first turn in the order
-    /// the turns first use them (from its recorded executable, app name, or a desktop
-    /// entry named like its window title).
-    /// Default false.
+    /// Start each recorded app that is not running, before the first turn. Default false.
     pub launch: Option<bool>,
-    /// Recorded apps to start from another build: each names the recorded app (app name,
-    /// executable, or window title or a part of it) and the build's path and arguments.
+    /// Recorded apps to start from another build.
     pub apps: Option<Vec<crate::replay::AppOverride>>,
 }
 
@@ -39,7 +33,7 @@ pub struct ReplayTrajectory;
 impl ToolSpec for ReplayTrajectory {
     type Args = ReplayArgs;
     const NAME: &'static str = "replay_trajectory";
-    const DESCRIPTION: &'static str = "Replay a recorded trajectory: each turn's tool call is re-dispatched in order, with recorded pids and windows rebound to live ones (a recorded launch_app launches the app again) and element-indexed turns resolved through their recorded locator in a fresh snapshot (exact path, then role + name, then nearest frame). Waits up to 5 s per turn for the window and element, and after each turn up to 3 s for the turn's recorded change (before-state to after-state) to show in the live window, so the next turn never runs ahead of the app (a turn whose change never shows fails, naming what is missing). While recording is on, the replay is itself recorded. Returns attempted, succeeded, failed, first_failure and per-turn results (rebinding, locator_match, duration_ms).";
+    const DESCRIPTION: &'static str = "Replay a recorded trajectory (ours or cua-driver's): each turn's call runs again in order on the live apps, pids and windows rebound, elements found again by their recorded locator, pixel points moved with their element. Each turn waits (up to 5 s) for its window and element, then (up to 3 s) for its recorded change to show; a turn whose change never shows fails, naming what is missing. Recorded too while recording is on. Returns attempted, succeeded, failed, first_failure and per-turn results.";
     const READ_ONLY: bool = false;
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;

@@ -139,17 +139,20 @@ pub struct GetWindowStateArgs {
     pub pid: u32,
     /// X11 window id (from list_windows or launch_app). Must belong to pid.
     pub window_id: u64,
-    /// Case-insensitive substring: tree_markdown keeps only matching lines and their ancestors. Indices and element_count are unchanged.
+    /// Keep only tree lines holding this substring (any case), with their ancestors; indices unchanged.
     pub query: Option<String>,
     /// Capture the window's screenshot too. Default true; false returns the tree only (faster).
     pub include_screenshot: Option<bool>,
     /// Write the screenshot PNG to this path instead of returning it inline. The directory must exist.
     pub screenshot_out_file: Option<String>,
-    /// Downscale the screenshot so its longest side fits (overrides the config key of that name; 0: full size). Element frames are then given in the downscaled pixels.
+    /// Downscale the screenshot to this longest side (0: full size; default from config); frames then use the downscaled pixels.
     pub max_image_dimension: Option<u32>,
     /// Deprecated and ignored (accepted for compatibility): the tree and the screenshot are both returned.
     #[allow(dead_code)] // accepted so callers written for other drivers keep working
     pub capture_mode: Option<String>,
+    /// MCP: also put elements[] in the structured result. Default false: the tree comes once, in the text (CLI --json always has both).
+    #[allow(dead_code)] // read by the MCP server, which shapes the response
+    pub include_elements: Option<bool>,
 }
 
 pub struct GetWindowState;
@@ -158,7 +161,7 @@ pub struct GetWindowState;
 impl ToolSpec for GetWindowState {
     type Args = GetWindowStateArgs;
     const NAME: &'static str = "get_window_state";
-    const DESCRIPTION: &'static str = "Walk the app's accessibility tree scoped to one window and return tree_markdown, where every actionable element is tagged with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`), elements[] (index, role, name, value, states, actions, frame in window-local screenshot pixels), element_count, snapshot_id, and the window's screenshot (PNG; width, height, scale), with its open menus and popups over it. Element indices refer to this snapshot: call get_window_state again before acting by index after anything changed. window_id must belong to pid; there is never a fallback to another window. degraded: true (with degraded_reason) means nothing actionable was found: act by pixel on the screenshot.";
+    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also element_count, snapshot_id, the window's screenshot (PNG, with its open menus and popups) and, when asked, elements[] (index, role, name, value, value_truncated, states, actions, frame in window-local pixels). Indices refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
     const READ_ONLY: bool = true;
 
     async fn run(
@@ -297,15 +300,25 @@ pub async fn window_state_json(
 }
 
 fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
-    json!({
+    // The platform reads one character more than it keeps, so a cut value says so.
+    let max = crate::platform::MAX_TEXT_CHARS;
+    let cut = n.value.as_ref().filter(|v| v.chars().nth(max).is_some());
+    let mut e = json!({
         "index": index,
         "role": n.role,
         "name": n.name,
-        "value": n.value,
+        "value": match cut {
+            Some(v) => Some(v.chars().take(max).collect::<String>()),
+            None => n.value.clone(),
+        },
         "states": n.states,
         "actions": n.actions,
         "frame": n.frame,
-    })
+    });
+    if cut.is_some() {
+        e["value_truncated"] = json!(true);
+    }
+    e
 }
 
 /// Renders the tree as Markdown and returns, in index order, the node of each element.

@@ -23,7 +23,7 @@ pub struct ListWindows;
 impl ToolSpec for ListWindows {
     type Args = ListWindowsArgs;
     const NAME: &'static str = "list_windows";
-    const DESCRIPTION: &'static str = "List top-level windows: window_id (X11 window id), pid (_NET_WM_PID), app_name, title, bounds (screen points, client area), z_index (higher is closer to the front), is_on_screen, space_id; plus current_space_id (the current virtual desktop).";
+    const DESCRIPTION: &'static str = "List top-level windows: window_id, pid, app_name, title, bounds (screen points), z_index (higher is nearer the front), is_on_screen, space_id; and current_space_id.";
     const READ_ONLY: bool = true;
 
     async fn run(&self, ctx: &ToolContext, args: ListWindowsArgs) -> Result<ToolOutput, ToolError> {

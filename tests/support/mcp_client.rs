@@ -12,6 +12,8 @@ pub struct McpClient {
     stdin: Option<std::process::ChildStdin>,
     stdout: std::io::BufReader<std::process::ChildStdout>,
     next_id: u64,
+    /// The server's answer to `initialize` (its info and instructions).
+    pub initialized: Value,
 }
 
 impl McpClient {
@@ -32,8 +34,9 @@ impl McpClient {
             stdin,
             stdout,
             next_id: 0,
+            initialized: Value::Null,
         };
-        c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+        c.initialized = c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
         c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         c
     }

@@ -51,7 +51,7 @@ async def main(cua, recording):
             launched = await call("launch_app", {"name": "Calculator"})
             pid = launched["structured"]["pid"]
             window = launched["structured"]["windows"][0]["window_id"]
-            state = await call("get_window_state", {"pid": pid, "window_id": window})
+            state = await call("get_window_state", {"pid": pid, "window_id": window, "include_elements": True})
             seen["state_types"] = state["types"]
             seen["image_bytes"] = state["image_bytes"]
             index = {e["name"]: e["index"] for e in state["structured"]["elements"]}
@@ -68,7 +68,7 @@ async def main(cua, recording):
             seen["record_off"] = await call("set_recording", {"enabled": False})
 
             async def display():
-                s = await call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False})
+                s = await call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False, "include_elements": True})
                 return next(
                     (e.get("value") for e in s["structured"]["elements"] if e["role"] == "text" and e["name"] == "GtkSourceView"),
                     None,
@@ -81,7 +81,7 @@ async def main(cua, recording):
                 await asyncio.sleep(0.1)
             # Start over and replay: 7 starts a new calculation, the recording adds × 6 =.
             # Indices belong to the latest snapshot (the result added a history row): re-read.
-            state = await call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False})
+            state = await call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False, "include_elements": True})
             index = {e["name"]: e["index"] for e in state["structured"]["elements"]}
             await press("7")
             for _ in range(50):

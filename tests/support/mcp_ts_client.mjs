@@ -36,7 +36,7 @@ const launched = await call("launch_app", { name: "Calculator" });
 const pid = launched.structured.pid;
 const window = launched.structured.windows[0].window_id;
 const readIndex = async () => {
-  const s = await call("get_window_state", { pid, window_id: window });
+  const s = await call("get_window_state", { pid, window_id: window, include_elements: true });
   return [s, Object.fromEntries(s.structured.elements.map((e) => [e.name, e.index]))];
 };
 let [state, index] = await readIndex();
@@ -44,7 +44,7 @@ seen.state_types = state.types;
 seen.image_bytes = state.image_bytes;
 const press = (key) => call("click", { pid, window_id: window, element_index: index[`${key} ${key}`] });
 const display = async () => {
-  const s = await call("get_window_state", { pid, window_id: window, include_screenshot: false });
+  const s = await call("get_window_state", { pid, window_id: window, include_screenshot: false, include_elements: true });
   return s.structured.elements.find((e) => e.role === "text" && e.name === "GtkSourceView")?.value;
 };
 const waitFor = async (want) => {

@@ -777,7 +777,8 @@ impl Atspi {
             )
             .await
             .ok()?;
-        Some(text.chars().take(MAX_TEXT_CHARS).collect())
+        // One character more than is kept: elements[] then says the value was cut.
+        Some(text.chars().take(MAX_TEXT_CHARS + 1).collect())
     }
 
     async fn numeric_value(&self, n: &NodeRef) -> Option<String> {
