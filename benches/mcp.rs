@@ -86,7 +86,7 @@ fn main() {
     client.finish();
 }
 
-/// What an agent pays to read: characters of JSON, as the model's context receives them.
+/// What an agent pays to read: bytes of JSON, as the client receives them.
 fn agent_reads(
     client: &mut McpClient,
     rt: &tokio::runtime::Runtime,
@@ -123,7 +123,7 @@ fn agent_reads(
         }
     };
     println!();
-    println!("| What an agent reads (characters) | now | before | change |");
+    println!("| What an agent reads (bytes of JSON) | now | before | change |");
     println!("|---|---|---|---|");
     println!(
         "| tools/list | {listed} | {BEFORE_TOOLS_LIST} | {} |",
