@@ -609,8 +609,8 @@ fn interactive_review_accepts_and_rejects_turn_by_turn_on_a_terminal() {
 
 #[test]
 fn a_step_that_errored_fails_the_run_and_never_becomes_a_golden() {
-    // (A misspelt argument no longer gets this far: scenarios are checked when read. A key
-    // name is the tool's to check, when it runs.)
+    // (A misspelt argument or key name no longer gets this far: scenarios are checked when
+    // read. An index is the live window's to judge.)
     let dir = temp("unhonoured");
     std::fs::create_dir_all(dir.join("harness")).unwrap();
     std::fs::write(
@@ -626,9 +626,8 @@ tool = "click"
 target = {{ role = "button", name = "Increment" }}
 
 [[step]]
-tool = "press_key"
-target = {{ role = "text", name = "Name" }}
-args = {{ key = "retrun" }}
+tool = "click"
+args = {{ element_index = 9999 }}
 "#,
             project().join("harness/apps/fixture.py").display()
         ),
@@ -641,8 +640,7 @@ args = {{ key = "retrun" }}
         let said = text(&out);
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(
-            said.contains("turn 2 (press_key): ")
-                && said.contains("unknown key `retrun`; did you mean `return`?"),
+            said.contains("turn 2 (click): ") && said.contains("out of range"),
             "{said}"
         );
         assert!(

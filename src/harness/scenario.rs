@@ -355,6 +355,12 @@ mod tests {
             e.starts_with("s.toml:5: step 1 `args`: invalid arguments:") && e.contains("txt"),
             "{e}"
         );
+        // What the tool checks beyond types, when read: a key name.
+        let e = check("[[step]]\ntool = \"press_key\"\nargs = { key = \"retrun\" }\n").unwrap_err();
+        assert!(
+            e.starts_with("s.toml:5: step 1 `args`:") && e.contains("did you mean `return`?"),
+            "{e}"
+        );
         let e = check("[[step]]\ntool = \"get_window_state\"\n").unwrap_err();
         assert!(e.contains("only observes"), "{e}");
         let e = check("[[step]]\ntool = \"hotkey\"\ntarget = { role = \"button\" }\nargs = { keys = [\"ctrl\", \"a\"] }\n").unwrap_err();

@@ -1824,6 +1824,12 @@ impl ToolSpec for PressKey {
     const DESCRIPTION: &'static str = "Press and release one key (with optional modifiers), delivered to the window without activating it (background) or through the real keyboard (foreground).";
     const READ_ONLY: bool = false;
 
+    fn check(a: &PressKeyArgs) -> Result<(), ToolError> {
+        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
+        check_settle(a.settle_ms)?;
+        Combo::from_parts(&a.key, a.modifiers.as_deref().unwrap_or_default()).map(|_| ())
+    }
+
     async fn run(&self, ctx: &ToolContext, a: PressKeyArgs) -> Result<ToolOutput, ToolError> {
         check_addressing(a.element_index, a.window_id, a.x, a.y)?;
         let settle_ms = check_settle(a.settle_ms)?;
@@ -1868,6 +1874,11 @@ impl ToolSpec for Hotkey {
     const NAME: &'static str = "hotkey";
     const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last.";
     const READ_ONLY: bool = false;
+
+    fn check(a: &HotkeyArgs) -> Result<(), ToolError> {
+        check_settle(a.settle_ms)?;
+        Combo::from_keys(&a.keys).map(|_| ())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: HotkeyArgs) -> Result<ToolOutput, ToolError> {
         let settle_ms = check_settle(a.settle_ms)?;

@@ -330,6 +330,12 @@ pub trait ToolSpec: Send + Sync + 'static {
     /// Whether the tool changes the driver itself (its config, its recorder, a replay)
     /// rather than the desktop: a trajectory's turn may not run it unless asked.
     const CHANGES_DRIVER: bool = false;
+    /// What the argument types cannot say and needs no desktop (key names, combinations,
+    /// bounds between fields): checked by [`Tool::validate`], so a scenario's mistakes show
+    /// when it is read. `run` makes the same checks as it goes.
+    fn check(_args: &Self::Args) -> Result<(), ToolError> {
+        Ok(())
+    }
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError>;
 }
 
@@ -368,7 +374,7 @@ impl<T: ToolSpec> Tool for T {
         schema_of::<T::Args>()
     }
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        parse_args::<T::Args>(args, &self.input_schema()).map(|_| ())
+        T::check(&parse_args::<T::Args>(args, &self.input_schema())?)
     }
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let typed = parse_args::<T::Args>(&args, &self.input_schema())?;
