@@ -790,12 +790,8 @@ async fn wait_for_target(
     let mut changed = started;
     let mut last_tree = String::new();
     loop {
-        let state = registry
-            .call(
-                ctx,
-                "get_window_state",
-                json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
-            )
+        let (state, snapshot) = registry
+            .read_window(ctx, pid, window)
             .await
             .map_err(|e| format!("get_window_state: {e}"))?;
         let tree = state.structured["tree_markdown"].as_str().unwrap_or("");
@@ -803,7 +799,6 @@ async fn wait_for_target(
             changed = Instant::now();
             last_tree = tree.to_string();
         }
-        let snapshot = ctx.snapshot(pid, window).ok_or("no snapshot")?;
         let matches: Vec<usize> = (0..snapshot.elements.len())
             .filter(|&i| {
                 let n = &snapshot.tree.nodes[snapshot.elements[i]];

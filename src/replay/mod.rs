@@ -685,15 +685,10 @@ async fn replay_turn(
         let (index, rule) = match cached {
             Some(found) => found,
             None => loop {
-                registry
-                    .call(
-                        ctx,
-                        "get_window_state",
-                        json!({ "pid": pid, "window_id": w.window_id, "include_screenshot": false }),
-                    )
+                let (_, snapshot) = registry
+                    .read_window(ctx, pid, w.window_id)
                     .await
                     .map_err(|e| e.to_string())?;
-                let snapshot = ctx.snapshot(pid, w.window_id).ok_or("snapshot missing")?;
                 match find(&snapshot) {
                     Ok(found) => break found,
                     Err(e) if Instant::now() >= deadline => return Err(e),
@@ -710,7 +705,7 @@ async fn replay_turn(
     }
 
     if let (Some(w), None) = (&window, args.get("element_index")) {
-        let recorded = point::RecordedWindow {
+        let recorded = point::RecordedLayout {
             turn_dir,
             markdown: states.before.as_deref(),
             frames: &states.before_frames,

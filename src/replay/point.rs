@@ -18,8 +18,9 @@ use crate::platform::{Rect, WindowInfo};
 use crate::tools::{Snapshot, ToolContext, ToolRegistry};
 use crate::trajectory::points::{RecordedFrame, element_at, points_of, recorded_window_size};
 
-/// What a turn recorded about its window, for mapping its points.
-pub struct RecordedWindow<'a> {
+/// What a turn recorded about its window's layout, for mapping its points (not
+/// [`super::bind::RecordedWindow`], which binds the window).
+pub struct RecordedLayout<'a> {
     pub turn_dir: &'a Path,
     pub markdown: Option<&'a str>,
     pub frames: &'a [RecordedFrame],
@@ -30,7 +31,7 @@ pub struct RecordedWindow<'a> {
 pub async fn map_points(
     ctx: &ToolContext,
     registry: &ToolRegistry,
-    recorded: &RecordedWindow<'_>,
+    recorded: &RecordedLayout<'_>,
     args: &mut Value,
     live: &WindowInfo,
 ) -> Result<Option<String>, String> {
@@ -45,7 +46,12 @@ pub async fn map_points(
         let mut live_anchor = None;
         if let (Some(a), Some(md)) = (anchor, recorded.markdown) {
             if snapshot.is_none() {
-                snapshot = Some(live_snapshot(ctx, registry, live).await?);
+                let pid = live.pid.unwrap_or(0);
+                let (_, snap) = registry
+                    .read_window(ctx, pid, live.window_id)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                snapshot = Some(snap);
             }
             let snap = snapshot.as_deref().expect("taken above");
             live_anchor = MarkdownTarget::in_markdown(md, a.index)
@@ -122,24 +128,6 @@ fn whole_or_not(v: f64) -> Value {
     } else {
         json!(v)
     }
-}
-
-async fn live_snapshot(
-    ctx: &ToolContext,
-    registry: &ToolRegistry,
-    live: &WindowInfo,
-) -> Result<std::sync::Arc<Snapshot>, String> {
-    let pid = live.pid.unwrap_or(0);
-    registry
-        .call(
-            ctx,
-            "get_window_state",
-            json!({ "pid": pid, "window_id": live.window_id, "include_screenshot": false }),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-    ctx.snapshot(pid, live.window_id)
-        .ok_or_else(|| "no snapshot of the live window".to_string())
 }
 
 #[cfg(test)]

@@ -592,6 +592,25 @@ impl ToolRegistry {
         })
     }
 
+    /// A fresh tree read of one window (no screenshot): its get_window_state result and
+    /// the snapshot it left in `ctx`, which element indices resolve against.
+    pub async fn read_window(
+        &self,
+        ctx: &ToolContext,
+        pid: u32,
+        window_id: u64,
+    ) -> Result<(ToolOutput, Arc<Snapshot>), ToolError> {
+        let args =
+            serde_json::json!({ "pid": pid, "window_id": window_id, "include_screenshot": false });
+        let out = self.call(ctx, "get_window_state", args).await?;
+        let snapshot = ctx.snapshot(pid, window_id).ok_or_else(|| {
+            ToolError::failed(format!(
+                "no snapshot of pid {pid} window {window_id} after reading it"
+            ))
+        })?;
+        Ok((out, snapshot))
+    }
+
     /// Runs a tool; while recording, action tools are recorded as turns.
     pub async fn call(
         &self,
