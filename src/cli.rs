@@ -184,6 +184,10 @@ enum GoldenCommand {
         accept: bool,
         #[arg(long, requires = "turn")]
         reject: bool,
+        /// Review in the browser: serve the report on 127.0.0.1 with accept / reject
+        /// buttons (the URL carries a one-time token); stops once nothing is left.
+        #[arg(long, conflicts_with = "turn")]
+        web: bool,
         #[command(flatten)]
         dirs: HarnessDirs,
     },
@@ -1012,6 +1016,7 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
             turn,
             accept,
             reject,
+            web,
             dirs,
         } => {
             let goldens = Goldens::new(&dirs.goldens);
@@ -1020,8 +1025,25 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
                 None => pending_names(&goldens),
             };
             if names.is_empty() {
-                out("no pending goldens");
+                out(&format!("no pending goldens in {}", dirs.goldens.display()));
                 return 0;
+            }
+            if web {
+                let mut scenarios = Vec::new();
+                for name in names {
+                    match scenario_config(&dirs, &name) {
+                        Ok(c) => scenarios.push((name, c)),
+                        Err(e) => return fail(2, e),
+                    }
+                }
+                let served = crate::golden::web::serve(&goldens, scenarios, |url| {
+                    out(&format!("review in the browser: {url}"));
+                    out("(Ctrl-C stops the review; it also stops once nothing is left)");
+                });
+                return match served {
+                    Ok(()) => 0,
+                    Err(e) => fail(2, e),
+                };
             }
             if turn.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                 return fail(
@@ -1045,47 +1067,23 @@ fn run_golden(cmd: GoldenCommand) -> i32 {
                         } else {
                             Decision::Reject
                         };
-                        let mut changed = Vec::new();
-                        crate::golden::review(
-                            &goldens,
-                            &name,
-                            &config,
-                            &mut std::io::sink(),
-                            &mut |n| {
-                                changed.push(n);
-                                if n == t || n == 0 {
-                                    wanted
-                                } else {
-                                    Decision::Skip
-                                }
-                            },
-                        )
-                        .and_then(|accepted| {
-                            if changed.contains(&t) || changed.contains(&0) {
-                                return Ok(accepted);
-                            }
-                            let list: Vec<String> =
-                                changed.iter().map(u32::to_string).collect();
-                            Err(format!(
-                                "`--turn {t}`: not a changed turn of {name} (changed: {}); nothing was decided",
-                                if list.is_empty() { "none".into() } else { list.join(", ") }
-                            ))
-                        })
-                        .map(|accepted| {
-                            out(&format!(
-                                "{name} turn {t}: {}",
-                                if accepted > 0 {
-                                    "accepted into the golden"
-                                } else {
-                                    "kept as in the golden"
-                                }
-                            ));
-                            if !goldens.pending(&name).exists() {
+                        crate::golden::decide_turn(&goldens, &name, &config, t, wanted)
+                            .map_err(|e| format!("`--turn`: {e}"))
+                            .map(|done| {
                                 out(&format!(
-                                    "{name}: no changed turn left undecided, pending golden removed"
+                                    "{name} turn {t}: {}",
+                                    if done.accepted {
+                                        "accepted into the golden"
+                                    } else {
+                                        "kept as in the golden"
+                                    }
                                 ));
-                            }
-                        })
+                                if done.review_done {
+                                    out(&format!(
+                                        "{name}: no changed turn left undecided, pending golden removed"
+                                    ));
+                                }
+                            })
                     }
                     None => crate::golden::review(
                         &goldens,

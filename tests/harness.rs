@@ -784,7 +784,7 @@ fn per_turn_review_rejects_turns_of_another_run_and_names_a_turn_that_did_not_ch
     let (code, said) = review("99");
     assert_eq!(code, Some(2), "{said}");
     assert!(
-        said.contains("`--turn 99`: not a changed turn of fixture (changed: 4, 5)"),
+        said.contains("`--turn`: turn 99 is not a changed turn of fixture (changed: 4, 5)"),
         "{said}"
     );
     let (code, said) = review("4");

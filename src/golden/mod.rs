@@ -4,6 +4,8 @@
 //! With `CI` set nothing here writes. Replacing a golden goes through a temporary folder
 //! and renames, so an interrupted accept leaves the old golden or the new one, never half.
 
+pub mod web;
+
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -359,6 +361,55 @@ pub fn review(
         let _ = writeln!(out, "{scenario}: review done, pending golden removed");
     }
     Ok(accepted)
+}
+
+/// What deciding one turn did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnDecided {
+    /// The golden took the pending run's turn (or, for turn 0, the whole pending run).
+    pub accepted: bool,
+    /// No changed turn is left undecided, so the pending golden was removed.
+    pub review_done: bool,
+}
+
+/// Decides one changed turn of a scenario's pending golden, leaving the others undecided:
+/// the per-turn path of [`review`] that `cua golden review --turn` and the web review
+/// share. Turn 0 is the whole pending run of a scenario with no golden yet. A turn that did
+/// not change is an error that lists the turns that did, and nothing is decided.
+pub fn decide_turn(
+    goldens: &Goldens,
+    scenario: &str,
+    config: &DiffConfig,
+    turn: u32,
+    decision: Decision,
+) -> Result<TurnDecided, String> {
+    if !matches!(decision, Decision::Accept | Decision::Reject) {
+        return Err("a turn is decided by accept or reject".into());
+    }
+    let mut changed = Vec::new();
+    let accepted = review(goldens, scenario, config, &mut std::io::sink(), &mut |n| {
+        changed.push(n);
+        if n == turn || n == 0 {
+            decision
+        } else {
+            Decision::Skip
+        }
+    })?;
+    if !changed.contains(&turn) && !changed.contains(&0) {
+        let list: Vec<String> = changed.iter().map(u32::to_string).collect();
+        return Err(format!(
+            "turn {turn} is not a changed turn of {scenario} (changed: {}); nothing was decided",
+            if list.is_empty() {
+                "none".into()
+            } else {
+                list.join(", ")
+            }
+        ));
+    }
+    Ok(TurnDecided {
+        accepted: accepted > 0,
+        review_done: !goldens.pending(scenario).exists(),
+    })
 }
 
 /// Asks on the terminal: `[a]ccept / [r]eject / [s]kip / [q]uit`.

@@ -2,7 +2,8 @@
 //! the folder opens from file:// with no server and survives being kept as a CI artifact.
 //! Per scenario a film strip of the run; per turn the reasons, expected / actual / diff
 //! screenshots side by side, a slider that wipes between expected and actual, click.png,
-//! the action diff and the tree diff.
+//! the action diff and the tree diff. [`write_with_review`] adds accept / reject buttons
+//! for `cua golden review --web`, which posts them to its `decide` endpoint.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,6 +53,8 @@ figure{margin:0} figcaption{font-size:12px;color:#555}
 pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12px}
 pre .add{color:#1a7f37;background:#e6f4ea} pre .del{color:#c62828;background:#fdecea}
 .note{color:#555}
+.decide{margin:6px 0} .decide button{font:inherit;padding:3px 12px;margin-right:8px;cursor:pointer}
+#status{font-weight:600}
 "#;
 
 const SCRIPT: &str = r#"
@@ -68,6 +71,44 @@ window.addEventListener('load', function () {
   document.body.dataset.rendered = 'yes';
 });
 "#;
+
+/// The web review's buttons: each posts `{scenario, turn?, decision}` to `decide` (relative
+/// to the page, so the server's token path carries over) and reloads the page on success.
+const REVIEW_SCRIPT: &str = r#"
+document.querySelectorAll('button[data-decision]').forEach(function (b) {
+  b.addEventListener('click', function () {
+    var all = document.querySelectorAll('button[data-decision]');
+    all.forEach(function (x) { x.disabled = true; });
+    var status = document.getElementById('status');
+    var body = { scenario: b.dataset.scenario, decision: b.dataset.decision };
+    if (b.dataset.turn) { body.turn = Number(b.dataset.turn); }
+    status.textContent = 'saving…';
+    fetch('decide', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+      .then(function (r) { return r.json(); })
+      .then(function (j) {
+        if (j.ok) { status.textContent = j.message; location.reload(); return; }
+        status.textContent = 'not saved: ' + j.error;
+        all.forEach(function (x) { x.disabled = false; });
+      })
+      .catch(function (e) {
+        status.textContent = 'not saved: the review server did not answer (' + e + ')';
+      });
+  });
+});
+"#;
+
+/// Accept / reject buttons for a scenario (`turn` None) or one of its turns.
+fn decide_buttons(scenario: &str, turn: Option<u32>) -> String {
+    let (what, data_turn) = match turn {
+        Some(t) => (format!("turn {t}"), format!(" data-turn=\"{t}\"")),
+        None => (format!("all of {scenario}"), String::new()),
+    };
+    let scenario = esc(scenario);
+    format!(
+        "<div class=\"decide\"><button data-scenario=\"{scenario}\"{data_turn} data-decision=\"accept\">Accept {what}</button><button data-scenario=\"{scenario}\"{data_turn} data-decision=\"reject\">Reject {what}</button></div>",
+        what = esc(&what)
+    )
+}
 
 /// Copies `src` to `dir/name` when it exists; returns the path relative to the report.
 fn copy_asset(
@@ -163,17 +204,42 @@ fn figure(src: &Option<String>, caption: &str) -> String {
 
 /// Writes `dir/index.html` and its images; returns the index path.
 pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Result<PathBuf> {
+    write_page(dir, title, reports, false)
+}
+
+/// [`write`] with accept / reject buttons per scenario and per changed turn, for the web
+/// review.
+pub fn write_with_review(
+    dir: &Path,
+    title: &str,
+    reports: &[ScenarioReport],
+) -> std::io::Result<PathBuf> {
+    write_page(dir, title, reports, true)
+}
+
+fn write_page(
+    dir: &Path,
+    title: &str,
+    reports: &[ScenarioReport],
+    review: bool,
+) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let failed = reports.iter().filter(|r| !r.passed).count();
     let mut body = String::new();
+    let verdict = if review {
+        format!("{} pending golden(s) to review", reports.len())
+    } else {
+        format!("{failed} of {} scenario(s) failed", reports.len())
+    };
     let _ = write!(
         body,
-        "<h1>{} <span class=\"{}\">{} of {} scenario(s) failed</span></h1>",
+        "<h1>{} <span class=\"{}\">{verdict}</span></h1>",
         esc(title),
         if failed > 0 { "fail" } else { "pass" },
-        failed,
-        reports.len()
     );
+    if review {
+        body.push_str("<p id=\"status\" role=\"status\"></p>");
+    }
     for r in reports {
         let sid = slug(&r.name);
         let _ = write!(
@@ -200,6 +266,9 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
                 ""
             }
         );
+        if review {
+            body.push_str(&decide_buttons(&r.name, None));
+        }
         for (k, why) in r.failed_attempts.iter().enumerate() {
             let _ = write!(
                 body,
@@ -269,6 +338,9 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
                         .join("<br>")
                 );
             }
+            if review && !t.passed() {
+                turns.push_str(&decide_buttons(&r.name, Some(t.turn)));
+            }
             turns.push_str("<div class=\"shots\">");
             turns.push_str(&figure(&assets.expected, "expected"));
             turns.push_str(&figure(&assets.actual, "actual"));
@@ -305,8 +377,9 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
         body.push_str("</section>");
     }
     let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>{body}<script>{SCRIPT}</script></body></html>\n",
-        esc(title)
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>{body}<script>{SCRIPT}{}</script></body></html>\n",
+        esc(title),
+        if review { REVIEW_SCRIPT } else { "" }
     );
     let index = dir.join("index.html");
     crate::files::write_atomic(&index, html.as_bytes())?;

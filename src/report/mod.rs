@@ -70,6 +70,21 @@ impl ScenarioReport {
         }
     }
 
+    /// A scenario that failed without a diff.
+    pub fn of_error(name: String, error: String) -> ScenarioReport {
+        ScenarioReport {
+            name,
+            passed: false,
+            diff: None,
+            error: Some(error),
+            notes: Vec::new(),
+            duration_ms: 0,
+            failed_attempts: Vec::new(),
+            recorded_turns: 0,
+            failure_state: None,
+        }
+    }
+
     /// Passed, but only on a retry.
     pub fn flaky(&self) -> bool {
         self.passed && !self.failed_attempts.is_empty()
