@@ -93,9 +93,17 @@ fn agent_reads(
     registry: &ToolRegistry,
     ctx: &ToolContext,
 ) {
-    let listed = client.request("tools/list", json!({}))["result"]
-        .to_string()
-        .len();
+    let list = client.request("tools/list", json!({}))["result"].clone();
+    let listed = list.to_string().len();
+    // Output schemas are for the client's validation; hosts put names, descriptions and
+    // input schemas before the model. Each schema costs its bytes plus `,"outputSchema":`.
+    let output_schemas: usize = list["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("outputSchema"))
+        .map(|s| s.to_string().len() + r#","outputSchema":"#.len())
+        .sum();
     let launched = rt
         .block_on(registry.call(ctx, "launch_app", json!({ "name": "Calculator" })))
         .unwrap()
@@ -129,6 +137,12 @@ fn agent_reads(
         "| tools/list | {listed} | {BEFORE_TOOLS_LIST} | {} |",
         ratio(listed, BEFORE_TOOLS_LIST)
     );
+    let for_model = listed - output_schemas;
+    println!(
+        "| — without its outputSchemas (what a host shows the model) | {for_model} | {BEFORE_TOOLS_LIST} | {} |",
+        ratio(for_model, BEFORE_TOOLS_LIST)
+    );
+    println!("| — its outputSchemas (the action tools' result) | {output_schemas} | 0 | |");
     let without_image = total - image;
     println!(
         "| Calculator get_window_state, without the image | {without_image} | {BEFORE_STATE_WITHOUT_IMAGE} | {} |",

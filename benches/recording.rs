@@ -92,15 +92,7 @@ fn main() {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .find(|e| {
-                    e["role"] == case.role
-                        && e["name"].as_str().is_some_and(|n| {
-                            // GTK 4 buttons repeat their label: "7 7".
-                            n == case.name
-                                || n.strip_prefix(case.name)
-                                    .is_some_and(|r| r.starts_with(' '))
-                        })
-                })
+                .find(|e| e["role"] == case.role && e["name"] == case.name)
                 .map(|e| e["index"].clone());
             if let Some(i) = found {
                 break i;

@@ -32,8 +32,7 @@ fn main() {
     for (app, pick) in [
         (
             "Calculator",
-            Box::new(|e: &Value| e["name"].as_str().is_some_and(|n| n.starts_with("1 ")))
-                as Box<dyn Fn(&Value) -> bool>,
+            Box::new(|e: &Value| e["name"] == "1") as Box<dyn Fn(&Value) -> bool>,
         ),
         (
             "gtk3-widget-factory",

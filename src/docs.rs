@@ -46,8 +46,35 @@ pub fn tools_markdown(registry: &ToolRegistry) -> String {
             }
             _ => md.push_str("No arguments.\n"),
         }
+        if let Some(output) = t.output_schema() {
+            md.push_str(&format!("\n{}\n", result_line(&output)));
+        }
     }
     md
+}
+
+/// One line naming a declared structured result's fields (required ones first).
+fn result_line(output: &Value) -> String {
+    let required: Vec<&str> = output["anyOf"][0]["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut fields: Vec<String> = required
+        .iter()
+        .map(|name| format!("`{name}` ({})", type_of(&output["properties"][*name])))
+        .collect();
+    if let Some(props) = output["properties"].as_object() {
+        fields.extend(
+            props
+                .iter()
+                .filter(|(name, _)| !required.contains(&name.as_str()))
+                .map(|(name, prop)| format!("`{name}`? ({})", type_of(prop))),
+        );
+    }
+    format!(
+        "Result (its MCP `outputSchema`): {}, plus what the action adds; a failed call: `error`, `message`.",
+        fields.join(", ")
+    )
 }
 
 /// docs/roles.md: the role names a step's `target.role` (and a locator) can use.

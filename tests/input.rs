@@ -94,9 +94,7 @@ impl Session {
 }
 
 fn named(prefix: &'static str) -> impl Fn(&Value) -> bool {
-    move |e: &Value| {
-        e["role"] == "button" && e["name"].as_str().unwrap().split(' ').next() == Some(prefix)
-    }
+    move |e: &Value| e["role"] == "button" && e["name"] == prefix
 }
 
 #[test]

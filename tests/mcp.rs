@@ -110,6 +110,23 @@ fn drive_with_official_client(client: &mut Command, label: &str) {
             .unwrap()
             .contains(&json!("click"))
     );
+    // The action tools declare the schema of their structured result.
+    let actions = [
+        "click",
+        "double_click",
+        "drag",
+        "hotkey",
+        "move_cursor",
+        "press_key",
+        "right_click",
+        "scroll",
+        "set_value",
+        "type_text",
+    ];
+    assert_eq!(seen["output_schemas"], json!(actions), "{seen}");
+    if let Some(valid) = seen.get("output_valid") {
+        assert_eq!(valid, &json!([true, true]), "{seen}");
+    }
     assert_eq!(seen["state_types"], json!(["text", "image"]));
     assert!(seen["image_bytes"].as_u64().unwrap() > 1000, "{seen}");
     assert_eq!(seen["first_click"]["is_error"], false, "{seen}");
@@ -362,7 +379,7 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["name"] == "7 7")
+            .find(|e| e["name"] == "7")
             .unwrap()["frame"]
             .clone()
     };
@@ -393,7 +410,12 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["name"] == "GtkSourceView")
+            .find(|e| {
+                e["role"] == "text"
+                    && e["states"]
+                        .as_array()
+                        .is_some_and(|s| s.iter().any(|s| s == "editable"))
+            })
             .and_then(|e| e["value"].as_str())
             .unwrap_or("")
             .to_string();
@@ -568,7 +590,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["name"] == "7 7")
+        .find(|e| e["name"] == "7")
         .unwrap()["index"]
         .clone();
     // B never read the window: A's element cache is not B's.
@@ -607,7 +629,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["name"] == "6 6")
+        .find(|e| e["name"] == "6")
         .unwrap()["index"]
         .clone();
     assert_eq!(
@@ -635,7 +657,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
     let action: Value =
         serde_json::from_slice(&std::fs::read(rec.join("turn-00001/action.json")).unwrap())
             .unwrap();
-    assert_eq!(action["target"]["name"], "7 7");
+    assert_eq!(action["target"]["name"], "7");
     assert!(action["arguments"].get("session").is_none(), "{action}");
     drop(a);
     drop(b);

@@ -13,10 +13,7 @@ fn calculator_gtk4_digit_buttons_exist_with_a_click_action() {
         let name = digit.to_string();
         let button = els
             .iter()
-            .find(|e| {
-                e["role"] == "button"
-                    && e["name"].as_str().unwrap().split(' ').next() == Some(name.as_str())
-            })
+            .find(|e| e["role"] == "button" && e["name"] == name.as_str())
             .unwrap_or_else(|| {
                 panic!(
                     "no button {digit} in\n{}",
@@ -39,6 +36,60 @@ fn calculator_gtk4_digit_buttons_exist_with_a_click_action() {
         md.contains("] button \"7"),
         "markdown tags the 7 button with an index:\n{md}"
     );
+}
+
+/// Names as a person reads them: GTK 4's doubled labels ("7 7") said once, widget class
+/// names ("GtkMenuButton") replaced by the tooltip GTK 4 puts in the description (or by
+/// nothing), and no name with spaces around it, in GTK 4 and in GTK 3's open menus.
+#[test]
+fn names_are_as_a_person_reads_them_in_gtk4_and_in_gtk3_menus() {
+    let check = |state: &cua::tools::ToolOutput| {
+        for e in elements(state) {
+            let name = e["name"].as_str().unwrap();
+            let md = &state.structured["tree_markdown"];
+            assert_eq!(name, name.trim(), "untrimmed name in\n{md}");
+            let halves = name.split_once(' ');
+            assert!(
+                halves.is_none_or(|(a, b)| a != b),
+                "doubled name {name:?} in\n{md}"
+            );
+            assert!(
+                !(name.starts_with("Gtk") || name.starts_with("Adw")) || name.contains(' '),
+                "widget class name {name:?} in\n{md}"
+            );
+        }
+    };
+    let calculator = window_state(&desktop().calculator);
+    check(&calculator);
+    let md = calculator.structured["tree_markdown"].as_str().unwrap();
+    assert!(md.contains("button \"Primary menu\""), "{md}");
+
+    // GTK 3 menus: mousepad's items, read while each menu is open, on a desktop of its own
+    // (an open menu in the shared one would take other tests' input).
+    let s = Session::private();
+    let app = App::launched(&s.call("launch_app", json!({ "name": "mousepad" })).unwrap());
+    let at = json!({ "pid": app.pid, "window_id": app.window_id });
+    for menu in ["File", "Edit", "View", "Document"] {
+        let state = s.call("get_window_state", at.clone()).unwrap();
+        let index = elements(&state)
+            .into_iter()
+            .find(|e| e["role"] == "menu" && e["name"] == menu)
+            .unwrap_or_else(|| panic!("no menu {menu}"))["index"]
+            .clone();
+        let mut open = at.clone();
+        open["element_index"] = index;
+        open["settle_ms"] = json!(1000);
+        s.call("click", open).unwrap();
+        let opened = s.call("get_window_state", at.clone()).unwrap();
+        let items = elements(&opened)
+            .iter()
+            .filter(|e| e["role"] == "menu_item")
+            .count();
+        assert!(items > 2, "menu {menu} did not open");
+        check(&opened);
+        s.call("press_key", json!({ "pid": app.pid, "key": "Escape" }))
+            .unwrap();
+    }
 }
 
 #[test]

@@ -56,8 +56,12 @@ impl CuaServer {
                 } else {
                     ToolAnnotations::new().read_only(false).destructive(false)
                 };
-                Tool::new(t.name().to_string(), t.description().to_string(), schema)
-                    .with_annotations(annotations)
+                let tool = Tool::new(t.name().to_string(), t.description().to_string(), schema)
+                    .with_annotations(annotations);
+                match t.output_schema() {
+                    Some(Value::Object(output)) => tool.with_raw_output_schema(Arc::new(output)),
+                    _ => tool,
+                }
             })
             .collect();
         CuaServer {

@@ -7,6 +7,35 @@ use crate::tools::Snapshot;
 use crate::trajectory::Locator;
 use crate::trajectory::markdown::{self, role_key};
 
+/// Whether a recorded name designates a live one. Names recorded before cua read them as
+/// a person does (untrimmed; GTK 4's doubled labels such as `"7 7"`) still match the
+/// tidy name the platform gives today (`"7"`).
+pub fn same_name(recorded: &str, live: &str) -> bool {
+    if recorded == live {
+        return true;
+    }
+    let r = recorded.trim();
+    let half = r.len() / 2;
+    r == live
+        || (r.len() % 2 == 1
+            && r.is_char_boundary(half)
+            && r[half..].starts_with(' ')
+            && r[..half] == r[half + 1..]
+            && &r[..half] == live)
+}
+
+/// Whether a recorded locator path is the live one, step by step ([`same_name`]).
+fn same_path(
+    recorded: &[crate::trajectory::PathStep],
+    live: &[crate::trajectory::PathStep],
+) -> bool {
+    recorded.len() == live.len()
+        && recorded
+            .iter()
+            .zip(live)
+            .all(|(r, l)| r.role == l.role && r.index == l.index && same_name(&r.name, &l.name))
+}
+
 /// How a locator was matched in a snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocatorRule {
@@ -37,8 +66,11 @@ pub fn resolve_locator(snapshot: &Snapshot, loc: &Locator) -> Result<(usize, Loc
             let n = node(i);
             // Cheap filter before building the path.
             n.role == loc.role
-                && n.name == loc.name
-                && Locator::of(&snapshot.tree, snapshot.elements[i], i).path == loc.path
+                && same_name(&loc.name, &n.name)
+                && same_path(
+                    &loc.path,
+                    &Locator::of(&snapshot.tree, snapshot.elements[i], i).path,
+                )
         });
         if let Some(i) = found {
             return Ok((i, LocatorRule::ExactPath));
@@ -52,7 +84,7 @@ pub fn resolve_locator(snapshot: &Snapshot, loc: &Locator) -> Result<(usize, Loc
         (x as i64 - cx as i64).abs() + (y as i64 - cy as i64).abs()
     };
     let same = (0..count)
-        .filter(|&i| node(i).role == loc.role && node(i).name == loc.name)
+        .filter(|&i| node(i).role == loc.role && same_name(&loc.name, &node(i).name))
         .min_by_key(|&i| distance(i));
     if let Some(i) = same {
         return Ok((i, LocatorRule::RoleName));
@@ -122,11 +154,11 @@ pub fn resolve_markdown(snapshot: &Snapshot, target: &MarkdownTarget) -> Result<
     let node = |i: usize| &nodes[snapshot.elements[i]];
     let role = role_key(&target.role);
     let mut alike: Vec<usize> = (0..count)
-        .filter(|&i| role_key(&node(i).role) == role && node(i).name == target.name)
+        .filter(|&i| role_key(&node(i).role) == role && same_name(&target.name, &node(i).name))
         .collect();
     if alike.is_empty() && !target.name.is_empty() {
         alike = (0..count)
-            .filter(|&i| node(i).name == target.name)
+            .filter(|&i| same_name(&target.name, &node(i).name))
             .collect();
     }
     let ancestors_shared = |i: usize| {
@@ -178,6 +210,17 @@ mod tests {
     use super::*;
     use crate::platform::{AxNode, AxTree, Rect};
     use crate::trajectory::Locator;
+
+    #[test]
+    fn names_recorded_before_tidy_names_still_match() {
+        assert!(same_name("7 7", "7"));
+        assert!(same_name("× ×", "×"));
+        assert!(same_name("Open…  ", "Open…"));
+        assert!(same_name("Go", "Go"));
+        assert!(!same_name("7 7", "6"));
+        assert!(!same_name("7", "7 7"));
+        assert!(!same_name("Save as", "Save"));
+    }
 
     fn node(role: &str, name: &str, parent: Option<usize>, children: Vec<usize>, x: i32) -> AxNode {
         AxNode {

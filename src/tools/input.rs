@@ -98,7 +98,8 @@ pub enum ScrollUnit {
 // ---------------------------------------------------------------------------------------
 // Outcome: what every action returns.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 enum Effect {
     Confirmed,
     Unverifiable,
@@ -140,23 +141,22 @@ impl Outcome {
     }
 
     fn into_output(self, pid: Option<u32>, window: Option<&WindowInfo>) -> ToolOutput {
-        let mut s = json!({
-            "path": self.path,
-            "verified": self.effect == Effect::Confirmed,
-            "effect": self.effect.as_str(),
-        });
-        if let Some(pid) = pid {
-            s["pid"] = json!(pid);
-        }
-        if let Some(w) = window {
-            s["window_id"] = json!(w.window_id);
-        }
-        if let Some((recommended, reason)) = &self.escalation {
-            s["escalation"] = json!({ "recommended": recommended, "reason": reason });
-        }
-        for (k, v) in self.fields {
-            s[k] = v;
-        }
+        let result = ActionResult {
+            path: self.path,
+            verified: self.effect == Effect::Confirmed,
+            effect: self.effect,
+            pid,
+            window_id: window.map(|w| w.window_id),
+            escalation: self
+                .escalation
+                .as_ref()
+                .map(|(recommended, reason)| Escalation {
+                    recommended,
+                    reason: reason.clone(),
+                }),
+            details: self.fields,
+        };
+        let s = serde_json::to_value(&result).unwrap_or_default();
         let mut summary = format!(
             "{} via {}: effect {}",
             self.what,
@@ -168,6 +168,33 @@ impl Outcome {
         }
         ToolOutput::new(summary, s)
     }
+}
+
+/// What every action returns: the one source of its structured result and of the output
+/// schema the MCP server declares for it.
+#[derive(serde::Serialize, JsonSchema)]
+pub struct ActionResult {
+    /// The route that ran.
+    path: &'static str,
+    /// `effect` is `confirmed`.
+    verified: bool,
+    effect: Effect,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window_id: Option<u64>,
+    /// A background attempt did not land: what to try instead, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    escalation: Option<Escalation>,
+    /// What this action adds: `click_point`, `element`, `end_point`...
+    #[serde(flatten)]
+    details: serde_json::Map<String, Value>,
+}
+
+#[derive(serde::Serialize, JsonSchema)]
+struct Escalation {
+    recommended: &'static str,
+    reason: String,
 }
 
 /// What would show that an action landed.
@@ -1195,6 +1222,9 @@ pub struct Click;
 
 #[async_trait]
 impl ToolSpec for Click {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = ClickArgs;
     const NAME: &'static str = "click";
     const DESCRIPTION: &'static str = "Click an element or a point. element_index + window_id runs the element's accessibility action (press/click/activate/toggle, or `action`): no pointer move, no focus change. x, y (window-local pixels) + pid: in background a point on an actionable element runs its action, elsewhere synthetic button events go to the window; foreground clicks with the real pointer, then restores. Returns path, verified, effect and escalation.";
@@ -1250,6 +1280,9 @@ pub struct DoubleClick;
 
 #[async_trait]
 impl ToolSpec for DoubleClick {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = DoubleClickArgs;
     const NAME: &'static str = "double_click";
     const DESCRIPTION: &'static str = "Double-click an element (its activate/open action when it has one, else a double click at its centre) or a window-local point.";
@@ -1307,6 +1340,9 @@ pub struct RightClick;
 
 #[async_trait]
 impl ToolSpec for RightClick {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = RightClickArgs;
     const NAME: &'static str = "right_click";
     const DESCRIPTION: &'static str = "Right-click an element (its context-menu action, or `action`) or a window-local point (button 3).";
@@ -1406,6 +1442,9 @@ pub struct TypeText;
 
 #[async_trait]
 impl ToolSpec for TypeText {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = TypeTextArgs;
     const NAME: &'static str = "type_text";
     const DESCRIPTION: &'static str = "Insert text (any Unicode) at the caret of an editable element (element_index, the one at x/y, or the focused one) through the accessibility API, else as key events. Special keys belong to press_key / hotkey.";
@@ -1819,6 +1858,9 @@ pub struct PressKey;
 
 #[async_trait]
 impl ToolSpec for PressKey {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = PressKeyArgs;
     const NAME: &'static str = "press_key";
     const DESCRIPTION: &'static str = "Press and release one key (with optional modifiers), delivered to the window without activating it (background) or through the real keyboard (foreground).";
@@ -1870,6 +1912,9 @@ pub struct Hotkey;
 
 #[async_trait]
 impl ToolSpec for Hotkey {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = HotkeyArgs;
     const NAME: &'static str = "hotkey";
     const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last.";
@@ -1925,6 +1970,9 @@ pub struct SetValue;
 
 #[async_trait]
 impl ToolSpec for SetValue {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = SetValueArgs;
     const NAME: &'static str = "set_value";
     const DESCRIPTION: &'static str = "Set an element's value through the accessibility API, without opening popups or moving focus: the numeric value of sliders and spin buttons, the selected option of combo boxes and lists (by label, case-insensitive), or the whole text of a text field.";
@@ -2202,6 +2250,9 @@ fn scroll_bar_for(
 
 #[async_trait]
 impl ToolSpec for Scroll {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = ScrollArgs;
     const NAME: &'static str = "scroll";
     const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or at x/y) its scroll bar moves through the accessibility API, or its rows are scrolled into view (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window.";
@@ -2421,6 +2472,9 @@ pub struct Drag;
 
 #[async_trait]
 impl ToolSpec for Drag {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = DragArgs;
     const NAME: &'static str = "drag";
     const DESCRIPTION: &'static str = "Press, move in steps and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events, which some toolkits ignore (GTK 4): the result then recommends foreground, which moves the real pointer and restores it.";
@@ -2531,6 +2585,9 @@ pub struct MoveCursor;
 
 #[async_trait]
 impl ToolSpec for MoveCursor {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
     type Args = MoveCursorArgs;
     const NAME: &'static str = "move_cursor";
     const DESCRIPTION: &'static str = "Move the real mouse pointer to a screen point (screen points, origin top-left). This is the one tool that changes the pointer by design.";

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tokio::sync::OnceCell;
 
 use crate::errors::ToolError;
@@ -336,6 +336,11 @@ pub trait ToolSpec: Send + Sync + 'static {
     fn check(_args: &Self::Args) -> Result<(), ToolError> {
         Ok(())
     }
+    /// The JSON Schema of the structured result, where a type produces it
+    /// ([`output_schema_of`]); None where the result is still assembled as JSON.
+    fn output_schema() -> Option<Value> {
+        None
+    }
     async fn run(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError>;
 }
 
@@ -348,6 +353,7 @@ pub trait Tool: Send + Sync {
     fn recorded(&self) -> bool;
     fn changes_driver(&self) -> bool;
     fn input_schema(&self) -> Value;
+    fn output_schema(&self) -> Option<Value>;
     /// Parses and validates arguments without running anything.
     fn validate(&self, args: &Value) -> Result<(), ToolError>;
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
@@ -373,6 +379,9 @@ impl<T: ToolSpec> Tool for T {
     fn input_schema(&self) -> Value {
         schema_of::<T::Args>()
     }
+    fn output_schema(&self) -> Option<Value> {
+        T::output_schema()
+    }
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
         T::check(&parse_args::<T::Args>(args, &self.input_schema())?)
     }
@@ -388,6 +397,33 @@ impl<T: ToolSpec> Tool for T {
 /// What every tool takes besides its own arguments, said once (the MCP server's
 /// instructions, docs/tools.md) rather than in every schema.
 pub const SESSION_ARGUMENT: &str = "Every tool also takes an optional `session` (string): calls with the same session share element caches, the recorder and set_config overrides, apart from other sessions. Default: the connection's own session.";
+
+/// The output schema of a result type: its fields (as [`schema_of`] writes them, without
+/// descriptions, which an agent reads in the tool's description), and, since a failed call
+/// carries `{error, message}` as its structured result, that shape as the alternative.
+pub fn output_schema_of<A: JsonSchema>() -> Value {
+    let mut schema = schema_of::<A>();
+    strip_descriptions(&mut schema);
+    let required = schema
+        .as_object_mut()
+        .and_then(|m| m.remove("required"))
+        .unwrap_or(json!([]));
+    schema["anyOf"] = json!([{ "required": required }, { "required": ["error", "message"] }]);
+    schema
+}
+
+fn strip_descriptions(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if m.get("description").is_some_and(Value::is_string) {
+                m.remove("description");
+            }
+            m.values_mut().for_each(strip_descriptions);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_descriptions),
+        _ => {}
+    }
+}
 
 /// The JSON Schema of an argument type, as a person would write it: clients read it and
 /// models pay for every character. Unknown arguments are refused by the server (naming

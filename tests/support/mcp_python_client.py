@@ -34,6 +34,11 @@ async def main(cua, recording):
             for t in tools:
                 schema = field(t, "input_schema", "inputSchema")
                 jsonschema.validators.validator_for(schema).check_schema(schema)
+            output_schemas = {t.name: field(t, "output_schema", "outputSchema") for t in tools}
+            output_schemas = {n: s for n, s in output_schemas.items() if s}
+            for schema in output_schemas.values():
+                jsonschema.validators.validator_for(schema).check_schema(schema)
+            seen["output_schemas"] = sorted(output_schemas)
             seen["read_only"] = sorted(
                 t.name for t in tools if t.annotations and field(t.annotations, "read_only_hint", "readOnlyHint")
             )
@@ -57,11 +62,14 @@ async def main(cua, recording):
             index = {e["name"]: e["index"] for e in state["structured"]["elements"]}
 
             async def press(key):
-                i = index[f"{key} {key}"]
+                i = index[key]
                 return await call("click", {"pid": pid, "window_id": window, "element_index": i})
 
             seen["first_click"] = await press("7")
             seen["bad_call"] = await call("click", {"pid": "seven"})
+            # Both the result and the error conform to click's declared output schema.
+            for r in (seen["first_click"], seen["bad_call"]):
+                jsonschema.validate(r["structured"], output_schemas["click"])
             seen["record_on"] = await call("set_recording", {"enabled": True, "output_dir": recording})
             for key in ["×", "6", "="]:
                 await press(key)
@@ -70,7 +78,7 @@ async def main(cua, recording):
             async def display():
                 s = await call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False, "include_elements": True})
                 return next(
-                    (e.get("value") for e in s["structured"]["elements"] if e["role"] == "text" and e["name"] == "GtkSourceView"),
+                    (e.get("value") for e in s["structured"]["elements"] if e["role"] == "text" and "editable" in e["states"]),
                     None,
                 )
 

@@ -18,6 +18,8 @@ const { tools } = await client.listTools();
 seen.tools = tools.map((t) => t.name).sort();
 const ajv = new Ajv({ strict: false });
 for (const t of tools) ajv.compile(t.inputSchema);
+const outputSchemas = Object.fromEntries(tools.filter((t) => t.outputSchema).map((t) => [t.name, ajv.compile(t.outputSchema)]));
+seen.output_schemas = Object.keys(outputSchemas).sort();
 seen.read_only = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name).sort();
 
 const call = async (name, args) => {
@@ -42,10 +44,10 @@ const readIndex = async () => {
 let [state, index] = await readIndex();
 seen.state_types = state.types;
 seen.image_bytes = state.image_bytes;
-const press = (key) => call("click", { pid, window_id: window, element_index: index[`${key} ${key}`] });
+const press = (key) => call("click", { pid, window_id: window, element_index: index[key] });
 const display = async () => {
   const s = await call("get_window_state", { pid, window_id: window, include_screenshot: false, include_elements: true });
-  return s.structured.elements.find((e) => e.role === "text" && e.name === "GtkSourceView")?.value;
+  return s.structured.elements.find((e) => e.role === "text" && e.states.includes("editable"))?.value;
 };
 const waitFor = async (want) => {
   let shown;
@@ -59,6 +61,8 @@ const waitFor = async (want) => {
 
 seen.first_click = await press("7");
 seen.bad_call = await call("click", { pid: "seven" });
+// Both the result and the error conform to click's declared output schema.
+seen.output_valid = [seen.first_click, seen.bad_call].map((r) => outputSchemas.click(r.structured));
 seen.record_on = await call("set_recording", { enabled: true, output_dir: recording });
 for (const key of ["×", "6", "="]) await press(key);
 seen.record_off = await call("set_recording", { enabled: false });

@@ -702,6 +702,28 @@ impl Atspi {
             height,
         })
     }
+    /// The node's name as a person reads it ([`tidy_name`]); a widget class name gives
+    /// way to the element's description (GTK 4 puts the tooltip there), or to no name.
+    async fn readable_name(&self, node: &NodeRef, raw: &str) -> String {
+        let gtk4 = self.with_toolkit(&node.bus, |t| {
+            t.is_some_and(|(name, version)| {
+                name.eq_ignore_ascii_case("gtk") && version.starts_with('4')
+            })
+        });
+        let name = tidy_name(raw, gtk4);
+        if !is_widget_class_name(name) {
+            return name.to_string();
+        }
+        self.property::<String>(
+            &node.bus,
+            &node.path,
+            "org.a11y.atspi.Accessible",
+            "Description",
+        )
+        .await
+        .map(|d| tidy_name(&d, gtk4).to_string())
+        .unwrap_or_default()
+    }
 
     /// Action names for display, read once per node (they are the toolkit's fixed set on
     /// GTK 3, Qt and Chromium). `states` is the node's state now: names that browsers
@@ -965,7 +987,8 @@ impl Atspi {
             } else {
                 None
             };
-            (frame, actions, value)
+            let name = self.readable_name(&n.node, &n.name).await;
+            (frame, actions, value, name)
         }))
         .await;
 
@@ -976,7 +999,7 @@ impl Atspi {
             height: window.bounds.height,
         };
         let mut nodes: Vec<AxNode> = Vec::with_capacity(order.len());
-        for ((n, parent), (frame, actions, value)) in order.iter().zip(details) {
+        for ((n, parent), (frame, actions, value, name)) in order.iter().zip(details) {
             let frame = frame
                 .map(|r| Rect {
                     x: r.x + offset.0,
@@ -991,7 +1014,7 @@ impl Atspi {
             }
             let mut node = AxNode {
                 role: role_name(n.role),
-                name: n.name.clone(),
+                name,
                 value,
                 states: n
                     .states
@@ -1174,6 +1197,35 @@ fn max_children(n: &RawNode) -> i32 {
     } else {
         MAX_CHILDREN_TO_EXPORT
     }
+}
+
+/// Whether `name` is a GTK / libadwaita widget class name (`GtkButton`, `AdwLeaflet`),
+/// which GTK 4 gives an element that has no label of its own.
+fn is_widget_class_name(name: &str) -> bool {
+    ["Gtk", "Adw", "Hdy"].iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_uppercase())
+                && rest.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// A name as a person reads it, from the name the toolkit gave: trimmed; GTK 4's doubled
+/// label (`"7 7"`: the button's label and its label child's, joined) said once. A class
+/// name is left to the caller, who has the description to put in its place.
+fn tidy_name(raw: &str, gtk4: bool) -> &str {
+    let name = raw.trim();
+    if gtk4 {
+        let (half, odd) = (name.len() / 2, name.len() % 2 == 1);
+        if odd
+            && name.is_char_boundary(half)
+            && name[half..].starts_with(' ')
+            && name[..half] == name[half + 1..]
+        {
+            return &name[..half];
+        }
+    }
+    name
 }
 
 /// AT-SPI role name in snake_case (`push button` → `push_button`).
@@ -1746,7 +1798,7 @@ impl Atspi {
             None
         };
         Ok(crate::platform::ElementReading {
-            name: name.unwrap_or_default(),
+            name: self.readable_name(&n, &name.unwrap_or_default()).await,
             states: states
                 .iter()
                 .map(|s| s.to_static_str().to_string())
@@ -1766,6 +1818,26 @@ impl Atspi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_read_as_a_person_reads_them() {
+        // GTK 4.8's doubled labels, said once; only for GTK 4, only two equal halves.
+        assert_eq!(tidy_name("7 7", true), "7");
+        assert_eq!(tidy_name("= =", true), "=");
+        assert_eq!(tidy_name("mod mod", true), "mod");
+        assert_eq!(tidy_name("× ×", true), "×");
+        assert_eq!(tidy_name("7 7", false), "7 7");
+        assert_eq!(tidy_name("Walla Walla x", true), "Walla Walla x");
+        assert_eq!(tidy_name("a  a", true), "a  a");
+        // Trailing and leading spaces go everywhere.
+        assert_eq!(tidy_name("Open…   ", false), "Open…");
+        assert!(is_widget_class_name("GtkButton"));
+        assert!(is_widget_class_name("AdwLeaflet"));
+        assert!(!is_widget_class_name("Gtk"));
+        assert!(!is_widget_class_name("Gtk Button"));
+        assert!(!is_widget_class_name("Gtkfoo"));
+        assert!(!is_widget_class_name("Save"));
+    }
 
     fn node(path: &str, child_count: i32) -> RawNode {
         RawNode {
