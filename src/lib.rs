@@ -16,6 +16,7 @@ pub mod files;
 pub mod golden;
 pub mod harness;
 pub mod keys;
+pub mod logs;
 pub mod mcp;
 pub mod platform;
 pub mod policy;

@@ -219,6 +219,18 @@ fn sandbox_start_status_exec_stop() {
         .unwrap();
     let size: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(size["width"], 800);
+    // A one-shot call by element index without a daemon says how indices carry over.
+    let out = cua(&["click", r#"{"pid": 1, "window_id": 1, "element_index": 0}"#])
+        .env("DISPLAY", &display)
+        .env("DBUS_SESSION_BUS_ADDRESS", var("DBUS_SESSION_BUS_ADDRESS"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`element_index`") && stderr(&out).contains("run `cua serve`"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = cua(&["sandbox", "stop", "--display", &number.to_string()])
         .output()
@@ -313,6 +325,7 @@ fn sigterm_to_the_daemon_finalizes_its_recording() {
     let socket = base.join("d.sock");
     let mut daemon = cua(&["serve", "--socket", socket.to_str().unwrap()])
         .env_remove("DISPLAY")
+        .env("RUST_LOG", "cua=debug")
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -354,6 +367,16 @@ fn sigterm_to_the_daemon_finalizes_its_recording() {
         "session finalized: {session}"
     );
     assert!(!socket.exists(), "socket removed");
+    // Its log, beside the socket, has each step at the level RUST_LOG asked for.
+    let log = std::fs::read_to_string(base.join("d.log")).unwrap();
+    for line in [
+        "INFO cua::daemon: listening",
+        "DEBUG cua::logs: call tool=\"set_recording\"",
+        "INFO cua::daemon: SIGTERM; stopping",
+        "INFO cua::daemon: stopped; recordings finalized",
+    ] {
+        assert!(log.contains(line), "no {line:?} in\n{log}");
+    }
     let _ = std::fs::remove_dir_all(&base);
 }
 

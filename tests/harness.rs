@@ -499,6 +499,32 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
         said.contains("broken.toml:6: step 1 `args`") && said.contains("`txt`"),
         "{said}"
     );
+    // type_text's own limits too: a control character, a delay out of bounds.
+    for (args, field) in [
+        (
+            "{ text = \"a\\u0007b\" }",
+            "`text`: control character U+0007",
+        ),
+        (
+            "{ text = \"7\", delay_ms = 900 }",
+            "`delay_ms`: at most 200",
+        ),
+    ] {
+        std::fs::write(
+            dir.join("harness/broken.toml"),
+            format!(
+                "[app]\nname = \"Calculator\"\n\n[[step]]\ntool = \"type_text\"\nargs = {args}\n"
+            ),
+        )
+        .unwrap();
+        let out = cua(&["test", "broken"]).current_dir(&dir).output().unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("broken.toml:6: step 1") && said.contains(field),
+            "{said}"
+        );
+    }
     // Outside a project: where it looked.
     let out = cua(&["test"])
         .current_dir(dir.join("harness"))

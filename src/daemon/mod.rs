@@ -70,7 +70,14 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| e.to_string())?;
-    eprintln!("cua daemon listening on {}", socket.display());
+    let log = crate::logs::daemon_log(socket);
+    crate::logs::to_file(&log)?;
+    eprintln!(
+        "cua daemon listening on {} (log: {})",
+        socket.display(),
+        log.display()
+    );
+    tracing::info!(socket = %socket.display(), pid = std::process::id(), "listening");
 
     // Calls without a session share the default context (CLI calls: element indices carry
     // from one call to the next); each named session has its own.
@@ -104,17 +111,18 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
                     None => false,
                 };
                 if replaced || gone {
-                    eprintln!("cua daemon: its X display is gone; stopping");
+                    tracing::warn!("its X display is gone; stopping");
                     break;
                 }
             }
-            _ = term.recv() => break,
-            _ = int.recv() => break,
+            _ = term.recv() => { tracing::info!("SIGTERM; stopping"); break }
+            _ = int.recv() => { tracing::info!("SIGINT; stopping"); break }
         }
     }
     // Finalize: queued turns written, session.json stamped with its stop time.
     sessions.finalize_all().await;
     let _ = std::fs::remove_file(socket);
+    tracing::info!("stopped; recordings finalized");
     Ok(())
 }
 
@@ -130,6 +138,7 @@ async fn handle(
         let reply = match serde_json::from_str::<Value>(&line) {
             Ok(req) if req.get("lease_session").is_some() => match req["lease_session"].as_str() {
                 Some(id) if !id.is_empty() && id.len() <= 128 && leased.is_none() => {
+                    tracing::debug!(session = id, "session leased");
                     leased = Some(id.to_string());
                     json!({ "ok": true })
                 }
@@ -140,10 +149,14 @@ async fn handle(
             Ok(req) => match req.get("tool").and_then(Value::as_str) {
                 Some(tool) => {
                     let args = req.get("args").cloned().unwrap_or(Value::Null);
-                    match sessions.for_call(&args) {
-                        Ok(ctx) => wire::encode_reply(registry.call(&ctx, tool, args).await),
-                        Err(e) => wire::encode_reply(Err(e)),
-                    }
+                    let session = args["session"].as_str().unwrap_or("").to_string();
+                    let started = std::time::Instant::now();
+                    let result = match sessions.for_call(&args) {
+                        Ok(ctx) => registry.call(&ctx, tool, args).await,
+                        Err(e) => Err(e),
+                    };
+                    crate::logs::call(tool, &session, started, &result);
+                    wire::encode_reply(result)
                 }
                 None => wire::encode_reply(Err(ToolError::invalid("request needs a `tool` field"))),
             },
@@ -158,6 +171,7 @@ async fn handle(
         }
     }
     if let Some(id) = leased {
+        tracing::debug!(session = %id, "lease ended; its recording is finalized");
         sessions.end(&id).await;
     }
 }
@@ -219,7 +233,12 @@ pub fn spawn_daemon(socket: &Path) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = socket.parent().ok_or("socket path has no directory")?;
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let log = std::fs::File::create(socket.with_extension("log")).map_err(|e| e.to_string())?;
+    // The daemon logs there itself; what it prints before (or a panic) lands there too.
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(crate::logs::daemon_log(socket))
+        .map_err(|e| e.to_string())?;
     let child = std::process::Command::new(exe)
         .args(["serve", "--socket"])
         .arg(socket)
@@ -245,6 +264,6 @@ pub fn spawn_daemon(socket: &Path) -> Result<(), String> {
     }
     Err(format!(
         "the daemon did not come up (log: {})",
-        socket.with_extension("log").display()
+        crate::logs::daemon_log(socket).display()
     ))
 }

@@ -167,7 +167,11 @@ impl ServerHandler for CuaServer {
             return Err(ErrorData::invalid_params(e.to_string(), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let output = self.run(&request.name, args.clone()).await.map(|mut out| {
+        let started = std::time::Instant::now();
+        let output = self.run(&request.name, args.clone()).await;
+        let session = args["session"].as_str().unwrap_or("");
+        crate::logs::call(&request.name, session, started, &output);
+        let output = output.map(|mut out| {
             lean(&request.name, &args, &mut out.structured);
             out
         });
@@ -288,6 +292,7 @@ impl InFlight {
 /// Serves MCP on stdin/stdout until the client disconnects or SIGTERM/SIGINT arrives;
 /// then finalizes any recording this server holds.
 pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
+    crate::logs::to_stderr();
     // One session per connection: its element caches, recorder and set_config overrides
     // are its own.
     let session = format!(

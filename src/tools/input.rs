@@ -26,6 +26,8 @@ use crate::platform::{
 };
 
 const MAX_SETTLE_MS: u64 = 10_000;
+/// type_text's `delay_ms` between keys, at most.
+const MAX_TYPE_DELAY_MS: u64 = 200;
 const POLL: Duration = Duration::from_millis(20);
 /// Action names tried, in order, when a click names none.
 const CLICK_ACTIONS: &[&str] = &[
@@ -1222,13 +1224,14 @@ pub struct Click;
 
 #[async_trait]
 impl ToolSpec for Click {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = ClickArgs;
     const NAME: &'static str = "click";
     const DESCRIPTION: &'static str = "Click an element or a point. element_index + window_id runs the element's accessibility action (press/click/activate/toggle, or `action`): no pointer move, no focus change. x, y (window-local pixels) + pid: in background a point on an actionable element runs its action, elsewhere synthetic button events go to the window; foreground clicks with the real pointer, then restores. Returns path, verified, effect and escalation.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: ClickArgs) -> Result<ToolOutput, ToolError> {
         run_click(
@@ -1280,13 +1283,14 @@ pub struct DoubleClick;
 
 #[async_trait]
 impl ToolSpec for DoubleClick {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = DoubleClickArgs;
     const NAME: &'static str = "double_click";
     const DESCRIPTION: &'static str = "Double-click an element (its activate/open action when it has one, else a double click at its centre) or a window-local point.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: DoubleClickArgs) -> Result<ToolOutput, ToolError> {
         run_click(
@@ -1340,13 +1344,14 @@ pub struct RightClick;
 
 #[async_trait]
 impl ToolSpec for RightClick {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = RightClickArgs;
     const NAME: &'static str = "right_click";
     const DESCRIPTION: &'static str = "Right-click an element (its context-menu action, or `action`) or a window-local point (button 3).";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: RightClickArgs) -> Result<ToolOutput, ToolError> {
         run_click(
@@ -1442,24 +1447,31 @@ pub struct TypeText;
 
 #[async_trait]
 impl ToolSpec for TypeText {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = TypeTextArgs;
     const NAME: &'static str = "type_text";
     const DESCRIPTION: &'static str = "Insert text (any Unicode) at the caret of an editable element (element_index, the one at x/y, or the focused one) through the accessibility API, else as key events. Special keys belong to press_key / hotkey.";
     const READ_ONLY: bool = false;
 
-    async fn run(&self, ctx: &ToolContext, a: TypeTextArgs) -> Result<ToolOutput, ToolError> {
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
+
+    fn check(a: &TypeTextArgs) -> Result<(), ToolError> {
         check_addressing(a.element_index, a.window_id, a.x, a.y)?;
         check_text(&a.text, "text")?;
+        check_settle(a.settle_ms)?;
+        match a.delay_ms {
+            Some(ms) if ms > MAX_TYPE_DELAY_MS => Err(ToolError::invalid(format!(
+                "`delay_ms`: at most {MAX_TYPE_DELAY_MS}, got {ms}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    async fn run(&self, ctx: &ToolContext, a: TypeTextArgs) -> Result<ToolOutput, ToolError> {
+        Self::check(&a)?;
         let settle_ms = check_settle(a.settle_ms)?;
         let delay_ms = a.delay_ms.unwrap_or(30);
-        if delay_ms > 200 {
-            return Err(ToolError::invalid(format!(
-                "`delay_ms`: at most 200, got {delay_ms}"
-            )));
-        }
         let platform = ctx.platform().await?;
         let p = platform.as_ref();
         let element = element_ref(a.element_index, a.snapshot_id.as_deref())?;
@@ -1858,13 +1870,14 @@ pub struct PressKey;
 
 #[async_trait]
 impl ToolSpec for PressKey {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = PressKeyArgs;
     const NAME: &'static str = "press_key";
     const DESCRIPTION: &'static str = "Press and release one key (with optional modifiers), delivered to the window without activating it (background) or through the real keyboard (foreground).";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     fn check(a: &PressKeyArgs) -> Result<(), ToolError> {
         check_addressing(a.element_index, a.window_id, a.x, a.y)?;
@@ -1912,13 +1925,14 @@ pub struct Hotkey;
 
 #[async_trait]
 impl ToolSpec for Hotkey {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = HotkeyArgs;
     const NAME: &'static str = "hotkey";
     const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     fn check(a: &HotkeyArgs) -> Result<(), ToolError> {
         check_settle(a.settle_ms)?;
@@ -1970,13 +1984,14 @@ pub struct SetValue;
 
 #[async_trait]
 impl ToolSpec for SetValue {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = SetValueArgs;
     const NAME: &'static str = "set_value";
     const DESCRIPTION: &'static str = "Set an element's value through the accessibility API, without opening popups or moving focus: the numeric value of sliders and spin buttons, the selected option of combo boxes and lists (by label, case-insensitive), or the whole text of a text field.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: SetValueArgs) -> Result<ToolOutput, ToolError> {
         let settle_ms = check_settle(a.settle_ms)?;
@@ -2250,13 +2265,14 @@ fn scroll_bar_for(
 
 #[async_trait]
 impl ToolSpec for Scroll {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = ScrollArgs;
     const NAME: &'static str = "scroll";
     const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or at x/y) its scroll bar moves through the accessibility API, or its rows are scrolled into view (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: ScrollArgs) -> Result<ToolOutput, ToolError> {
         check_addressing(a.element_index, a.window_id, a.x, a.y)?;
@@ -2472,13 +2488,14 @@ pub struct Drag;
 
 #[async_trait]
 impl ToolSpec for Drag {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = DragArgs;
     const NAME: &'static str = "drag";
     const DESCRIPTION: &'static str = "Press, move in steps and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events, which some toolkits ignore (GTK 4): the result then recommends foreground, which moves the real pointer and restores it.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: DragArgs) -> Result<ToolOutput, ToolError> {
         for (name, v) in [
@@ -2585,13 +2602,14 @@ pub struct MoveCursor;
 
 #[async_trait]
 impl ToolSpec for MoveCursor {
-    fn output_schema() -> Option<Value> {
-        Some(super::output_schema_of::<ActionResult>())
-    }
     type Args = MoveCursorArgs;
     const NAME: &'static str = "move_cursor";
     const DESCRIPTION: &'static str = "Move the real mouse pointer to a screen point (screen points, origin top-left). This is the one tool that changes the pointer by design.";
     const READ_ONLY: bool = false;
+
+    fn output_schema() -> Option<Value> {
+        Some(super::output_schema_of::<ActionResult>())
+    }
 
     async fn run(&self, ctx: &ToolContext, a: MoveCursorArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
