@@ -861,7 +861,7 @@ fn run_test(
     own_work_dir: bool,
     fail_on_flaky: bool,
 ) -> i32 {
-    if opts.update && crate::harness::in_ci() {
+    if opts.update && crate::golden::in_ci() {
         return fail(
             2,
             "--update: CI is set, and nothing under goldens/ is written under CI",

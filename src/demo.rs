@@ -326,7 +326,7 @@ fn regression(out: &Path) -> Result<(), String> {
         scenarios: vec!["fixture".into()],
         jobs: 1,
         shard: None,
-        update: !crate::harness::in_ci(),
+        update: !crate::golden::in_ci(),
         retries: 0,
         repeat: 1,
         work_dir: out.join("runs"),

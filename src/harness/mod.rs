@@ -70,11 +70,6 @@ pub struct TestOptions {
     pub work_dir: PathBuf,
 }
 
-/// Whether this is a CI run: goldens are then never written.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
-
 /// Parses `I/N` (I from 1).
 pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let (i, n) = s
@@ -302,7 +297,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         return finish(report);
     }
     let goldens = Goldens::new(&opts.goldens_dir);
-    let ci = in_ci();
+    let ci = golden::in_ci();
     if opts.update {
         match goldens.store(&scenario.name, &run_dir) {
             Ok(dest) => {
