@@ -1,6 +1,6 @@
 //! Benchmark: CPU cost of recording a 1080p display with a moving window, cua's video
 //! recorder next to `ffmpeg -f x11grab -preset ultrafast` in the same run, 10 s each.
-//! CPU is user + system time of the recorder (this process's video thread / the ffmpeg
+//! CPU is user + system time of the recorder (the `cua-video` helper process / the ffmpeg
 //! process) over the wall time, as a share of one core. `cargo bench --bench video`.
 
 use std::process::Stdio;
@@ -28,18 +28,6 @@ fn cpu_seconds(stat_path: &str) -> f64 {
     (utime + stime) / ticks_per_second()
 }
 
-/// CPU seconds of every thread of this process named `cua-video`.
-fn video_thread_cpu() -> f64 {
-    let mut total = 0.0;
-    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if comm.trim() == "cua-video" {
-            total += cpu_seconds(&task.path().join("stat").to_string_lossy());
-        }
-    }
-    total
-}
-
 fn main() {
     let mut sandbox = Sandbox::start(SandboxOptions {
         width: 1920,
@@ -62,13 +50,14 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
 
     let started = Instant::now();
-    let process_before = cpu_seconds("/proc/self/stat");
     let recorder =
         VideoRecorder::start(&sandbox.display_name(), &dir.join("cua.mp4")).expect("video starts");
+    let helper = recorder.helper_pid();
     std::thread::sleep(Duration::from_secs(SECONDS));
-    let thread_cpu = video_thread_cpu();
-    // The whole process: libx264 encodes on worker threads of its own.
-    let process_cpu = cpu_seconds("/proc/self/stat") - process_before;
+    // The whole helper (libx264 encodes on worker threads of its own), and its main
+    // thread alone, which grabs and converts.
+    let process_cpu = cpu_seconds(&format!("/proc/{helper}/stat"));
+    let thread_cpu = cpu_seconds(&format!("/proc/{helper}/task/{helper}/stat"));
     let wall = started.elapsed().as_secs_f64();
     let info = recorder.stop().expect("video finalizes");
     let cua_share = process_cpu / wall * 100.0;
@@ -121,7 +110,7 @@ fn main() {
     println!("| 1080p, moving window, {SECONDS} s | CPU (% of one core) | frames | notes |");
     println!("|---|---|---|---|");
     println!(
-        "| cua video (MIT-SHM + libx264 ultrafast), whole process | {cua_share:.1}% | {} | {:.1} s of video; capture+convert thread alone {thread_share:.1}% |",
+        "| cua video (the cua-video helper: MIT-SHM + libx264 ultrafast), whole process | {cua_share:.1}% | {} | {:.1} s of video; grab+convert thread alone {thread_share:.1}% |",
         info.frames, info.duration_s
     );
     println!("| ffmpeg -f x11grab -preset ultrafast | {ffmpeg_share:.1}% | - | same run |");

@@ -151,3 +151,87 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
     );
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// The video is made by a helper process that finalizes the file when its input closes,
+/// so a daemon killed with SIGKILL mid-recording still leaves a playable MP4 as long as
+/// the recording went on (ffprobe reads its duration), and no helper is left running.
+#[test]
+fn killing_the_daemon_mid_recording_still_leaves_a_playable_video() {
+    let d = desktop();
+    let base = std::env::temp_dir().join(format!("cua-crash-video-{}", std::process::id()));
+    let socket = base.join("daemon.sock");
+    let dir = base.join("rec");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["serve", "--socket"])
+        .arg(&socket)
+        .envs(d.env.child_env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(Instant::now() < deadline, "daemon did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = cua::daemon::call(
+        &socket,
+        "set_recording",
+        &json!({ "enabled": true, "output_dir": dir, "video_experimental": true }),
+    )
+    .unwrap();
+    assert!(started.is_ok(), "{:?}", started.err());
+    let recorded_for = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap(); // SIGKILL: the helper's input closes with the daemon.
+    child.wait().unwrap();
+    let wall = recorded_for.elapsed().as_secs_f64();
+
+    let video = dir.join("recording.mp4");
+    let helper_gone = Instant::now() + Duration::from_secs(10);
+    let duration = loop {
+        let probe = Command::new("ffprobe")
+            .args([
+                "-v",
+                "error",
+                "-show_entries",
+                "format=duration",
+                "-of",
+                "csv=p=0",
+            ])
+            .arg(&video)
+            .output()
+            .expect("ffprobe runs");
+        let duration = String::from_utf8_lossy(&probe.stdout).trim().parse::<f64>();
+        if let Ok(duration) = duration {
+            break duration;
+        }
+        assert!(
+            Instant::now() < helper_gone,
+            "no playable video 10 s after the kill: {}",
+            String::from_utf8_lossy(&probe.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        duration > 1.5 && duration <= wall + 0.5,
+        "video {duration:.2} s for {wall:.2} s of recording"
+    );
+    // The helper exits once the file is finalized.
+    loop {
+        let helpers = Command::new("pgrep")
+            .args(["-f", &format!("cua-video.*{}", video.display())])
+            .output()
+            .unwrap();
+        if helpers.stdout.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < helper_gone,
+            "a helper outlived its video: {}",
+            String::from_utf8_lossy(&helpers.stdout)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

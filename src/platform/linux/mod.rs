@@ -8,6 +8,7 @@ mod events;
 mod families;
 mod input;
 mod popups;
+pub mod screen_grab;
 pub mod x11;
 
 use std::time::{Duration, Instant};
