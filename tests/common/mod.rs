@@ -138,6 +138,21 @@ impl Session {
         self.rt
             .block_on(ToolRegistry::new().call(&self.ctx, tool, args))
     }
+
+    /// A call in a fresh context on the same desktop (a new platform connection, no
+    /// caches): what a new cua process would see.
+    pub fn fresh_call(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> Result<ToolOutput, cua::errors::ToolError> {
+        let env = match &self._sandbox {
+            Some(s) => s.desktop(),
+            None => desktop().env.clone(),
+        };
+        self.rt
+            .block_on(ToolRegistry::new().call(&ToolContext::for_desktop(env), tool, args))
+    }
 }
 
 pub fn window_state(app: &App) -> ToolOutput {
