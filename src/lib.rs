@@ -18,6 +18,7 @@ pub mod harness;
 pub mod keys;
 pub mod logs;
 pub mod mcp;
+pub mod page;
 pub mod platform;
 pub mod policy;
 pub mod recording;

@@ -270,7 +270,14 @@ fn check_steps(label: &str, text: &str, steps: &[Step]) -> Result<Vec<usize>, St
             }
         }
         tool.validate(&args)
-            .map_err(|e| format!("{}: {e}", where_("args", args_at)))?;
+            .map_err(|e| format!("{}: {e}", where_("args", args_at.clone())))?;
+        if !tool.acts(&args) {
+            return Err(format!(
+                "{}: this {} call only observes; steps are actions",
+                where_("args", args_at),
+                step.tool
+            ));
+        }
         if let Some(target) = &step.target {
             let role_at = fields
                 .and_then(|f| f.target.as_ref())

@@ -322,6 +322,23 @@ pub enum PlatformError {
 
 pub type PlatformResult<T> = Result<T, PlatformError>;
 
+/// The protocol a browser's debugging endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageProtocol {
+    /// Chrome DevTools Protocol (Chromium and its kin).
+    Cdp,
+    /// WebDriver BiDi (Firefox).
+    Bidi,
+}
+
+/// Where a browser that cua launched answers its debugging protocol: a WebSocket URL on
+/// the loopback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageEndpoint {
+    pub protocol: PageProtocol,
+    pub url: String,
+}
+
 /// Everything the tools need from a desktop.
 #[async_trait::async_trait]
 pub trait Platform: Send + Sync {
@@ -420,6 +437,13 @@ pub trait Platform: Send + Sync {
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()>;
     /// The app's change events so far, from an event feed started on first call; None
     /// when the backend has none (then settling compares tree reads instead).
+    /// The debugging endpoint of the browser process `pid`: an error that says how to get
+    /// one when the browser was not started with it, or `pid` is no browser.
+    async fn page_endpoint(&self, _pid: u32) -> PlatformResult<PageEndpoint> {
+        Err(PlatformError::Unsupported(
+            "browser pages are not supported by this backend".into(),
+        ))
+    }
     async fn app_activity(&self, _pid: u32) -> Option<AppActivity> {
         None
     }

@@ -10,6 +10,7 @@ mod apps;
 mod capture;
 mod config;
 mod input;
+mod page;
 mod permissions;
 mod recording;
 mod replay;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
+use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::OnceCell;
@@ -327,6 +329,12 @@ pub trait ToolSpec: Send + Sync + 'static {
     const READ_ONLY: bool;
     /// Whether a call is a turn of a recording (replay acts, but its inner calls are the turns).
     const RECORDED: bool = !Self::READ_ONLY;
+    /// Whether this call acts on the desktop (checked by the policy, recorded as a turn):
+    /// every call of a tool that is not read-only, unless the tool tells its calls apart
+    /// (`page` acts only to run JavaScript).
+    fn acts(_args: &Self::Args) -> bool {
+        !Self::READ_ONLY
+    }
     /// Whether the tool changes the driver itself (its config, its recorder, a replay)
     /// rather than the desktop: a trajectory's turn may not run it unless asked.
     const CHANGES_DRIVER: bool = false;
@@ -352,6 +360,8 @@ pub trait Tool: Send + Sync {
     fn read_only(&self) -> bool;
     fn recorded(&self) -> bool;
     fn changes_driver(&self) -> bool;
+    /// [`ToolSpec::acts`] for raw arguments (arguments that do not parse: as the tool).
+    fn acts(&self, args: &Value) -> bool;
     fn input_schema(&self) -> Value;
     fn output_schema(&self) -> Option<Value>;
     /// Parses and validates arguments without running anything.
@@ -376,6 +386,11 @@ impl<T: ToolSpec> Tool for T {
     fn changes_driver(&self) -> bool {
         T::CHANGES_DRIVER
     }
+    fn acts(&self, args: &Value) -> bool {
+        T::Args::deserialize(args)
+            .map(|a| T::acts(&a))
+            .unwrap_or(!T::READ_ONLY)
+    }
     fn input_schema(&self) -> Value {
         schema_of::<T::Args>()
     }
@@ -387,7 +402,7 @@ impl<T: ToolSpec> Tool for T {
     }
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let typed = parse_args::<T::Args>(&args, &self.input_schema())?;
-        if !T::READ_ONLY {
+        if T::acts(&typed) {
             crate::policy::check(ctx, T::NAME, &args).await?;
         }
         self.run(ctx, typed).await
@@ -606,6 +621,7 @@ impl ToolRegistry {
                 Box::new(input::Scroll),
                 Box::new(input::Drag),
                 Box::new(input::MoveCursor),
+                Box::new(page::Page),
                 Box::new(recording::SetRecording),
                 Box::new(recording::GetRecordingState),
                 Box::new(replay::ReplayTrajectory),
@@ -665,7 +681,7 @@ impl ToolRegistry {
         tool: &dyn Tool,
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
-        if !tool.recorded() || !ctx.recorder.is_recording() {
+        if !tool.recorded() || !tool.acts(&args) || !ctx.recorder.is_recording() {
             return tool.call(ctx, args).await;
         }
         crate::recording::record_call(ctx, tool, args).await

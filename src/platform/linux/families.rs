@@ -1,11 +1,16 @@
 //! App families that need more than their command line to be driven: browsers (an
-//! accessibility tree, a private profile, no first-run pages, no network chatter) and
-//! LibreOffice (no splash window standing in for the document's).
+//! accessibility tree, a private profile, no first-run pages, no network chatter, a
+//! debugging endpoint on the loopback for the `page` tool) and LibreOffice (no splash
+//! window standing in for the document's).
+//!
+//! A browser's debugging endpoint is found again from its process alone
+//! ([`page_endpoint`]): its command line names its profile, where the browser wrote the
+//! port it chose (Chromium: `DevToolsActivePort`; Firefox: `WebDriverBiDiServer.json`).
 
 use std::path::{Path, PathBuf};
 
 use super::apps::basename;
-use crate::platform::{PlatformError, PlatformResult};
+use crate::platform::{PageEndpoint, PageProtocol, PlatformError, PlatformResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -139,6 +144,14 @@ fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<St
     if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
         flags.push("--no-sandbox".into());
     }
+    // The `page` tool's endpoint: a port the browser picks on 127.0.0.1 and writes into
+    // the profile as `DevToolsActivePort`.
+    if !user_args
+        .iter()
+        .any(|a| a.starts_with("--remote-debugging-"))
+    {
+        flags.push("--remote-debugging-port=0".into());
+    }
     if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
         let dir = fresh_dir(scratch, "chromium");
         std::fs::create_dir_all(dir.join("Default"))
@@ -157,6 +170,15 @@ fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<St
 /// running Firefox, whose window would then not be the launched process's.
 fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
     let mut flags = vec!["--no-remote".to_string()];
+    // The `page` tool's endpoint: WebDriver BiDi on a port Firefox picks on 127.0.0.1 and
+    // writes into the profile as `WebDriverBiDiServer.json`. While it listens, Firefox
+    // stripes its address bar and shows a robot icon, in screenshots too.
+    if !user_args
+        .iter()
+        .any(|a| a.starts_with("--remote-debugging-port"))
+    {
+        flags.push("--remote-debugging-port=0".into());
+    }
     let chose_profile = user_args.iter().any(|a| {
         matches!(
             a.as_str(),
@@ -178,6 +200,87 @@ fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<Str
         flags.push(dir.to_string_lossy().into_owned());
     }
     Ok(flags)
+}
+
+/// How to get a browser whose pages cua can read.
+const RELAUNCH: &str = "launch it through launch_app, which starts browsers with a debugging endpoint (Chromium: CDP; Firefox: WebDriver BiDi) on 127.0.0.1";
+
+/// The debugging endpoint of browser process `pid`, from its command line and profile.
+pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map_err(|_| PlatformError::InvalidInput(format!("no process {pid}")))?;
+    let mut args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    // Chromium rewrites its process title: one string, its arguments joined by spaces.
+    if args.len() == 1 {
+        args = args[0].split(' ').map(str::to_string).collect();
+    }
+    let program = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| args.first().cloned().unwrap_or_default());
+    let not_reachable = |why: String| PlatformError::Unsupported(format!("{why}; {RELAUNCH}"));
+    match Family::of(&program) {
+        Some(Family::Chromium) => {
+            let dir = args
+                .iter()
+                .find_map(|a| a.strip_prefix("--user-data-dir="))
+                .ok_or_else(|| {
+                    not_reachable(format!("Chromium pid {pid} runs without --user-data-dir"))
+                })?;
+            let file = Path::new(dir).join("DevToolsActivePort");
+            let text = std::fs::read_to_string(&file).map_err(|_| {
+                not_reachable(format!(
+                    "Chromium pid {pid} was started without a debugging port (no {})",
+                    file.display()
+                ))
+            })?;
+            let mut lines = text.lines();
+            match (lines.next().map(str::parse::<u16>), lines.next()) {
+                (Some(Ok(port)), Some(path)) if path.starts_with('/') => Ok(PageEndpoint {
+                    protocol: PageProtocol::Cdp,
+                    url: format!("ws://127.0.0.1:{port}{path}"),
+                }),
+                _ => Err(PlatformError::Other(format!(
+                    "{} does not hold a port and a path: {text:?}",
+                    file.display()
+                ))),
+            }
+        }
+        Some(Family::Firefox) => {
+            let dir = args
+                .iter()
+                .position(|a| a == "--profile" || a == "-profile")
+                .and_then(|i| args.get(i + 1))
+                .ok_or_else(|| {
+                    not_reachable(format!("Firefox pid {pid} runs without --profile"))
+                })?;
+            let file = Path::new(dir).join("WebDriverBiDiServer.json");
+            let text = std::fs::read_to_string(&file).map_err(|_| {
+                not_reachable(format!(
+                    "Firefox pid {pid} was started without --remote-debugging-port (no {})",
+                    file.display()
+                ))
+            })?;
+            let server: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            match (server["ws_host"].as_str(), server["ws_port"].as_u64()) {
+                (Some(host), Some(port)) => Ok(PageEndpoint {
+                    protocol: PageProtocol::Bidi,
+                    url: format!("ws://{host}:{port}/session"),
+                }),
+                _ => Err(PlatformError::Other(format!(
+                    "{} does not name a host and port: {text:?}",
+                    file.display()
+                ))),
+            }
+        }
+        _ => Err(PlatformError::InvalidInput(format!(
+            "pid {pid} ({}) is not a browser cua can read pages of (Chromium or Firefox)",
+            basename(&program)
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -221,14 +324,15 @@ mod tests {
         let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
         let flags = Family::Firefox.flags(&[], &scratch).unwrap();
         assert_eq!(flags[0], "--no-remote");
-        let profile = PathBuf::from(&flags[2]);
+        assert_eq!(flags[1], "--remote-debugging-port=0");
+        let profile = PathBuf::from(&flags[3]);
         assert!(profile.starts_with(&scratch));
         let prefs = std::fs::read_to_string(profile.join("user.js")).unwrap();
         assert!(prefs.contains("user_pref(\"datareporting.policy.firstRunURL\", \"\");"));
         let chosen = Family::Firefox
             .flags(&["-P".into(), "work".into()], &scratch)
             .unwrap();
-        assert_eq!(chosen, vec!["--no-remote".to_string()]);
+        assert_eq!(chosen, vec!["--no-remote", "--remote-debugging-port=0"]);
         std::fs::remove_dir_all(&scratch).unwrap();
     }
 }

@@ -442,6 +442,10 @@ impl Platform for LinuxPlatform {
     async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
         self.atspi().await.ok()?.app_activity(pid).await
     }
+
+    async fn page_endpoint(&self, pid: u32) -> PlatformResult<crate::platform::PageEndpoint> {
+        families::page_endpoint(pid)
+    }
 }
 
 /// Why a launch left no process: how the launched process ended and, in a sandbox, the last

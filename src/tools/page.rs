@@ -1,0 +1,161 @@
+//! `page`: a browser tab's DOM and JavaScript, through the debugging endpoint browsers
+//! get when cua launches them (`crate::page`). `get_text` and `query_dom` only read;
+//! `execute_javascript` acts (the policy checks it, a recording keeps it as a turn, a
+//! replay runs it again).
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolContext, ToolOutput, ToolSpec, window_of};
+use crate::errors::ToolError;
+use crate::page::PageError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PageAction {
+    ExecuteJavascript,
+    GetText,
+    QueryDom,
+    EnableJavascriptAppleEvents,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PageArgs {
+    /// execute_javascript (acts), get_text, query_dom; enable_javascript_apple_events is macOS only.
+    pub action: PageAction,
+    /// Browser process ID.
+    pub pid: u32,
+    /// The browser window; its tab is the one read or run in.
+    pub window_id: u64,
+    /// JS to run (execute_javascript only); its completion value is returned, a promise awaited.
+    pub javascript: Option<String>,
+    /// CSS selector for querySelectorAll (query_dom only).
+    pub css_selector: Option<String>,
+    /// Attributes to include per match (query_dom only), e.g. ["href", "data-id"].
+    pub attributes: Option<Vec<String>>,
+    /// macOS only (enable_javascript_apple_events).
+    pub bundle_id: Option<String>,
+    /// macOS only (enable_javascript_apple_events).
+    pub user_has_confirmed_enabling: Option<bool>,
+}
+
+pub struct Page;
+
+#[async_trait]
+impl ToolSpec for Page {
+    type Args = PageArgs;
+    const NAME: &'static str = "page";
+    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint on 127.0.0.1): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match. Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
+    const READ_ONLY: bool = false;
+
+    fn acts(args: &PageArgs) -> bool {
+        args.action == PageAction::ExecuteJavascript
+    }
+
+    fn check(args: &PageArgs) -> Result<(), ToolError> {
+        let (needs, allows): (&[&str], &[&str]) = match args.action {
+            PageAction::ExecuteJavascript => (&["javascript"], &["javascript"]),
+            PageAction::GetText => (&[], &[]),
+            PageAction::QueryDom => (&["css_selector"], &["css_selector", "attributes"]),
+            PageAction::EnableJavascriptAppleEvents => {
+                return Err(ToolError::invalid(
+                    "`action`: enable_javascript_apple_events is macOS only and not on this platform: on Linux, browsers that launch_app starts already take execute_javascript",
+                ));
+            }
+        };
+        let given = [
+            ("javascript", args.javascript.is_some()),
+            ("css_selector", args.css_selector.is_some()),
+            ("attributes", args.attributes.is_some()),
+            ("bundle_id", args.bundle_id.is_some()),
+            (
+                "user_has_confirmed_enabling",
+                args.user_has_confirmed_enabling.is_some(),
+            ),
+        ];
+        let action = serde_json::to_value(args.action).unwrap_or_default();
+        let action = action.as_str().unwrap_or_default();
+        if let Some((field, _)) = given.iter().find(|(f, set)| *set && !allows.contains(f)) {
+            return Err(ToolError::invalid(format!(
+                "`{field}` does not go with action {action}"
+            )));
+        }
+        if let Some(field) = needs
+            .iter()
+            .find(|f| given.iter().any(|(g, set)| g == *f && !set))
+        {
+            return Err(ToolError::invalid(format!(
+                "`{field}` is required with action {action}"
+            )));
+        }
+        if args.css_selector.as_deref().is_some_and(str::is_empty) {
+            return Err(ToolError::invalid("`css_selector` is empty"));
+        }
+        Ok(())
+    }
+
+    async fn run(&self, ctx: &ToolContext, args: PageArgs) -> Result<ToolOutput, ToolError> {
+        Self::check(&args)?;
+        let platform = ctx.platform().await?;
+        let window = window_of(platform.as_ref(), Some(args.pid), args.window_id).await?;
+        let endpoint = platform.page_endpoint(args.pid).await?;
+        let script = match args.action {
+            PageAction::ExecuteJavascript => args.javascript.clone().unwrap_or_default(),
+            PageAction::GetText => crate::page::GET_TEXT.to_string(),
+            PageAction::QueryDom => crate::page::query_dom_script(
+                args.css_selector.as_deref().unwrap_or_default(),
+                args.attributes.as_deref().unwrap_or_default(),
+            ),
+            PageAction::EnableJavascriptAppleEvents => unreachable!("refused by check"),
+        };
+        let title = window.title.clone();
+        let value =
+            tokio::task::spawn_blocking(move || crate::page::evaluate(&endpoint, &title, &script))
+                .await
+                .map_err(|e| ToolError::failed(format!("page: {e}")))?
+                .map_err(|e| match e {
+                    PageError::Thrown(m) => ToolError::failed(format!("the script threw: {m}")),
+                    e => ToolError::failed(e.to_string()),
+                })?;
+        Ok(match args.action {
+            PageAction::GetText => {
+                let text = value.as_str().unwrap_or_default().to_string();
+                ToolOutput::new(
+                    format!(
+                        "{} characters of text from {:?}",
+                        text.chars().count(),
+                        window.title
+                    ),
+                    json!({ "action": "get_text", "text": text }),
+                )
+            }
+            PageAction::QueryDom => {
+                let count = value.as_array().map(Vec::len).unwrap_or(0);
+                ToolOutput::new(
+                    format!(
+                        "{count} element(s) match {:?} in {:?}",
+                        args.css_selector.unwrap_or_default(),
+                        window.title
+                    ),
+                    json!({ "action": "query_dom", "count": count, "elements": value }),
+                )
+            }
+            _ => ToolOutput::new(
+                format!("ran JavaScript in {:?}: {}", window.title, brief(&value)),
+                json!({ "action": "execute_javascript", "result": value }),
+            ),
+        })
+    }
+}
+
+/// A value's JSON, cut to 200 characters for the summary.
+fn brief(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
