@@ -58,6 +58,24 @@ fn check_trajectory(dir: &Path) -> usize {
     turns.len()
 }
 
+/// `cua serve` on `socket`, on the test desktop, once it listens.
+fn start_daemon(socket: &Path, d: &common::Desktop) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["serve", "--socket"])
+        .arg(socket)
+        .envs(d.env.child_env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(socket).is_err() {
+        assert!(Instant::now() < deadline, "daemon did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 #[test]
 fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
     let d = desktop();
@@ -77,19 +95,7 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
     for round in 0..20 {
         let socket = base.join(format!("daemon-{round}.sock"));
         let dir = base.join(format!("rec-{round}"));
-        let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"));
-        daemon
-            .args(["serve", "--socket"])
-            .arg(&socket)
-            .envs(d.env.child_env())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let mut child = daemon.spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            assert!(Instant::now() < deadline, "daemon did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let mut child = start_daemon(&socket, d);
         let started = cua::daemon::call(
             &socket,
             "set_recording",
@@ -161,19 +167,7 @@ fn killing_the_daemon_mid_recording_still_leaves_a_playable_video() {
     let base = std::env::temp_dir().join(format!("cua-crash-video-{}", std::process::id()));
     let socket = base.join("daemon.sock");
     let dir = base.join("rec");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["serve", "--socket"])
-        .arg(&socket)
-        .envs(d.env.child_env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(Instant::now() < deadline, "daemon did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = start_daemon(&socket, d);
     let started = cua::daemon::call(
         &socket,
         "set_recording",

@@ -5,6 +5,8 @@
 //! accept and reject; CI never writing goldens; and bad input to `cua diff` / `cua test`
 //! exiting 2 with nothing written.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -33,17 +35,6 @@ fn temp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// `cua test` on a temporary project `dir` (its `harness/`, `goldens/` and `work/`), with
@@ -384,7 +375,7 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
     let dir = temp("bad");
     let golden = project().join("goldens/fixture");
     let good = dir.join("good");
-    copy_dir(&golden, &good);
+    common::copy_dir(&golden, &good);
     let report = dir.join("report");
     let diff = |a: &Path, b: &Path, extra: &[&str]| {
         let mut args = vec![
@@ -419,7 +410,7 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
     );
 
     let corrupt = dir.join("corrupt");
-    copy_dir(&golden, &corrupt);
+    common::copy_dir(&golden, &corrupt);
     std::fs::write(
         corrupt.join("turn-00003/action.json"),
         "{\"tool\": \"click\",\n  \"arguments\": {",
@@ -568,8 +559,8 @@ fn bad_input_to_diff_and_test_exits_2_names_the_problem_and_writes_nothing() {
 fn interactive_review_accepts_and_rejects_turn_by_turn_on_a_terminal() {
     let dir = temp("review");
     let goldens = dir.join("goldens");
-    copy_dir(&project().join("goldens/fixture"), &goldens.join("fixture"));
-    copy_dir(
+    common::copy_dir(&project().join("goldens/fixture"), &goldens.join("fixture"));
+    common::copy_dir(
         &project().join("goldens/fixture"),
         &goldens.join("fixture.new"),
     );
@@ -686,8 +677,8 @@ fn a_recorded_launch_binds_to_the_scenario_app_so_the_build_under_test_is_the_on
     let dir = temp("bound");
     // The recording was made against another build (`old/`); the scenario's [app] is the
     // project's own copy, which a change then breaks.
-    copy_dir(&project().join("harness/apps"), &dir.join("old"));
-    copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
+    common::copy_dir(&project().join("harness/apps"), &dir.join("old"));
+    common::copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
     let trajectory = dir.join("trajectories/recorded");
     let turn = |n: u32, action: serde_json::Value| {
         let t = trajectory.join(format!("turn-{n:05}"));
@@ -761,9 +752,9 @@ fn a_recorded_launch_binds_to_the_scenario_app_so_the_build_under_test_is_the_on
 fn per_turn_review_rejects_turns_of_another_run_and_names_a_turn_that_did_not_change() {
     let dir = temp("turn-review");
     let goldens = dir.join("goldens");
-    copy_dir(&project().join("goldens/fixture"), &goldens.join("fixture"));
+    common::copy_dir(&project().join("goldens/fixture"), &goldens.join("fixture"));
     let pending = goldens.join("fixture.new");
-    copy_dir(&project().join("goldens/fixture"), &pending);
+    common::copy_dir(&project().join("goldens/fixture"), &pending);
     // The pending golden is another run: another pid and window id in every turn...
     let first: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(goldens.join("fixture/turn-00001/action.json")).unwrap(),
@@ -865,7 +856,7 @@ fn in_a_sandbox_a_step_that_needs_the_foreground_is_escalated_and_the_run_says_s
 #[test]
 fn flakes_are_named_retries_report_flaky_and_repeats_show_what_moved() {
     let dir = temp("flaky");
-    copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
+    common::copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
     // The app's first launch after `fail-next` appears shows another counter label: a
     // failure that goes away on the next run, as a flake does.
     let wrapper = dir.join("harness/apps/flaky.sh");
@@ -940,7 +931,7 @@ fn flakes_are_named_retries_report_flaky_and_repeats_show_what_moved() {
 #[test]
 fn a_wrong_window_title_or_target_says_what_was_there_and_a_quiet_tree_fails_fast() {
     let dir = temp("said");
-    copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
+    common::copy_dir(&project().join("harness/apps"), &dir.join("harness/apps"));
     let scenario = |window: &str, timeout: u64, name: &str| {
         std::fs::write(
             dir.join("harness/typo.toml"),

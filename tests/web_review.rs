@@ -23,9 +23,9 @@ fn web_review_in(browser: &str) {
     let _ = std::fs::remove_dir_all(&dir);
     let goldens = dir.join("goldens");
     let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("goldens/fixture");
-    copy_dir(&shipped, &goldens.join("fixture"));
+    common::copy_dir(&shipped, &goldens.join("fixture"));
     let pending = goldens.join("fixture.new");
-    copy_dir(&shipped, &pending);
+    common::copy_dir(&shipped, &pending);
     for turn in ["turn-00004", "turn-00005"] {
         let path = pending.join(turn).join("app_state.json");
         let text = std::fs::read_to_string(&path).unwrap();
@@ -205,15 +205,4 @@ fn http_get(addr: &str, path: &str, host: &str) -> String {
     let mut reply = String::new();
     let _ = stream.read_to_string(&mut reply);
     reply
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
