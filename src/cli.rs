@@ -528,7 +528,7 @@ fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i32 {
                 Ok(r) => r,
                 Err(code) => return code,
             };
-            let ctx = ToolContext::new();
+            let ctx = ToolContext::new().one_shot();
             // Through the registry, so a recording (in-process) would see it too.
             runtime.block_on(registry.call(&ctx, name, args))
         }

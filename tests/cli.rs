@@ -117,16 +117,37 @@ fn list_tools_and_describe_come_from_the_schemas() {
     let out = cua(&["list-tools"]).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
+    // Every tool of the cua-driver reference (../shared/reference/cua-driver-mcp-tools.txt).
     for tool in [
         "check_permissions",
+        "click",
+        "double_click",
+        "drag",
+        "get_agent_cursor_state",
+        "get_config",
+        "get_cursor_position",
+        "get_recording_state",
+        "get_screen_size",
+        "get_window_state",
+        "hotkey",
+        "launch_app",
         "list_apps",
         "list_windows",
-        "launch_app",
-        "get_window_state",
+        "move_cursor",
+        "page",
+        "press_key",
+        "replay_trajectory",
+        "right_click",
         "screenshot",
+        "scroll",
+        "set_agent_cursor_enabled",
+        "set_agent_cursor_motion",
+        "set_agent_cursor_style",
+        "set_config",
+        "set_recording",
+        "set_value",
+        "type_text",
         "zoom",
-        "get_screen_size",
-        "get_cursor_position",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(tool)),

@@ -5,7 +5,8 @@
 //!     cua-video --display :99 --out recording.mp4 --fps 30
 //!
 //! It grabs the screen on a `fps` timeline, paints the rectangles the last `masks` line
-//! named black, converts to yuv420p and encodes with libx264 (ultrafast, zerolatency, CRF
+//! named black and the agent cursor where the last `pointer` line pointed (with a ripple
+//! for a while after a click), converts to yuv420p and encodes with libx264 (ultrafast, zerolatency, CRF
 //! 28) into an MP4 with its index first. An unchanged screen reuses the previous converted
 //! frame, which keeps a quiet desktop cheap. The file is finalized when standard input
 //! closes.
@@ -17,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use cua::cursor::sprite::{Sprite, Style, paint_ripple_bgrx};
 use cua::platform::Rect;
 use cua::platform::linux::screen_grab::ScreenGrab;
 use cua::recording::video::{FromHelper, ToHelper, VideoInfo, paint_black};
@@ -35,13 +37,41 @@ struct Args {
     fps: i32,
 }
 
+/// What frames show besides the screen, as the input last said.
+#[derive(Default)]
+struct Overlays {
+    masks: Vec<Rect>,
+    pointer: Option<Pointer>,
+}
+
+/// Where the agent last pointed, the cursor's picture, and its last click.
+struct Pointer {
+    at: (i32, i32),
+    sprite: Sprite,
+    style: Style,
+    click: Option<(Instant, [u8; 3])>,
+}
+
+impl Overlays {
+    fn paint(&self, screen: &mut [u8], width: u32, height: u32) {
+        paint_black(screen, width, height, &self.masks);
+        if let Some(p) = &self.pointer {
+            if let Some((when, color)) = p.click {
+                let age = when.elapsed().as_millis() as u64;
+                paint_ripple_bgrx(screen, width, height, p.at, age, color);
+            }
+            p.sprite.paint_bgrx(screen, width, height, p.at.0, p.at.1);
+        }
+    }
+}
+
 fn main() {
     let args = Args::parse();
-    let masks = Arc::new(Mutex::new(Vec::<Rect>::new()));
+    let overlays = Arc::new(Mutex::new(Overlays::default()));
     let stop = Arc::new(AtomicBool::new(false));
     {
-        let (masks, stop) = (masks.clone(), stop.clone());
-        std::thread::spawn(move || read_input(&masks, &stop));
+        let (overlays, stop) = (overlays.clone(), stop.clone());
+        std::thread::spawn(move || read_input(&overlays, &stop));
     }
     let reply = match Encoder::open(&args) {
         Ok(encoder) => {
@@ -49,7 +79,7 @@ fn main() {
                 width: encoder.width,
                 height: encoder.height,
             });
-            match encoder.run(&stop, &masks) {
+            match encoder.run(&stop, &overlays) {
                 Ok(info) => FromHelper::Done(info),
                 Err(e) => FromHelper::Failed(e),
             }
@@ -67,12 +97,35 @@ fn say(reply: &FromHelper) {
     let _ = out.flush();
 }
 
-/// Takes each `masks` line as the new list; at the end of input, asks the loop to stop.
-fn read_input(masks: &Mutex<Vec<Rect>>, stop: &AtomicBool) {
+/// Takes each `masks` line as the new list and each `pointer` line as where the cursor
+/// is now; at the end of input, asks the loop to stop.
+fn read_input(overlays: &Mutex<Overlays>, stop: &AtomicBool) {
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         match serde_json::from_str::<ToHelper>(&line) {
-            Ok(ToHelper::Masks(rects)) => *masks.lock().unwrap() = rects,
+            Ok(ToHelper::Masks(rects)) => overlays.lock().unwrap().masks = rects,
+            Ok(ToHelper::Pointer(mark)) => {
+                let mut o = overlays.lock().unwrap();
+                // The picture is drawn once per style (an image that does not read: the arrow).
+                let sprite = match &o.pointer {
+                    Some(p) if p.style == mark.style => p.sprite.clone(),
+                    _ => Sprite::for_style(&mark.style).unwrap_or_else(|e| {
+                        eprintln!("cua-video: {e}; drawing the arrow");
+                        Sprite::for_style(&Style::default()).expect("the arrow needs no file")
+                    }),
+                };
+                let click = if mark.click {
+                    Some((Instant::now(), mark.style.bloom()))
+                } else {
+                    o.pointer.as_ref().and_then(|p| p.click)
+                };
+                o.pointer = Some(Pointer {
+                    at: (mark.x, mark.y),
+                    sprite,
+                    style: mark.style,
+                    click,
+                });
+            }
             Err(e) => eprintln!("cua-video: ignored input line {line:?}: {e}"),
         }
     }
@@ -159,7 +212,7 @@ impl Encoder {
     }
 
     /// Grabs and encodes until `stop`, then finalizes the file.
-    fn run(mut self, stop: &AtomicBool, masks: &Mutex<Vec<Rect>>) -> Result<VideoInfo, String> {
+    fn run(mut self, stop: &AtomicBool, overlays: &Mutex<Overlays>) -> Result<VideoInfo, String> {
         let (fps, w, h) = (self.fps, self.width, self.height);
         let screen_width = self.grab.size().0;
         let mut src = ffmpeg::frame::Video::new(ffmpeg::format::Pixel::BGRZ, w, h);
@@ -186,7 +239,10 @@ impl Encoder {
                 }
             };
             let screen_height = (screen.len() / (screen_width as usize * 4)) as u32;
-            paint_black(screen, screen_width, screen_height, &masks.lock().unwrap());
+            overlays
+                .lock()
+                .unwrap()
+                .paint(screen, screen_width, screen_height);
             // Rows that differ from the frame buffer are copied in; an unchanged screen
             // keeps the previous converted frame (one compare pass, no copies).
             let stride = src.stride(0);

@@ -20,6 +20,16 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A list of strings.
     StringList,
+    /// A number from `.0` to `.1`.
+    Range(f64, f64),
+    /// A whole number of milliseconds up to this bound (a delay no call should wait past).
+    Millis(u64),
+    /// `#RRGGBB` or `#RGB`, or "" for the default.
+    Color,
+    /// A list of [`Kind::Color`]s (empty: the default).
+    Colors,
+    /// A file path, or "" for none.
+    Path,
 }
 
 pub struct KeySpec {
@@ -46,38 +56,74 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         key: "agent_cursor.enabled",
         kind: Kind::Bool,
-        default: || json!(false),
-        doc: "Agent cursor overlay (kept for compatibility; this Linux backend draws no overlay).",
+        default: || json!(true),
+        doc: "Agent cursor overlay: an arrow that glides to each pointer action's point before it lands (daemon and MCP server; a one-shot CLI call draws none). Unset, it is on on a person's desktop and off inside a cua sandbox.",
     },
     KeySpec {
         key: "agent_cursor.motion.start_handle",
-        kind: Kind::Number,
+        kind: Kind::Range(0.0, 1.0),
         default: || json!(0.3),
-        doc: "Agent cursor motion curve.",
+        doc: "Agent cursor glide: how far along the line the path's first control point sits.",
     },
     KeySpec {
         key: "agent_cursor.motion.end_handle",
-        kind: Kind::Number,
+        kind: Kind::Range(0.0, 1.0),
         default: || json!(0.3),
-        doc: "Agent cursor motion curve.",
+        doc: "Agent cursor glide: the same, measured from the end point.",
     },
     KeySpec {
         key: "agent_cursor.motion.arc_size",
-        kind: Kind::Number,
+        kind: Kind::Range(0.0, 1.0),
         default: || json!(0.25),
-        doc: "Agent cursor motion curve.",
+        doc: "Agent cursor glide: sideways bulge as a fraction of the path's length (0: straight).",
     },
     KeySpec {
         key: "agent_cursor.motion.arc_flow",
-        kind: Kind::Number,
+        kind: Kind::Range(-1.0, 1.0),
         default: || json!(0.0),
-        doc: "Agent cursor motion curve.",
+        doc: "Agent cursor glide: where the bulge peaks (positive: toward the destination).",
     },
     KeySpec {
         key: "agent_cursor.motion.spring",
-        kind: Kind::Number,
+        kind: Kind::Range(0.3, 1.0),
         default: || json!(0.72),
-        doc: "Agent cursor motion curve.",
+        doc: "Agent cursor settle damping (kept for compatibility: this backend's arrow is drawn upright, so it has no rotation to settle).",
+    },
+    KeySpec {
+        key: "agent_cursor.glide_duration_ms",
+        kind: Kind::Millis(10_000),
+        default: || json!(750),
+        doc: "Agent cursor: how long each glide to a pointer action's point takes (the action waits for it).",
+    },
+    KeySpec {
+        key: "agent_cursor.dwell_after_click_ms",
+        kind: Kind::Millis(10_000),
+        default: || json!(400),
+        doc: "Agent cursor: how long a click's tool waits after the click, with the cursor resting on the target.",
+    },
+    KeySpec {
+        key: "agent_cursor.idle_hide_ms",
+        kind: Kind::Millis(600_000),
+        default: || json!(3000),
+        doc: "Agent cursor: how long the overlay stays after the last pointer action before it hides.",
+    },
+    KeySpec {
+        key: "agent_cursor.style.gradient_colors",
+        kind: Kind::Colors,
+        default: || json!([]),
+        doc: "Agent cursor arrow fill, tip to tail, as CSS hex colors (empty: the default violet). The video's cursor uses it too.",
+    },
+    KeySpec {
+        key: "agent_cursor.style.bloom_color",
+        kind: Kind::Color,
+        default: || json!(""),
+        doc: "Agent cursor click ripple color (empty: the default).",
+    },
+    KeySpec {
+        key: "agent_cursor.style.image_path",
+        kind: Kind::Path,
+        default: || json!(""),
+        doc: "Agent cursor image (PNG or JPEG, drawn at most 32 px, hot spot top left) instead of the arrow; empty: the arrow.",
     },
     KeySpec {
         key: "policy.forbidden_apps",
@@ -136,8 +182,21 @@ fn spec(key: &str) -> Result<&'static KeySpec, ToolError> {
 /// Checks `value` against `key`'s type; names the field and the expected type.
 pub fn validate(key: &str, value: &Value) -> Result<Value, ToolError> {
     let spec = spec(key)?;
-    let bad = |want: &str| ToolError::invalid(format!("`value`: {key} takes {want}, got {value}"));
-    match spec.kind {
+    check(spec.kind, value)
+        .map_err(|want| ToolError::invalid(format!("`value`: {key} takes {want}, got {value}")))
+}
+
+/// Checks `value` for `key` given as a tool's own argument `field` (the error names it).
+pub fn validate_field(key: &str, field: &str, value: &Value) -> Result<Value, ToolError> {
+    let spec = spec(key)?;
+    check(spec.kind, value)
+        .map_err(|want| ToolError::invalid(format!("`{field}`: takes {want}, got {value}")))
+}
+
+/// The value in its normal form, or what the kind wants.
+fn check(kind: Kind, value: &Value) -> Result<Value, String> {
+    let bad = |want: &str| want.to_string();
+    match kind {
         Kind::UInt => value
             .as_u64()
             .map(|v| json!(v))
@@ -161,7 +220,60 @@ pub fn validate(key: &str, value: &Value) -> Result<Value, ToolError> {
             .filter(|a| a.iter().all(Value::is_string))
             .map(|a| json!(a))
             .ok_or_else(|| bad("a list of strings")),
+        Kind::Range(min, max) => value
+            .as_f64()
+            .filter(|v| (min..=max).contains(v))
+            .map(|v| json!(v))
+            .ok_or_else(|| bad(&format!("a number from {min} to {max}"))),
+        Kind::Millis(max) => value
+            .as_u64()
+            .filter(|v| *v <= max)
+            .map(|v| json!(v))
+            .ok_or_else(|| bad(&format!("a whole number of milliseconds up to {max}"))),
+        Kind::Color => value
+            .as_str()
+            .filter(|s| s.is_empty() || parse_color(s).is_some())
+            .map(|s| json!(s))
+            .ok_or_else(|| bad("a CSS hex color (#RRGGBB or #RGB) or \"\"")),
+        Kind::Colors => value
+            .as_array()
+            .filter(|a| a.iter().all(|c| c.as_str().and_then(parse_color).is_some()))
+            .map(|a| json!(a))
+            .ok_or_else(|| bad("a list of CSS hex colors (#RRGGBB or #RGB)")),
+        Kind::Path => value
+            .as_str()
+            .map(|s| json!(s))
+            .ok_or_else(|| bad("a path (a string; \"\" for none)")),
     }
+}
+
+/// A CSS hex color, `#RRGGBB` or `#RGB`, as RGB.
+pub fn parse_color(text: &str) -> Option<[u8; 3]> {
+    let hex = text.strip_prefix('#')?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let digit = |i: usize, len: usize| u8::from_str_radix(&hex[i * len..(i + 1) * len], 16).ok();
+    match hex.len() {
+        6 => Some([digit(0, 2)?, digit(1, 2)?, digit(2, 2)?]),
+        3 => Some([digit(0, 1)? * 17, digit(1, 1)? * 17, digit(2, 1)? * 17]),
+        _ => None,
+    }
+}
+
+/// The valid values the global config file sets (flat: key → value); keys it leaves out
+/// fall to a default.
+pub fn load_stored() -> Map<String, Value> {
+    let stored: Value = std::fs::read(global_path())
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(json!({}));
+    KEYS.iter()
+        .filter_map(|k| {
+            let v = get_dotted(&stored, k.key).and_then(|v| validate(k.key, v).ok())?;
+            Some((k.key.to_string(), v))
+        })
+        .collect()
 }
 
 /// `$XDG_CONFIG_HOME/cua/config.json` (or `~/.config/cua/config.json`).
@@ -194,15 +306,10 @@ fn set_dotted(tree: &mut Value, key: &str, value: Value) {
 /// for a key that is missing or has the wrong type; a file that does not parse counts as
 /// empty, as the reference driver does.
 pub fn load_global() -> Map<String, Value> {
-    let stored: Value = std::fs::read(global_path())
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(json!({}));
+    let mut stored = load_stored();
     KEYS.iter()
         .map(|k| {
-            let v = get_dotted(&stored, k.key)
-                .and_then(|v| validate(k.key, v).ok())
-                .unwrap_or_else(k.default);
+            let v = stored.remove(k.key).unwrap_or_else(k.default);
             (k.key.to_string(), v)
         })
         .collect()

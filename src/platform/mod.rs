@@ -134,7 +134,7 @@ pub struct LaunchedApp {
 }
 
 /// Pixels of a window, RGBA, top-left origin.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Capture {
     pub width: u32,
     pub height: u32,
@@ -435,8 +435,6 @@ pub trait Platform: Send + Sync {
     /// Asks for a window size, in pixels of its screenshot (the harness pins window sizes
     /// so screenshots compare).
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()>;
-    /// The app's change events so far, from an event feed started on first call; None
-    /// when the backend has none (then settling compares tree reads instead).
     /// The debugging endpoint of the browser process `pid`: an error that says how to get
     /// one when the browser was not started with it, or `pid` is no browser.
     async fn page_endpoint(&self, _pid: u32) -> PlatformResult<PageEndpoint> {
@@ -444,6 +442,18 @@ pub trait Platform: Send + Sync {
             "browser pages are not supported by this backend".into(),
         ))
     }
+    /// Shows the agent cursor's overlay: `image` with its top-left corner at (`x`, `y`) on
+    /// the screen, above every window, in a window of its own that never takes input or
+    /// focus and is in no window's capture. Moves it when it already shows.
+    async fn show_overlay(&self, _image: &Capture, _x: i32, _y: i32) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "this backend has no agent cursor overlay".into(),
+        ))
+    }
+    /// Hides the overlay (nothing when none shows).
+    async fn hide_overlay(&self) {}
+    /// The app's change events so far, from an event feed started on first call; None
+    /// when the backend has none (then settling compares tree reads instead).
     async fn app_activity(&self, _pid: u32) -> Option<AppActivity> {
         None
     }

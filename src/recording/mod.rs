@@ -285,10 +285,11 @@ impl Recorder {
             .map(|a| (a.tx.clone(), a.started.elapsed().as_millis() as u64))
     }
 
-    /// The video's secret rectangles, while a video records.
-    fn video_masks(&self) -> Option<video::Masks> {
+    /// What a recording video shows besides the screen (masks, the agent's pointer),
+    /// while a video records.
+    pub fn video_feed(&self) -> Option<video::Feed> {
         let active = self.active.lock().unwrap();
-        active.as_ref()?.video.as_ref().map(|v| v.masks())
+        active.as_ref()?.video.as_ref().map(|v| v.feed())
     }
 
     /// Waits until the previous turn has been handed to the writer.
@@ -489,10 +490,10 @@ pub async fn record_call(
         _ => None,
     };
     let redaction = redact::Rules::of(ctx);
-    let masks = ctx.recorder.video_masks();
+    let masks = ctx.recorder.video_feed();
     // The video hides the window's secret fields before the action can show them.
     if let (Some(m), Some(w), Some(b)) = (&masks, &window, &before) {
-        m.set(
+        m.set_masks(
             w.window_id,
             screen_rects(w, redaction.secret_frames(&b.json)),
         );
@@ -648,7 +649,7 @@ pub async fn record_call(
             _ => None,
         };
         if let (Some(m), Some(w), Some(a)) = (&masks, &window, &after) {
-            m.set(
+            m.set_masks(
                 w.window_id,
                 screen_rects(w, redaction.secret_frames(&a.json)),
             );

@@ -6,8 +6,9 @@
 //! [`VideoRecorder`] starts the helper and talks to it in JSON lines ([`ToHelper`] on its
 //! standard input, [`FromHelper`] on its standard output). The helper grabs the screen on
 //! a 30 fps timeline (a late frame takes its real slot, so the video's duration follows the
-//! wall clock), paints the secret rectangles ([`Masks`]) black, and encodes with libx264
-//! into `recording.mp4` (faststart). When its input closes (a stop, or cua killed), it
+//! wall clock), paints the secret rectangles black and the agent cursor where the agent
+//! last pointed (with a ripple after a click), both sent through the [`Feed`], and encodes
+//! with libx264 into `recording.mp4` (faststart). When its input closes (a stop, or cua killed), it
 //! finalizes the file, so a killed cua still leaves a playable video.
 
 use std::collections::HashMap;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cursor::sprite::Style;
 use crate::platform::Rect;
 
 pub const FPS: i32 = 30;
@@ -49,6 +51,19 @@ pub struct VideoInfo {
 pub enum ToHelper {
     /// Screen rectangles to paint black in every frame from now on (the whole list).
     Masks(Vec<Rect>),
+    /// The agent pointed at a screen point now: the cursor is drawn there in every frame
+    /// from now on, with a ripple first when it clicked.
+    Pointer(PointerMark),
+}
+
+/// One pointer action, as the video shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PointerMark {
+    pub x: i32,
+    pub y: i32,
+    /// A button went down here.
+    pub click: bool,
+    pub style: Style,
 }
 
 /// What the helper answers, one JSON object a line.
@@ -63,19 +78,27 @@ pub enum FromHelper {
     Failed(String),
 }
 
-/// Screen rectangles to paint over, by the window whose state reported them: the latest
-/// state of a window replaces its list. Each change is sent to the helper at once.
+/// What the recorder and the tools tell a recording video: screen rectangles to paint
+/// over, by the window whose state reported them (the latest state of a window replaces
+/// its list), and where the agent points. Each is sent to the helper at once.
 #[derive(Clone, Default)]
-pub struct Masks(Arc<Mutex<MaskState>>);
+pub struct Feed(Arc<Mutex<FeedState>>);
 
 #[derive(Default)]
-struct MaskState {
+struct FeedState {
     by_window: HashMap<u64, Vec<Rect>>,
     helper: Option<ChildStdin>,
 }
 
-impl Masks {
-    pub fn set(&self, window_id: u64, screen_rects: Vec<Rect>) {
+impl Feed {
+    /// The agent points at a screen point now.
+    pub fn point(&self, mark: PointerMark) {
+        if let Some(stdin) = self.0.lock().unwrap().helper.as_mut() {
+            let _ = send(stdin, &ToHelper::Pointer(mark));
+        }
+    }
+
+    pub fn set_masks(&self, window_id: u64, screen_rects: Vec<Rect>) {
         let mut state = self.0.lock().unwrap();
         if screen_rects.is_empty() {
             if state.by_window.remove(&window_id).is_none() {
@@ -105,7 +128,7 @@ fn send(stdin: &mut ChildStdin, message: &ToHelper) -> std::io::Result<()> {
 }
 
 pub struct VideoRecorder {
-    masks: Masks,
+    feed: Feed,
     child: Child,
     replies: Receiver<FromHelper>,
 }
@@ -142,10 +165,10 @@ impl VideoRecorder {
                 }
             })
             .map_err(|e| e.to_string())?;
-        let masks = Masks::default();
-        masks.0.lock().unwrap().helper = child.stdin.take();
+        let feed = Feed::default();
+        feed.0.lock().unwrap().helper = child.stdin.take();
         let mut recorder = VideoRecorder {
-            masks,
+            feed,
             child,
             replies,
         };
@@ -163,9 +186,9 @@ impl VideoRecorder {
         }
     }
 
-    /// The secret rectangles painted over in every frame.
-    pub fn masks(&self) -> Masks {
-        self.masks.clone()
+    /// What the frames show besides the screen: masks and the agent's pointer.
+    pub fn feed(&self) -> Feed {
+        self.feed.clone()
     }
 
     /// The helper's process id (its CPU is the video's cost).
@@ -179,7 +202,7 @@ impl VideoRecorder {
     }
 
     fn finish(&mut self) -> Result<VideoInfo, String> {
-        self.masks.close();
+        self.feed.close();
         let reply = self.replies.recv_timeout(FINISH_WAIT);
         if reply.is_err() {
             let _ = self.child.kill();
@@ -253,6 +276,14 @@ mod tests {
         let line = serde_json::to_string(&masks).unwrap();
         assert_eq!(line, r#"{"masks":[{"x":1,"y":2,"width":3,"height":4}]}"#);
         assert_eq!(serde_json::from_str::<ToHelper>(&line).unwrap(), masks);
+        let pointer = ToHelper::Pointer(PointerMark {
+            x: 5,
+            y: 6,
+            click: true,
+            style: Style::default(),
+        });
+        let line = serde_json::to_string(&pointer).unwrap();
+        assert_eq!(serde_json::from_str::<ToHelper>(&line).unwrap(), pointer);
         let ready: FromHelper =
             serde_json::from_str(r#"{"ready":{"width":8,"height":6}}"#).unwrap();
         assert_eq!(

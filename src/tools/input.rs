@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::cursor::{Gesture, on_screen, point_at};
 use super::{ToolContext, ToolOutput, ToolSpec, window_of};
 use crate::errors::ToolError;
 use crate::keys::{Combo, Modifier, char_keysym, check_text, parse_key, parse_modifiers};
@@ -1103,6 +1104,16 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                 } else {
                     1
                 };
+                let point = match &target {
+                    Target::Pixel { x, y, .. } => Some((*x, *y)),
+                    _ => node.frame.map(|f| f.center()),
+                };
+                let pointing = match point {
+                    Some(at) => {
+                        Some(point_at(ctx, p, on_screen(&window, at), Gesture::Click).await)
+                    }
+                    None => None,
+                };
                 for _ in 0..times {
                     p.do_action(&node.handle, &action)
                         .await
@@ -1131,6 +1142,9 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
                 .await;
                 if toggled {
                     outcome = with_checked(p, outcome, &expect).await;
+                }
+                if let Some(pointing) = pointing {
+                    pointing.landed(ctx, platform.clone()).await;
                 }
                 return Ok(outcome.into_output(Some(r.pid), Some(&window)));
             }
@@ -1165,6 +1179,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
         (Some(node), Some(live)) => toggle_expectation(node, live),
         _ => expect_window_change(p, r.pid, &window, settle_ms).await,
     };
+    let pointing = point_at(ctx, p, on_screen(&window, (x, y)), Gesture::Click).await;
     p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
         .await?;
     let path = event_path(mode);
@@ -1187,6 +1202,7 @@ async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<ToolOutput, Too
     if toggled.is_some() {
         outcome = with_checked(p, outcome, &expect).await;
     }
+    pointing.landed(ctx, platform.clone()).await;
     Ok(outcome.into_output(Some(r.pid), Some(&window)))
 }
 
@@ -2436,6 +2452,7 @@ impl ToolSpec for Scroll {
         // toolkit that ignores synthetic wheel events (Qt) is then named, not guessed.
         let wait = settle_ms.max(READ_BACK_MS);
         let expect = expect_window_change(p, a.pid, &window, wait).await;
+        let pointing = point_at(ctx, p, on_screen(&window, (x, y)), Gesture::Move).await;
         p.send_input(&window, &events, mode).await?;
         let path = event_path(mode);
         let mut outcome = Outcome::new(
@@ -2451,6 +2468,7 @@ impl ToolSpec for Scroll {
                 synthetic_caveat(p, a.pid, Synthetic::Pointer(window.window_id)).await;
         }
         settle(p, &expect, wait, &mut outcome, "foreground").await;
+        pointing.landed(ctx, platform.clone()).await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
     }
 }
@@ -2575,7 +2593,17 @@ impl ToolSpec for Drag {
         });
         events.extend(mods_up(&mods));
         let expect = expect_window_change(p, a.pid, &window, settle_ms).await;
-        p.send_input(&window, &events, mode).await?;
+        let pointing = point_at(ctx, p, on_screen(&window, (fx, fy)), Gesture::Press).await;
+        let (sent, ()) = tokio::join!(
+            p.send_input(&window, &events, mode),
+            pointing.drag_to(
+                ctx,
+                p,
+                on_screen(&window, (tx, ty)),
+                Duration::from_millis(duration)
+            )
+        );
+        sent?;
         let path = event_path(mode);
         let mut outcome = Outcome::new(format!("dragged ({fx}, {fy}) → ({tx}, {ty})"), path)
             .with("click_point", json!({ "x": fx, "y": fy }))
@@ -2585,6 +2613,7 @@ impl ToolSpec for Drag {
                 synthetic_caveat(p, a.pid, Synthetic::Pointer(window.window_id)).await;
         }
         settle(p, &expect, settle_ms, &mut outcome, "foreground").await;
+        pointing.landed(ctx, platform.clone()).await;
         Ok(outcome.into_output(Some(a.pid), Some(&window)))
     }
 }
@@ -2620,6 +2649,7 @@ impl ToolSpec for MoveCursor {
                 a.x, a.y
             )));
         }
+        let pointing = point_at(ctx, platform.as_ref(), (a.x, a.y), Gesture::Move).await;
         platform.warp_pointer(a.x, a.y).await?;
         let mut outcome = Outcome::new(
             format!("moved the pointer to ({}, {})", a.x, a.y),
@@ -2630,6 +2660,7 @@ impl ToolSpec for MoveCursor {
         } else {
             Effect::SuspectedNoop
         };
+        pointing.landed(ctx, platform).await;
         Ok(outcome.into_output(None, None))
     }
 }

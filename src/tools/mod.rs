@@ -9,6 +9,7 @@
 mod apps;
 mod capture;
 mod config;
+mod cursor;
 mod input;
 mod page;
 mod permissions;
@@ -93,6 +94,10 @@ pub struct ToolContext {
     session: Option<String>,
     /// set_config values of this session, by dotted key (never written to disk).
     config_overrides: Mutex<serde_json::Map<String, Value>>,
+    /// The agent cursor's state (where it was last shown, its pending hide).
+    pub cursor: crate::cursor::AgentCursor,
+    /// A one-shot CLI call: it ends before an overlay could be seen, so it draws none.
+    one_shot: bool,
 }
 
 impl ToolContext {
@@ -134,19 +139,41 @@ impl ToolContext {
         self.session.as_deref()
     }
 
-    /// The effective value of a config key: session override, else the global default.
-    pub fn config(&self, key: &str) -> Value {
-        if let Some(v) = self.config_overrides.lock().unwrap().get(key) {
-            return v.clone();
-        }
-        crate::config::load_global()
-            .remove(key)
-            .unwrap_or(Value::Null)
+    /// The context of one CLI call in its own process (no daemon): it draws no overlay.
+    pub fn one_shot(mut self) -> Self {
+        self.one_shot = true;
+        self
     }
 
-    /// Every key's effective value, and the keys this session overrides.
+    pub fn is_one_shot(&self) -> bool {
+        self.one_shot
+    }
+
+    /// The effective value of a config key: session override, else the global default
+    /// (as stored, else as this desktop wants it).
+    pub fn config(&self, key: &str) -> Value {
+        self.config_snapshot().0.remove(key).unwrap_or(Value::Null)
+    }
+
+    /// Defaults that depend on the desktop: the agent cursor is on where a person watches,
+    /// off inside a cua sandbox (headless runs and CI, which its glide would only slow).
+    fn desktop_default(&self, key: &str) -> Option<Value> {
+        (key == "agent_cursor.enabled").then(|| json!(self.desktop.sandbox_dir.is_none()))
+    }
+
+    /// Every key's effective value (one read of the config file), and the keys this
+    /// session overrides.
     pub fn config_snapshot(&self) -> (serde_json::Map<String, Value>, Vec<String>) {
-        let mut values = crate::config::load_global();
+        let stored = crate::config::load_stored();
+        let mut values = serde_json::Map::new();
+        for spec in crate::config::KEYS {
+            let value = stored
+                .get(spec.key)
+                .cloned()
+                .or_else(|| self.desktop_default(spec.key))
+                .unwrap_or_else(spec.default);
+            values.insert(spec.key.to_string(), value);
+        }
         let overrides = self.config_overrides.lock().unwrap();
         for (k, v) in overrides.iter() {
             values.insert(k.clone(), v.clone());
@@ -627,6 +654,10 @@ impl ToolRegistry {
                 Box::new(replay::ReplayTrajectory),
                 Box::new(config::GetConfig),
                 Box::new(config::SetConfig),
+                Box::new(cursor::GetAgentCursorState),
+                Box::new(cursor::SetAgentCursorEnabled),
+                Box::new(cursor::SetAgentCursorMotion),
+                Box::new(cursor::SetAgentCursorStyle),
             ],
         }
     }

@@ -7,6 +7,7 @@ mod damage;
 mod events;
 mod families;
 mod input;
+mod overlay;
 mod popups;
 pub mod screen_grab;
 pub mod x11;
@@ -39,6 +40,8 @@ pub struct LinuxPlatform {
     atspi: OnceCell<atspi::Atspi>,
     /// Window repaints, watched from a window's first capture on (None: no Damage).
     repaints: std::sync::OnceLock<Option<std::sync::Arc<damage::Repaints>>>,
+    /// The agent cursor's window, made when it first shows.
+    overlay: std::sync::Mutex<Option<overlay::Overlay>>,
 }
 
 impl LinuxPlatform {
@@ -49,6 +52,7 @@ impl LinuxPlatform {
             x11: std::sync::Arc::new(x11::X11::connect(desktop.display.as_deref())?),
             atspi: OnceCell::new(),
             repaints: std::sync::OnceLock::new(),
+            overlay: std::sync::Mutex::new(None),
         })
     }
 
@@ -445,6 +449,20 @@ impl Platform for LinuxPlatform {
 
     async fn page_endpoint(&self, pid: u32) -> PlatformResult<crate::platform::PageEndpoint> {
         families::page_endpoint(pid)
+    }
+
+    async fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
+        let mut overlay = self.overlay.lock().unwrap();
+        if overlay.is_none() {
+            *overlay = Some(overlay::Overlay::open(self.desktop.display.as_deref())?);
+        }
+        overlay.as_mut().expect("just made").show(image, x, y)
+    }
+
+    async fn hide_overlay(&self) {
+        if let Some(overlay) = self.overlay.lock().unwrap().as_mut() {
+            overlay.hide();
+        }
     }
 }
 
