@@ -91,7 +91,11 @@ fn main() {
         ("overlay off (sandbox default)", RUNS, off),
         ("overlay off, video recording", RUNS, off_video),
         ("overlay on, glide 0 ms, dwell 0 ms", RUNS, on_instant),
-        ("overlay on, glide 750 ms, dwell 400 ms (reference)", SLOW_RUNS, on_reference),
+        (
+            "overlay on, glide 750 ms, dwell 400 ms (reference)",
+            SLOW_RUNS,
+            on_reference,
+        ),
     ] {
         println!(
             "| {name} | {runs} | {p50:.2} ms | {p95:.2} ms | {:.2}x |",

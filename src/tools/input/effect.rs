@@ -1,0 +1,342 @@
+//! Effect verification: what an action expects to change (`Expect`), waiting for it,
+//! bounded (`settle`), reading an element back, and the notes a result carries when a
+//! toolkit changes a value without telling its scripts.
+
+use super::*;
+
+/// What would show that an action landed.
+pub(super) enum Expect {
+    /// A state (checked) of this element differs from `before`.
+    StateChange {
+        handle: String,
+        state: &'static str,
+        before: bool,
+    },
+    /// The element's text contains this.
+    TextContains { handle: String, text: String },
+    /// The element's text is exactly this.
+    TextIs { handle: String, text: String },
+    /// The element's numeric value is this.
+    ValueIs { handle: String, value: f64 },
+    /// The option is chosen: the combo box shows it as its name. A box whose name is none
+    /// of its options (a web page's `<select>` keeps its label) is read through the option
+    /// that says it is selected; where the name is an option, it is the truth (Qt's popup
+    /// list marks an option selected without changing the box).
+    OptionChosen {
+        handle: String,
+        name: String,
+        options: Vec<String>,
+    },
+    /// Something in the window's tree changed (a fingerprint taken before the action).
+    WindowChange {
+        pid: u32,
+        window: WindowInfo,
+        before: u64,
+    },
+    /// Nothing to read back.
+    Nothing,
+}
+
+impl Expect {
+    /// How long to read the effect back: an element's own change (a state, its text, its
+    /// value or name) is what the action implies, so it gets at least [`READ_BACK_MS`]
+    /// (returning as soon as it shows); a window-wide change keeps the caller's wait.
+    pub(super) fn read_back_ms(&self, settle_ms: u64) -> u64 {
+        match self {
+            Expect::WindowChange { .. } | Expect::Nothing => settle_ms,
+            _ => settle_ms.max(READ_BACK_MS),
+        }
+    }
+}
+
+pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
+    match expect {
+        Expect::StateChange {
+            handle,
+            state,
+            before,
+        } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.states.iter().any(|s| s == state) != *before),
+        Expect::TextContains { handle, text } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.text.is_some_and(|t| t.contains(text.as_str()))),
+        Expect::TextIs { handle, text } => platform
+            .read_element(handle)
+            .await
+            .is_ok_and(|r| r.text.as_deref() == Some(text.as_str())),
+        Expect::ValueIs { handle, value } => platform.read_element(handle).await.is_ok_and(|r| {
+            r.value
+                .is_some_and(|v| (v - value).abs() < 1e-6 * value.abs().max(1.0))
+        }),
+        Expect::OptionChosen {
+            handle,
+            name,
+            options,
+        } => {
+            let Ok(shown) = platform.read_element(handle).await.map(|r| r.name) else {
+                return false;
+            };
+            if shown.eq_ignore_ascii_case(name) {
+                return true;
+            }
+            !options.iter().any(|o| o.eq_ignore_ascii_case(&shown))
+                && platform
+                    .selected_options(handle)
+                    .await
+                    .is_ok_and(|o| o.len() == 1 && o[0].eq_ignore_ascii_case(name))
+        }
+        Expect::WindowChange {
+            pid,
+            window,
+            before,
+        } => fingerprint(platform, *pid, window)
+            .await
+            .is_some_and(|f| f != *before),
+        Expect::Nothing => false,
+    }
+}
+
+/// A hash of everything a person could see change in the window's tree.
+pub(super) async fn fingerprint(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let tree = platform.accessibility_tree(pid, window).await.ok()?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for n in &tree.nodes {
+        (&n.role, &n.name, &n.value, &n.states).hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+/// Reads the effect back: once right away, or polling until `settle_ms` runs out.
+pub(super) async fn settle(
+    platform: &dyn Platform,
+    expect: &Expect,
+    settle_ms: u64,
+    outcome: &mut Outcome,
+    escalate_to: &'static str,
+) {
+    if matches!(expect, Expect::Nothing)
+        || (settle_ms == 0 && matches!(expect, Expect::WindowChange { .. }))
+    {
+        outcome.effect = Effect::Unverifiable;
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_millis(settle_ms);
+    loop {
+        if met(platform, expect).await {
+            outcome.effect = Effect::Confirmed;
+            return;
+        }
+        if settle_ms == 0 {
+            outcome.effect = Effect::Unverifiable;
+            return;
+        }
+        if Instant::now() >= deadline {
+            outcome.effect = Effect::SuspectedNoop;
+            if outcome.escalation.is_none() && outcome.path != "xtest_fg" {
+                outcome.escalation = Some((
+                    escalate_to,
+                    format!("no effect was read back within {settle_ms} ms"),
+                ));
+            }
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+pub(super) async fn expect_window_change(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    settle_ms: u64,
+) -> Expect {
+    if settle_ms == 0 {
+        return Expect::Nothing;
+    }
+    match fingerprint(platform, pid, window).await {
+        Some(before) => Expect::WindowChange {
+            pid,
+            window: window.clone(),
+            before,
+        },
+        None => Expect::Nothing,
+    }
+}
+
+/// How long an action whose implied change is known (a toggled state, the typed text, a
+/// value) waits for it before calling it a no-op. Returns as soon as the change shows; a
+/// browser's tree follows its page asynchronously, and on a loaded 2-core machine 500 ms
+/// was seen to be too short for Chromium's text.
+pub(super) const READ_BACK_MS: u64 = 1000;
+
+/// Reads the element live before acting on it, and refuses it if it must not be acted on
+/// now: it is gone, disabled, or no longer shown (a closed menu's item, a page switched
+/// away). Such an action is refused, never retried by pixel. The reading it returns is the
+/// element's state just before the action (a toggle's expectation starts from it).
+pub(super) async fn live_element(
+    platform: &dyn Platform,
+    node: &AxNode,
+) -> Result<ElementReading, ToolError> {
+    let live = platform
+        .read_element(&node.handle)
+        .await
+        .ok()
+        .filter(|r| !r.states.iter().any(|s| s == "defunct"));
+    let Some(live) = live else {
+        return Err(ToolError::failed(format!(
+            "{} is gone from the app; call get_window_state again",
+            describe(node)
+        )));
+    };
+    let has = |s: &str| live.states.iter().any(|x| x == s);
+    let had = |s: &str| node.states.iter().any(|x| x == s);
+    if (had("showing") && !has("showing")) || (had("visible") && !has("visible")) {
+        return Err(ToolError::Refused(format!(
+            "{} is no longer showing (its menu, popup or page closed since the snapshot); call get_window_state again",
+            describe(node)
+        )));
+    }
+    if has("visible") && !has("sensitive") && !has("enabled") {
+        return Err(ToolError::Refused(format!(
+            "{} is disabled (not sensitive): a person could not operate it either",
+            describe(node)
+        )));
+    }
+    Ok(live)
+}
+
+/// Adds the element's value after the action (its text, or its number) to the result.
+/// A plain click on a check box, radio or toggle button: it implies the checked state flips.
+pub(super) fn is_toggle_click(node: &AxNode, kind: ClickKind) -> bool {
+    kind == ClickKind::Click && TOGGLE_ROLES.contains(&node.role.as_str())
+}
+
+pub(super) fn is_checked(states: &[String]) -> bool {
+    states.iter().any(|s| s == "checked")
+}
+
+/// The checked state must flip from what it is now (`live`, read just before the action:
+/// the snapshot may be old).
+pub(super) fn toggle_expectation(node: &AxNode, live: &ElementReading) -> Expect {
+    Expect::StateChange {
+        handle: node.handle.clone(),
+        state: "checked",
+        before: is_checked(&live.states),
+    }
+}
+
+/// Adds the toggle's checked state after the click: the flipped one when the read-back
+/// confirmed the flip (no second read), else what the element reads now.
+pub(super) async fn with_checked(p: &dyn Platform, outcome: Outcome, expect: &Expect) -> Outcome {
+    let Expect::StateChange { handle, before, .. } = expect else {
+        return outcome;
+    };
+    if outcome.effect == Effect::Confirmed {
+        return outcome.with("checked", json!(!before));
+    }
+    match p.read_element(handle).await {
+        Ok(e) => outcome.with("checked", json!(is_checked(&e.states))),
+        Err(_) => outcome,
+    }
+}
+
+/// GTK 4 (4.8) entries take text through EditableText but read back as empty through
+/// Text: an insert that reads back as nothing there is not a no-op cua can name, and
+/// repeating it in the foreground would type it twice. It is reported unverifiable, with
+/// no escalation.
+pub(super) async fn blind_text(
+    p: &dyn Platform,
+    pid: u32,
+    node: &AxNode,
+    before_empty: bool,
+    mut outcome: Outcome,
+) -> Outcome {
+    if outcome.effect != Effect::SuspectedNoop || !before_empty {
+        return outcome;
+    }
+    let after_empty = p
+        .read_element(&node.handle)
+        .await
+        .ok()
+        .and_then(|r| r.text)
+        .is_none_or(|t| t.is_empty());
+    let gtk4 = p.toolkit(pid).await.is_some_and(|t| t.starts_with("GTK 4"));
+    if after_empty && gtk4 {
+        outcome.effect = Effect::Unverifiable;
+        outcome.escalation = None;
+        outcome = outcome.with(
+            "note",
+            json!("GTK 4 entries do not expose their text: the insert was accepted, its result cannot be read back"),
+        );
+    }
+    outcome
+}
+
+/// Firefox sets a web number input through the Value interface, and a `<select>`'s option
+/// through Selection, without firing the page's `input` / `change` events, so the page's
+/// own script never learns of it (the conformance fixture's journal showed nothing).
+/// There the value is typed in with keys instead, as a person would.
+pub(super) const SILENT_VALUE_TOOLKITS: &[&str] = &["Gecko"];
+pub(super) const SILENT_VALUE_NOTE: &str = "this toolkit changes a value set through the accessibility API without telling the page's scripts; the value was entered with key events instead";
+
+pub(super) async fn value_set_is_silent(p: &dyn Platform, pid: u32) -> bool {
+    p.toolkit(pid)
+        .await
+        .is_some_and(|t| SILENT_VALUE_TOOLKITS.iter().any(|s| t.starts_with(s)))
+}
+
+/// Roles whose value is the option chosen among their children.
+pub(super) const CHOICE_ROLES: &[&str] = &[
+    "combo_box",
+    "list",
+    "list_box",
+    "table",
+    "tree_table",
+    "tree",
+    "page_tab_list",
+    "menu",
+];
+
+/// The element's value after the action: its number, its text, or for a combo box or
+/// list the selected option. Text made only of U+FFFC (the placeholder for embedded
+/// objects, what a web `<select>` reports) is no value.
+pub(super) async fn with_new_value(
+    platform: &dyn Platform,
+    outcome: Outcome,
+    node: &AxNode,
+) -> Outcome {
+    let Ok(r) = platform.read_element(&node.handle).await else {
+        return outcome;
+    };
+    let text = r
+        .text
+        .filter(|t| !t.chars().all(|c| c == '\u{fffc}' || c.is_whitespace()));
+    match (r.value, text) {
+        (Some(v), _) => outcome.with("value", json!(v)),
+        (None, Some(t)) => outcome.with("value", json!(t)),
+        (None, None) if CHOICE_ROLES.contains(&node.role.as_str()) => {
+            // The option the box shows as its name is the truth where it shows one (Qt
+            // marks a popup row selected without choosing it).
+            let options = platform
+                .option_names(&node.handle)
+                .await
+                .unwrap_or_default();
+            if options.contains(&r.name) {
+                return outcome.with("value", json!(r.name));
+            }
+            match platform.selected_options(&node.handle).await {
+                Ok(chosen) if chosen.len() == 1 => outcome.with("value", json!(chosen[0])),
+                _ => outcome,
+            }
+        }
+        (None, None) => outcome,
+    }
+}

@@ -1,0 +1,224 @@
+//! The input tools: click, double_click, right_click, drag, scroll, type_text, press_key,
+//! hotkey, set_value, move_cursor.
+//!
+//! Addressing: `element_index` + `window_id` resolves against the last get_window_state
+//! snapshot and acts through the accessibility API (background-safe); `x, y` are
+//! window-local screenshot pixels. In background mode a pixel click on an element is run
+//! as that element's action; elsewhere synthetic events go to the window only.
+//! `delivery_mode: foreground` activates the window and uses real input, then restores.
+//!
+//! Every action returns `path` (the route that ran), `verified`, `effect`
+//! (confirmed | unverifiable | suspected_noop) and, when a background attempt did not
+//! land, `escalation {recommended, reason}`. `settle_ms` waits, bounded, for the effect.
+//!
+//! This file owns what every input tool shares: the argument enums, the action vocabularies
+//! and the result (`Outcome`, `ActionResult`). The rooms: `target` (addressing resolved to
+//! an element, a pixel or a window), `effect` (what would show the action landed, and
+//! waiting for it), `delivery` (routes, synthetic-event caveats, event sequences), and the
+//! tools by family: `pointer`, `keyboard`, `value`, `scroll`. The children reach these
+//! shared items through `use super::*`.
+
+mod delivery;
+mod effect;
+mod keyboard;
+mod pointer;
+mod scroll;
+mod target;
+mod value;
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::cursor::{Gesture, on_screen, point_at};
+use super::{ToolContext, ToolOutput, ToolSpec, window_of};
+use crate::errors::ToolError;
+use crate::keys::{Combo, Modifier, char_keysym, check_text, parse_key, parse_modifiers};
+use crate::platform::{
+    AxNode, Delivery, ElementReading, InputEvent, Platform, PlatformError, TextEdit, WindowInfo,
+};
+
+use delivery::*;
+use effect::*;
+use keyboard::*;
+use pointer::*;
+use target::*;
+
+pub use keyboard::{Hotkey, PressKey, TypeText};
+pub use pointer::{Click, DoubleClick, Drag, MoveCursor, RightClick};
+pub use scroll::Scroll;
+pub use value::SetValue;
+
+const MAX_SETTLE_MS: u64 = 10_000;
+/// type_text's `delay_ms` between keys, at most.
+const MAX_TYPE_DELAY_MS: u64 = 200;
+const POLL: Duration = Duration::from_millis(20);
+/// Action names tried, in order, when a click names none.
+const CLICK_ACTIONS: &[&str] = &[
+    "click",
+    "press",
+    "activate",
+    "toggle",
+    // Chromium and Firefox name a check box's action for what it will do.
+    "check",
+    "uncheck",
+    "jump",
+    "open",
+    "select",
+    "expand or contract",
+    // Chromium's generic action on list items and other web nodes.
+    "dodefault",
+];
+const DOUBLE_CLICK_ACTIONS: &[&str] = &["activate", "open"];
+const MENU_ACTIONS: &[&str] = &[
+    "showmenu",
+    "menu",
+    "showcontextmenu",
+    "menu.popup",
+    "popup",
+    "context menu",
+];
+const TOGGLE_ROLES: &[&str] = &[
+    "check_box",
+    "toggle_button",
+    "radio_button",
+    "check_menu_item",
+    "radio_menu_item",
+    "switch",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    Left,
+    Middle,
+    Right,
+}
+
+impl MouseButton {
+    fn number(self) -> u8 {
+        match self {
+            MouseButton::Left => 1,
+            MouseButton::Middle => 2,
+            MouseButton::Right => 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollUnit {
+    Line,
+    Page,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Effect {
+    Confirmed,
+    Unverifiable,
+    SuspectedNoop,
+}
+
+impl Effect {
+    fn as_str(self) -> &'static str {
+        match self {
+            Effect::Confirmed => "confirmed",
+            Effect::Unverifiable => "unverifiable",
+            Effect::SuspectedNoop => "suspected_noop",
+        }
+    }
+}
+
+struct Outcome {
+    what: String,
+    path: &'static str,
+    effect: Effect,
+    escalation: Option<(&'static str, String)>,
+    fields: serde_json::Map<String, Value>,
+}
+
+impl Outcome {
+    fn new(what: impl Into<String>, path: &'static str) -> Self {
+        Outcome {
+            what: what.into(),
+            path,
+            effect: Effect::Unverifiable,
+            escalation: None,
+            fields: Default::default(),
+        }
+    }
+
+    fn with(mut self, key: &str, value: Value) -> Self {
+        self.fields.insert(key.to_string(), value);
+        self
+    }
+
+    fn into_output(self, pid: Option<u32>, window: Option<&WindowInfo>) -> ToolOutput {
+        let result = ActionResult {
+            path: self.path,
+            verified: self.effect == Effect::Confirmed,
+            effect: self.effect,
+            pid,
+            window_id: window.map(|w| w.window_id),
+            escalation: self
+                .escalation
+                .as_ref()
+                .map(|(recommended, reason)| Escalation {
+                    recommended,
+                    reason: reason.clone(),
+                }),
+            details: self.fields,
+        };
+        let s = serde_json::to_value(&result).unwrap_or_default();
+        let mut summary = format!(
+            "{} via {}: effect {}",
+            self.what,
+            self.path,
+            self.effect.as_str()
+        );
+        if let Some((recommended, reason)) = &self.escalation {
+            summary.push_str(&format!(" (escalate to {recommended}: {reason})"));
+        }
+        ToolOutput::new(summary, s)
+    }
+}
+
+/// What every action returns: the one source of its structured result and of the output
+/// schema the MCP server declares for it.
+#[derive(serde::Serialize, JsonSchema)]
+pub struct ActionResult {
+    /// The route that ran.
+    path: &'static str,
+    /// `effect` is `confirmed`.
+    verified: bool,
+    effect: Effect,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window_id: Option<u64>,
+    /// A background attempt did not land: what to try instead, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    escalation: Option<Escalation>,
+    /// What this action adds: `click_point`, `element`, `end_point`...
+    #[serde(flatten)]
+    details: serde_json::Map<String, Value>,
+}
+
+#[derive(serde::Serialize, JsonSchema)]
+struct Escalation {
+    recommended: &'static str,
+    reason: String,
+}

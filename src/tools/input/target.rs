@@ -1,0 +1,368 @@
+//! Target resolution: an action's addressing (element index, pixel, window) checked and
+//! resolved against the last snapshot, re-read when it is older, and the element under a
+//! pixel.
+
+use super::*;
+
+/// The target an action resolved to.
+pub(super) enum Target {
+    Element {
+        window: WindowInfo,
+        index: usize,
+        node: Box<AxNode>,
+        /// The snapshot the index was resolved in (a concurrent get_window_state may have
+        /// replaced the window's latest one since).
+        snapshot: std::sync::Arc<crate::tools::Snapshot>,
+    },
+    Pixel {
+        window: WindowInfo,
+        x: i32,
+        y: i32,
+    },
+    Window {
+        window: WindowInfo,
+    },
+}
+
+impl Target {
+    pub(super) fn window(&self) -> &WindowInfo {
+        match self {
+            Target::Element { window, .. }
+            | Target::Pixel { window, .. }
+            | Target::Window { window } => window,
+        }
+    }
+}
+
+/// Checks that need no desktop: exclusive and paired arguments.
+pub(super) fn check_addressing(
+    element_index: Option<usize>,
+    window_id: Option<u64>,
+    x: Option<f64>,
+    y: Option<f64>,
+) -> Result<(), ToolError> {
+    if element_index.is_some() && (x.is_some() || y.is_some()) {
+        return Err(ToolError::invalid(
+            "give either `element_index` or `x`/`y`, not both",
+        ));
+    }
+    match (x, y) {
+        (Some(_), None) => return Err(ToolError::invalid("`y`: missing (x and y go together)")),
+        (None, Some(_)) => return Err(ToolError::invalid("`x`: missing (x and y go together)")),
+        _ => {}
+    }
+    for (name, v) in [("x", x), ("y", y)] {
+        if let Some(v) = v {
+            if !v.is_finite() || v < 0.0 {
+                return Err(ToolError::invalid(format!(
+                    "`{name}`: must be a non-negative number, got {v}"
+                )));
+            }
+        }
+    }
+    if element_index.is_some() && window_id.is_none() {
+        return Err(ToolError::invalid(
+            "`window_id`: required with `element_index` (indices belong to one window's snapshot)",
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn check_settle(settle_ms: Option<u64>) -> Result<u64, ToolError> {
+    let s = settle_ms.unwrap_or(0);
+    if s > MAX_SETTLE_MS {
+        return Err(ToolError::invalid(format!(
+            "`settle_ms`: at most {MAX_SETTLE_MS}, got {s}"
+        )));
+    }
+    Ok(s)
+}
+
+/// The pid's window: the given one (checked to belong to it), else its frontmost on-screen one.
+pub(super) async fn target_window(
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: Option<u64>,
+) -> Result<WindowInfo, ToolError> {
+    if let Some(id) = window_id {
+        return window_of(platform, Some(pid), id).await;
+    }
+    platform
+        .list_windows()
+        .await?
+        .windows
+        .into_iter()
+        .filter(|w| w.pid == Some(pid) && w.is_on_screen)
+        .max_by_key(|w| w.z_index)
+        .ok_or_else(|| {
+            ToolError::failed(format!(
+                "pid {pid} has no window on screen (run list_windows)"
+            ))
+        })
+}
+
+/// An element index, and the snapshot it was read from when the caller says.
+#[derive(Clone, Copy)]
+pub(super) struct ElementRef<'a> {
+    index: usize,
+    snapshot_id: Option<&'a str>,
+}
+
+/// The element an action's `element_index` and `snapshot_id` name (a snapshot id alone is
+/// a mistake).
+pub(super) fn element_ref(
+    index: Option<usize>,
+    snapshot_id: Option<&str>,
+) -> Result<Option<ElementRef<'_>>, ToolError> {
+    match (index, snapshot_id) {
+        (None, Some(_)) => Err(ToolError::invalid(
+            "`snapshot_id`: only goes with `element_index` (it says which snapshot the index is from)",
+        )),
+        (index, snapshot_id) => Ok(index.map(|index| ElementRef { index, snapshot_id })),
+    }
+}
+
+/// Why there is no snapshot to take an index from: the window was read under another pid
+/// (a pid/window mix-up), or not read at all in this process.
+pub(super) fn no_snapshot(ctx: &ToolContext, pid: u32, window_id: u64) -> ToolError {
+    let keys = ctx.snapshot_keys();
+    if let Some((owner, _)) = keys.iter().find(|(_, w)| *w == window_id) {
+        return ToolError::invalid(format!(
+            "`pid`: window {window_id} was read with pid {owner}, not {pid}; pass the pid that owns the window (list_windows shows it)"
+        ));
+    }
+    let read: Vec<String> = keys
+        .iter()
+        .filter(|(p, _)| *p == pid)
+        .map(|(_, w)| w.to_string())
+        .collect();
+    if !read.is_empty() {
+        return ToolError::invalid(format!(
+            "`window_id`: window {window_id} of pid {pid} was never read; this session read its window(s) {} (call get_window_state on the one you mean)",
+            read.join(", ")
+        ));
+    }
+    ToolError::invalid(format!(
+        "`element_index`: no snapshot of pid {pid} window {window_id}; call get_window_state first (element indices live in one process: from the CLI, run `cua serve` so calls share them)"
+    ))
+}
+
+/// The node an index names: in the snapshot the caller named, else in the window's
+/// latest one. Also says whether that snapshot is older than the window's latest, and
+/// gives the snapshot itself.
+pub(super) fn snapshot_element(
+    ctx: &ToolContext,
+    pid: u32,
+    window_id: u64,
+    element: ElementRef<'_>,
+) -> Result<(AxNode, bool, std::sync::Arc<crate::tools::Snapshot>), ToolError> {
+    let latest = ctx.snapshot(pid, window_id);
+    let snap = match element.snapshot_id {
+        None => latest
+            .clone()
+            .ok_or_else(|| no_snapshot(ctx, pid, window_id))?,
+        Some(id) => {
+            let snap = ctx.snapshot_by_id(id).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`snapshot_id`: {id} is not one of the last {} snapshots this session took; call get_window_state again",
+                    crate::tools::RECENT_SNAPSHOTS
+                ))
+            })?;
+            if (snap.pid, snap.window_id) != (pid, window_id) {
+                return Err(ToolError::invalid(format!(
+                    "`snapshot_id`: {id} is a snapshot of pid {} window {}, not of pid {pid} window {window_id}",
+                    snap.pid, snap.window_id
+                )));
+            }
+            snap
+        }
+    };
+    let index = element.index;
+    let node = snap
+        .elements
+        .get(index)
+        .map(|n| snap.tree.nodes[*n].clone())
+        .ok_or_else(|| {
+            ToolError::invalid(format!(
+                "`element_index`: {index} is out of range (snapshot {} has {} elements, 0-{})",
+                snap.snapshot_id,
+                snap.elements.len(),
+                snap.elements.len().saturating_sub(1)
+            ))
+        })?;
+    let older = latest.is_some_and(|l| l.snapshot_id != snap.snapshot_id);
+    Ok((node, older, snap))
+}
+
+/// Refuses an element read from an older snapshot that is gone or reads differently now:
+/// the index was the caller's, the element may not be.
+pub(super) async fn still_the_same(
+    p: &dyn Platform,
+    node: &AxNode,
+    element: ElementRef<'_>,
+) -> Result<(), ToolError> {
+    let id = element.snapshot_id.unwrap_or_default();
+    let index = element.index;
+    // A destroyed GTK 3 widget's object still answers: no name, not visible.
+    let gone = |now: &ElementReading| {
+        now.states.iter().any(|s| s == "defunct") || !now.states.iter().any(|s| s == "visible")
+    };
+    match p.read_element(&node.handle).await {
+        Ok(now) if !gone(&now) && now.name != node.name => Err(ToolError::failed(format!(
+            "element {index} of snapshot {id} ({}) now reads {:?}; call get_window_state again",
+            describe(node),
+            now.name
+        ))),
+        Ok(now) if !gone(&now) => Ok(()),
+        _ => Err(ToolError::failed(format!(
+            "element {index} of snapshot {id} ({}) is gone from the window; call get_window_state again",
+            describe(node)
+        ))),
+    }
+}
+
+pub(super) async fn resolve(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: Option<u64>,
+    element: Option<ElementRef<'_>>,
+    x: Option<f64>,
+    y: Option<f64>,
+) -> Result<Target, ToolError> {
+    if let Some(element) = element {
+        let window_id = window_id.expect("checked by check_addressing");
+        let (node, older, snapshot) = snapshot_element(ctx, pid, window_id, element)?;
+        let window = window_of(platform, Some(pid), window_id).await?;
+        if older {
+            still_the_same(platform, &node, element).await?;
+        }
+        return Ok(Target::Element {
+            window,
+            index: element.index,
+            node: Box::new(node),
+            snapshot,
+        });
+    }
+    let window = target_window(platform, pid, window_id).await?;
+    if let (Some(x), Some(y)) = (x, y) {
+        // x, y are in the screenshot's pixels, which max_image_dimension may have scaled.
+        let scale = screenshot_scale(ctx, &window);
+        let (w, h) = (
+            window.bounds.width as f64 * scale,
+            window.bounds.height as f64 * scale,
+        );
+        if x >= w || y >= h {
+            return Err(ToolError::invalid(format!(
+                "({x}, {y}) is outside the window's {}x{} screenshot",
+                w.round(),
+                h.round()
+            )));
+        }
+        return Ok(Target::Pixel {
+            window,
+            x: (x / scale) as i32,
+            y: (y / scale) as i32,
+        });
+    }
+    Ok(Target::Window { window })
+}
+
+/// The factor between the window's screenshot (as get_window_state returns it) and the
+/// window itself.
+pub(super) fn screenshot_scale(ctx: &ToolContext, window: &WindowInfo) -> f64 {
+    ctx.image_scale(
+        window.bounds.width.max(0) as u32,
+        window.bounds.height.max(0) as u32,
+        None,
+    )
+}
+
+/// The window's last snapshot tree (what the caller saw), or a fresh walk when there is none.
+pub(super) async fn tree_for(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Result<crate::platform::AxTree, PlatformError> {
+    match ctx.snapshot(pid, window.window_id) {
+        Some(s) => Ok(s.tree.clone()),
+        None => platform.accessibility_tree(pid, window).await,
+    }
+}
+
+/// The smallest node whose frame holds a window-local point (actionable ones only, if asked).
+pub(super) fn node_at(
+    tree: &crate::platform::AxTree,
+    x: i32,
+    y: i32,
+    actionable_only: bool,
+) -> Option<usize> {
+    (0..tree.nodes.len())
+        .filter(|i| !actionable_only || tree.nodes[*i].actionable)
+        .filter(|i| tree.nodes[*i].frame.is_some_and(|f| f.contains(x, y)))
+        .min_by_key(|i| {
+            tree.nodes[*i]
+                .frame
+                .map(|f| f.width as i64 * f.height as i64)
+                .unwrap_or(i64::MAX)
+        })
+}
+
+/// The smallest actionable element under a window-local point.
+pub(super) async fn element_at(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    x: i32,
+    y: i32,
+) -> Option<AxNode> {
+    let mut tree = tree_for(ctx, platform, pid, window).await.ok()?;
+    let i = node_at(&tree, x, y, true)?;
+    Some(tree.nodes.swap_remove(i))
+}
+
+pub(super) fn element_json(index: Option<usize>, n: &AxNode) -> Value {
+    json!({ "index": index, "role": n.role, "name": n.name, "frame": n.frame })
+}
+
+pub(super) fn describe(n: &AxNode) -> String {
+    if n.name.is_empty() {
+        n.role.clone()
+    } else {
+        format!("{} \"{}\"", n.role, n.name)
+    }
+}
+
+pub(super) fn pick_action(
+    node: &AxNode,
+    requested: Option<&str>,
+    preferred: &[&str],
+) -> Result<Option<String>, ToolError> {
+    if let Some(a) = requested {
+        return node
+            .actions
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(a))
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`action`: {} has no action `{a}` (it has: {})",
+                    describe(node),
+                    if node.actions.is_empty() {
+                        "none".into()
+                    } else {
+                        node.actions.join(", ")
+                    }
+                ))
+            });
+    }
+    Ok(preferred.iter().find_map(|p| {
+        node.actions
+            .iter()
+            .find(|a| a.eq_ignore_ascii_case(p))
+            .cloned()
+    }))
+}
