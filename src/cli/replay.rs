@@ -1,0 +1,143 @@
+//! `cua replay` and `cua record`: re-driving a trajectory with progress, and recording
+//! through the daemon.
+
+use super::*;
+
+pub(super) fn run_replay(
+    dir: &std::path::Path,
+    opts: ReplayOptions,
+    record_to: Option<&std::path::Path>,
+    json: bool,
+) -> i32 {
+    use crate::replay::{replay, turn_dirs};
+    let total = match turn_dirs(dir) {
+        Ok(t) => t.len(),
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let ctx = ToolContext::new();
+    let registry = ToolRegistry::new();
+    if let Some(out_dir) = record_to {
+        let args = serde_json::json!({ "enabled": true, "output_dir": out_dir });
+        if let Err(e) = runtime.block_on(registry.call(&ctx, "set_recording", args)) {
+            return fail(e.exit_code(), e);
+        }
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} turns {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let report = runtime.block_on(replay(&ctx, &registry, dir, &opts, |t| {
+        bar.set_message(format!(
+            "turn {} {} {}",
+            t.turn,
+            t.tool,
+            if t.ok { "ok" } else { "FAILED" }
+        ));
+        bar.inc(1);
+    }));
+    bar.finish_and_clear();
+    if record_to.is_some() {
+        let _ = runtime.block_on(registry.call(
+            &ctx,
+            "set_recording",
+            serde_json::json!({ "enabled": false }),
+        ));
+    }
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    // Beside the replay's recording: what it replayed, and the apps it started itself.
+    if let Some(out_dir) = record_to {
+        let note = serde_json::json!({
+            "replayed": report.directory,
+            "launch": opts.launch,
+            "apps": opts.apps,
+            "launched": report.launched,
+        });
+        let bytes = serde_json::to_vec_pretty(&note).unwrap_or_default();
+        if let Err(e) = crate::files::write_atomic(&out_dir.join("replay.json"), &bytes) {
+            eprintln!("warning: cannot write replay.json: {e}");
+        }
+    }
+    if json {
+        out(&serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        out(&format!(
+            "{:<6} {:<18} {:<6} {:>7}  {:<14} details",
+            "turn", "tool", "result", "ms", "match"
+        ));
+        for t in &report.turns {
+            out(&format!(
+                "{:<6} {:<18} {:<6} {:>7}  {:<14} {}{}",
+                t.turn,
+                t.tool,
+                if t.ok { "ok" } else { "FAILED" },
+                t.duration_ms,
+                t.locator_match.as_deref().unwrap_or("-"),
+                t.result_summary.lines().next().unwrap_or(""),
+                t.rebinding
+                    .as_ref()
+                    .map(|r| format!(" [{r}]"))
+                    .unwrap_or_default()
+            ));
+        }
+        for l in &report.launched {
+            out(&format!(
+                "started for turn {}: {} ({}), pid {}",
+                l.turn,
+                l.recorded,
+                l.arguments,
+                l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
+            ));
+        }
+        out(&format!(
+            "{} of {total} turns attempted: {} succeeded, {} failed{}",
+            report.attempted,
+            report.succeeded,
+            report.failed,
+            report
+                .first_failure
+                .map(|n| format!(" (first failure: turn {n})"))
+                .unwrap_or_default()
+        ));
+    }
+    if report.failed > 0 { 1 } else { 0 }
+}
+
+pub(super) fn run_record(cmd: RecordCommand) -> i32 {
+    let socket = crate::daemon::default_socket();
+    let (tool, args) = match &cmd {
+        RecordCommand::Start { dir, video, append } => {
+            let dir = if dir.is_absolute() {
+                dir.clone()
+            } else {
+                std::env::current_dir().unwrap_or_default().join(dir)
+            };
+            if std::os::unix::net::UnixStream::connect(&socket).is_err() {
+                if let Err(e) = crate::daemon::spawn_daemon(&socket) {
+                    return fail(1, e);
+                }
+            }
+            (
+                "set_recording",
+                serde_json::json!({ "enabled": true, "output_dir": dir, "append": append, "video_experimental": video }),
+            )
+        }
+        RecordCommand::Stop => ("set_recording", serde_json::json!({ "enabled": false })),
+        RecordCommand::Status => ("get_recording_state", serde_json::json!({})),
+    };
+    match crate::daemon::call(&socket, tool, &args) {
+        Some(Ok(out)) => print_output(&out, &OutputFlags::default()),
+        Some(Err(e)) => fail(e.exit_code(), e),
+        None => {
+            out("not recording (no cua daemon runs for this display)");
+            0
+        }
+    }
+}

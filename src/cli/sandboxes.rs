@@ -1,0 +1,101 @@
+//! `cua sandbox start | exec | status | stop`: headless desktops for a shell or a command.
+
+use super::*;
+
+pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
+    match cmd {
+        SandboxCommand::Start { size } => {
+            match Sandbox::start_detached(SandboxOptions {
+                width: size.0,
+                height: size.1,
+            }) {
+                Ok(sb) => {
+                    for (k, v) in sb.env() {
+                        out(&format!("export {k}={}", shell_quote(&v)));
+                    }
+                    eprintln!(
+                        "cua sandbox on display {} ({}x{}); stop it with: cua sandbox stop --display {}",
+                        sb.display_name(),
+                        size.0,
+                        size.1,
+                        sb.display()
+                    );
+                    0
+                }
+                Err(e) => fail(1, e),
+            }
+        }
+        SandboxCommand::Exec {
+            display,
+            size,
+            command,
+        } => {
+            let existing = if display.is_some() || !sandbox::list_running().is_empty() {
+                match Sandbox::find(display) {
+                    Ok((state, dir)) => Some(Sandbox::attach(state, dir)),
+                    Err(e) => return fail(1, e),
+                }
+            } else {
+                None
+            };
+            let sb = match existing {
+                Some(sb) => sb,
+                None => match Sandbox::start(SandboxOptions {
+                    width: size.0,
+                    height: size.1,
+                }) {
+                    Ok(sb) => sb,
+                    Err(e) => return fail(1, e),
+                },
+            };
+            let mut child = sb.command(&command[0]);
+            child.args(&command[1..]);
+            match child.status() {
+                Ok(status) => status.code().unwrap_or(1),
+                Err(e) => fail(1, format!("cannot run `{}`: {e}", command[0])),
+            }
+        }
+        SandboxCommand::Status => {
+            let running = sandbox::list_running();
+            if running.is_empty() {
+                out("no cua sandbox is running");
+            }
+            for (state, dir) in running {
+                out(&format!(
+                    "display :{}  {}x{}  {} processes  started {}  state {}",
+                    state.display,
+                    state.width,
+                    state.height,
+                    state.processes.len(),
+                    state.created,
+                    dir.display()
+                ));
+            }
+            0
+        }
+        SandboxCommand::Stop { display, all } => {
+            let targets = if all {
+                sandbox::list_running()
+            } else {
+                match Sandbox::find(display) {
+                    Ok(found) => vec![found],
+                    Err(e) => return fail(1, e),
+                }
+            };
+            for (state, dir) in &targets {
+                sandbox::stop_sandbox(state, dir);
+                out(&format!("stopped sandbox on display :{}", state.display));
+            }
+            0
+        }
+        SandboxCommand::HoldComposite => {
+            let display = std::env::var("DISPLAY").unwrap_or_default();
+            sandbox::hold_composite_redirect(&display);
+            0
+        }
+    }
+}
+
+pub(super) fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

@@ -1,0 +1,106 @@
+//! `cua <tool> '<json>'` and `cua call`: arguments read and checked, the call run through
+//! a daemon when one runs for the display (else in this process), the result printed.
+
+use super::*;
+
+/// Splits `cua <tool> [JSON] [--json] [--screenshot-out-file PATH]`.
+pub(super) fn parse_tool_words(words: &[String]) -> Result<(Option<String>, OutputFlags), String> {
+    let mut flags = OutputFlags::default();
+    let mut args = None;
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        match w.as_str() {
+            "--json" => flags.json = true,
+            "--screenshot-out-file" => {
+                let p = it.next().ok_or("--screenshot-out-file needs a path")?;
+                flags.screenshot_out_file = Some(PathBuf::from(p));
+            }
+            s if s.starts_with("--screenshot-out-file=") => {
+                flags.screenshot_out_file =
+                    Some(PathBuf::from(&s["--screenshot-out-file=".len()..]));
+            }
+            s if s.starts_with("--") => return Err(format!("unknown flag `{s}`")),
+            s if args.is_none() => args = Some(s.to_string()),
+            s => {
+                return Err(format!(
+                    "unexpected argument `{s}` (pass tool arguments as one JSON object)"
+                ));
+            }
+        }
+    }
+    Ok((args, flags))
+}
+
+pub(super) fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i32 {
+    let registry = ToolRegistry::new();
+    let tool = match registry.get(name) {
+        Ok(t) => t,
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    let args: Value = match args.map(serde_json::from_str).transpose() {
+        Ok(v) => v.unwrap_or(Value::Object(Default::default())),
+        Err(e) => {
+            return fail(
+                2,
+                format!(
+                    "arguments are not valid JSON: {e} (pass one JSON object, e.g. '{{\"pid\": 123}}')"
+                ),
+            );
+        }
+    };
+    // Nothing runs (no desktop is touched) until the arguments are valid.
+    if let Err(e) = tool.validate(&args) {
+        return fail(e.exit_code(), e);
+    }
+    // A running daemon owns the state (element caches, recording): go through it.
+    let result = match crate::daemon::call(&crate::daemon::default_socket(), name, &args) {
+        Some(result) => result,
+        None => {
+            let runtime = match runtime() {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let ctx = ToolContext::new().one_shot();
+            // Through the registry, so a recording (in-process) would see it too.
+            runtime.block_on(registry.call(&ctx, name, args))
+        }
+    };
+    match result {
+        Ok(output) => print_output(&output, flags),
+        Err(e) => fail(e.exit_code(), e),
+    }
+}
+
+pub(super) fn print_output(output: &ToolOutput, flags: &OutputFlags) -> i32 {
+    let mut structured = output.structured.clone();
+    let mut note = None;
+    if let Some(image) = &output.image {
+        match &flags.screenshot_out_file {
+            Some(path) => {
+                if let Err(e) = crate::files::write_atomic(path, &image.data) {
+                    return fail(1, format!("cannot write `{}`: {e}", path.display()));
+                }
+                structured["screenshot_file_path"] = Value::String(path.display().to_string());
+                note = Some(format!("image written to {}", path.display()));
+            }
+            None if flags.json => {
+                structured["image"] = serde_json::json!({
+                    "mime": image.mime,
+                    "base64": base64::engine::general_purpose::STANDARD.encode(&image.data),
+                });
+            }
+            None => {
+                note = Some("image not shown: pass --screenshot-out-file PATH to save it".into())
+            }
+        }
+    }
+    if flags.json {
+        out(&serde_json::to_string_pretty(&structured).unwrap_or_default());
+    } else {
+        out(output.summary.trim_end());
+        if let Some(n) = note {
+            out(&format!("({n})"));
+        }
+    }
+    0
+}
