@@ -1,0 +1,339 @@
+//! Comparing one pair of turns: the action (through the window rebinding, points by where
+//! they fell), the screenshots (masks, tolerances, layout reasons) and the tree reason line.
+
+use super::*;
+
+/// Recorded ids of the expected run → the actual run's, learnt turn by turn: the same
+/// recorded pid must keep mapping to the same live pid.
+#[derive(Default)]
+pub(super) struct Rebinding {
+    pub(super) pids: HashMap<u64, u64>,
+    pub(super) windows: HashMap<u64, u64>,
+}
+
+impl Rebinding {
+    fn check(map: &mut HashMap<u64, u64>, expected: Option<u64>, actual: Option<u64>) -> bool {
+        match (expected, actual) {
+            (Some(e), Some(a)) => *map.entry(e).or_insert(a) == a,
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+pub(super) fn short(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Null => "none".into(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 120 {
+        format!("{}…", s.chars().take(120).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// `role "name" @ path` of a recorded target, the identity an element index stands for.
+pub(super) fn target_identity(action: &Value) -> Option<String> {
+    let t = action.get("target").filter(|t| !t.is_null())?;
+    let path: Vec<String> = t["path"]
+        .as_array()
+        .map(|p| {
+            p.iter()
+                .map(|s| format!("{}[{}]", s["role"].as_str().unwrap_or(""), s["index"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "{} {:?} at {}",
+        t["role"].as_str().unwrap_or(""),
+        t["name"].as_str().unwrap_or(""),
+        path.join("/")
+    ))
+}
+
+/// Adds `name: expected → actual` when the two differ.
+pub(super) fn changed(out: &mut Vec<String>, name: &str, expected: String, actual: String) {
+    if expected != actual {
+        out.push(format!("{name}: {expected} → {actual}"));
+    }
+}
+
+pub(super) fn action_differences(
+    expected: &Value,
+    actual: &Value,
+    designated: [&Designated; 2],
+    rebinding: &mut Rebinding,
+    rules: &[Redaction],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    changed(
+        &mut out,
+        "tool",
+        short(&expected["tool"]),
+        short(&actual["tool"]),
+    );
+    // Ids are compared through the rebinding, element indices through the element they
+    // designated, points through where they fell; everything else literally.
+    let mut designating = vec!["pid", "window_id", "element_index"];
+    for p in designated.iter().flat_map(|d| &d.places) {
+        designating.extend([p.keys.0, p.keys.1]);
+    }
+    let args = |v: &Value| -> serde_json::Map<String, Value> {
+        v["arguments"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, _)| !designating.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (ea, aa) = (args(expected), args(actual));
+    let mut keys: Vec<&String> = ea.keys().chain(aa.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        changed(
+            &mut out,
+            &format!("arguments.{k}"),
+            ea.get(k).map(short).unwrap_or_else(|| "absent".into()),
+            aa.get(k).map(short).unwrap_or_else(|| "absent".into()),
+        );
+    }
+    let has = |v: &Value, k: &str| v["arguments"].get(k).is_some();
+    if has(expected, "element_index") || has(actual, "element_index") {
+        // Both located: the whole path. Otherwise what both can say: role and name.
+        let (e, a) = match (target_identity(expected), target_identity(actual)) {
+            (Some(e), Some(a)) => (e, a),
+            _ => {
+                let words = |v: &Value, from_markdown: Option<&str>| {
+                    v.get("target")
+                        .filter(|t| !t.is_null())
+                        .map(|t| {
+                            element_words(
+                                t["role"].as_str().unwrap_or(""),
+                                t["name"].as_str().unwrap_or(""),
+                            )
+                        })
+                        .or(from_markdown.map(str::to_string))
+                        .unwrap_or_else(|| format!("element {}", v["arguments"]["element_index"]))
+                };
+                (
+                    words(expected, designated[0].element.as_deref()),
+                    words(actual, designated[1].element.as_deref()),
+                )
+            }
+        };
+        changed(&mut out, "target", e, a);
+    }
+    out.extend(points::differences(
+        &designated[0].places,
+        &designated[1].places,
+    ));
+    let id = |v: &Value, k: &str| {
+        v["arguments"]
+            .get(k)
+            .or_else(|| v.get(k))
+            .and_then(Value::as_u64)
+    };
+    if !Rebinding::check(&mut rebinding.pids, id(expected, "pid"), id(actual, "pid")) {
+        out.push(
+            "pid: acts on another app than the same recorded pid did in an earlier turn".into(),
+        );
+    }
+    if !Rebinding::check(
+        &mut rebinding.windows,
+        id(expected, "window_id"),
+        id(actual, "window_id"),
+    ) {
+        out.push("window_id: acts on another window than the same recorded window did in an earlier turn".into());
+    }
+    let text = |v: &Value| -> String {
+        match v {
+            Value::Null => "none".into(),
+            Value::String(s) => format!("{:?}", redact(s, rules)),
+            other => redact(&other.to_string(), rules),
+        }
+    };
+    changed(
+        &mut out,
+        "result_error",
+        text(&expected["result_error"]),
+        text(&actual["result_error"]),
+    );
+    changed(
+        &mut out,
+        "effect",
+        text(expected.pointer("/result/effect").unwrap_or(&Value::Null)),
+        text(actual.pointer("/result/effect").unwrap_or(&Value::Null)),
+    );
+    out
+}
+
+/// Frames of the elements a mask rule names, from a state's elements.
+pub(super) fn element_masks(rule: &MaskRule, state: Option<&Value>) -> Vec<Rect> {
+    let Some(elements) = state.and_then(|s| s["elements"].as_array()) else {
+        return Vec::new();
+    };
+    elements
+        .iter()
+        .filter(|e| rule.role.as_deref().is_none_or(|r| e["role"] == r))
+        .filter(|e| rule.name.as_deref().is_none_or(|n| e["name"] == n))
+        .filter_map(|e| serde_json::from_value::<Rect>(e["frame"].clone()).ok())
+        .collect()
+}
+
+/// A turn's screenshot summary and diff PNG; None when neither run has a screenshot; the
+/// errors when a PNG cannot be read.
+pub(super) type ScreenshotComparison = Result<Option<(PixelSummary, Option<Vec<u8>>)>, Vec<String>>;
+
+pub(super) fn compare_screenshots(
+    expected: &LoadedTurn,
+    actual: &LoadedTurn,
+    config: &DiffConfig,
+    threads: usize,
+) -> ScreenshotComparison {
+    let (ep, ap) = (
+        expected.dir.join("screenshot.png"),
+        actual.dir.join("screenshot.png"),
+    );
+    match (ep.exists(), ap.exists()) {
+        (false, false) => return Ok(None),
+        (true, false) | (false, true) => {
+            let missing = if ep.exists() { &ap } else { &ep };
+            return Ok(Some((
+                PixelSummary {
+                    diff_pixels: 0,
+                    diff_ratio: 1.0,
+                    masked_pixels: 0,
+                    size_mismatch: Some(format!("{} is missing", missing.display())),
+                    within_tolerance: false,
+                },
+                None,
+            )));
+        }
+        _ => {}
+    }
+    let (e, a) = (decode_png(&ep), decode_png(&ap));
+    let ((ew, eh, erg), (aw, ah, arg)) = match (e, a) {
+        (Ok(e), Ok(a)) => (e, a),
+        (e, a) => return Err([e.err(), a.err()].into_iter().flatten().collect()),
+    };
+    let mut masks = Vec::new();
+    for rule in &config.mask {
+        match (rule.x, rule.y, rule.width, rule.height) {
+            (Some(x), Some(y), Some(width), Some(height)) => masks.push(Rect {
+                x,
+                y,
+                width,
+                height,
+            }),
+            _ => {
+                masks.extend(element_masks(rule, expected.state.as_ref()));
+                masks.extend(element_masks(rule, actual.state.as_ref()));
+            }
+        }
+    }
+    let opts = PixelDiffOptions {
+        threshold: config.threshold,
+        include_anti_aliased: config.include_anti_aliased,
+        masks,
+        diff_image: true,
+        threads,
+    };
+    let d = pixels::diff(
+        ImageRef {
+            width: ew,
+            height: eh,
+            rgba: &erg,
+        },
+        ImageRef {
+            width: aw,
+            height: ah,
+            rgba: &arg,
+        },
+        &opts,
+    );
+    let ratio = d.ratio();
+    let within = d.size_mismatch.is_none()
+        && (d.diff_pixels <= config.max_diff_pixels
+            || config.max_diff_pixel_ratio.is_some_and(|r| ratio <= r));
+    let png = match (
+        &d.diff_image,
+        d.diff_pixels > 0 || d.size_mismatch.is_some(),
+    ) {
+        (Some(rgba), true) => crate::tools::encode_png(&crate::platform::Capture {
+            width: d.width,
+            height: d.height,
+            rgba: rgba.clone(),
+        })
+        .ok(),
+        _ => None,
+    };
+    Ok(Some((
+        PixelSummary {
+            diff_pixels: d.diff_pixels,
+            diff_ratio: ratio,
+            masked_pixels: d.masked_pixels,
+            size_mismatch: d
+                .size_mismatch
+                .map(|((ew, eh), (aw, ah))| format!("expected {ew}x{eh}, actual {aw}x{ah}")),
+            within_tolerance: within,
+        },
+        png,
+    )))
+}
+
+pub(super) fn tool_of(t: &LoadedTurn) -> String {
+    t.action["tool"].as_str().unwrap_or("").to_string()
+}
+
+/// `tree: 1 line(s) removed, 1 added, first: - label "Count: 1" / + label "Total: 1"`.
+pub(super) fn tree_reason(unified: &str) -> String {
+    let body = || {
+        unified
+            .lines()
+            .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+    };
+    let removed: Vec<&str> = body().filter(|l| l.starts_with('-')).collect();
+    let added: Vec<&str> = body().filter(|l| l.starts_with('+')).collect();
+    let first = |lines: &[&str]| {
+        lines.first().map(|l| {
+            let line = l[1..].trim().trim_start_matches("- ");
+            match line.char_indices().nth(80) {
+                Some((cut, _)) => format!("{}…", &line[..cut]),
+                None => line.to_string(),
+            }
+        })
+    };
+    let mut reason = format!(
+        "tree: {} line(s) removed, {} added",
+        removed.len(),
+        added.len()
+    );
+    match (first(&removed), first(&added)) {
+        (Some(r), Some(a)) => reason.push_str(&format!(" ({r} → {a})")),
+        (Some(r), None) => reason.push_str(&format!(" ({r} gone)")),
+        (None, Some(a)) => reason.push_str(&format!(" ({a} new)")),
+        (None, None) => {}
+    }
+    reason
+}
+
+pub(super) fn file_label(turn_dir: &Path) -> String {
+    format!(
+        "{}/app_state.json",
+        turn_dir.file_name().unwrap_or_default().to_string_lossy()
+    )
+}
+
+pub(super) fn more(n: usize) -> String {
+    if n > 1 {
+        format!(" (+{} more)", n - 1)
+    } else {
+        String::new()
+    }
+}

@@ -1,0 +1,118 @@
+//! What counts as a difference: the diff config read from TOML (`cua diff --config`, a
+//! scenario's `[diff]` table), its masks and redactions.
+
+use super::*;
+
+/// What counts as a difference. Read from TOML (`cua diff --config`, or a scenario's
+/// `[diff]` table); every field is optional.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiffConfig {
+    /// 0..1: how different two pixels' colours must be to count (YIQ distance). Default 0.1.
+    pub threshold: f64,
+    /// A screenshot passes with at most this many differing pixels. Default 0.
+    pub max_diff_pixels: u64,
+    /// ... or with at most this fraction (0..1) of its pixels differing.
+    pub max_diff_pixel_ratio: Option<f64>,
+    /// Count anti-aliased pixels as differences. Default false.
+    pub include_anti_aliased: bool,
+    /// Compare screenshots. Default true.
+    pub compare_screenshots: bool,
+    /// Compare the post-action accessibility tree. Default true.
+    pub compare_tree: bool,
+    /// Regions ignored in screenshots.
+    pub mask: Vec<MaskRule>,
+    /// Volatile text replaced before comparing trees and action results.
+    pub redact: Vec<RedactRule>,
+}
+
+impl Default for DiffConfig {
+    fn default() -> Self {
+        DiffConfig {
+            threshold: 0.1,
+            max_diff_pixels: 0,
+            max_diff_pixel_ratio: None,
+            include_anti_aliased: false,
+            compare_screenshots: true,
+            compare_tree: true,
+            mask: Vec::new(),
+            redact: Vec::new(),
+        }
+    }
+}
+
+/// A screenshot region to ignore: a rectangle in window pixels (`x, y, width, height`), or
+/// the frames of the elements with this `role` and/or `name` (in either run's tree).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MaskRule {
+    pub x: Option<i32>,
+    pub y: Option<i32>,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub role: Option<String>,
+    pub name: Option<String>,
+}
+
+/// Every match of the regex `pattern` becomes `replacement` (default `<redacted>`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedactRule {
+    pub pattern: String,
+    pub replacement: Option<String>,
+}
+
+impl DiffConfig {
+    /// Parses a TOML config; errors name the file, line and field.
+    pub fn from_toml(text: &str, source: &str) -> Result<DiffConfig, String> {
+        let config: DiffConfig = toml::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+        config.validate().map_err(|e| format!("{source}: {e}"))?;
+        Ok(config)
+    }
+
+    /// Checks ranges and shapes serde cannot; names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.threshold) {
+            return Err(format!(
+                "`threshold` must be within 0..1, got {}",
+                self.threshold
+            ));
+        }
+        if let Some(r) = self.max_diff_pixel_ratio {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(format!(
+                    "`max_diff_pixel_ratio` must be within 0..1, got {r}"
+                ));
+            }
+        }
+        for (i, m) in self.mask.iter().enumerate() {
+            let rect = [m.x, m.y, m.width, m.height];
+            let by_rect = rect.iter().all(Option::is_some);
+            let some_rect = rect.iter().any(Option::is_some);
+            let by_element = m.role.is_some() || m.name.is_some();
+            if by_rect == by_element || (some_rect && !by_rect) {
+                return Err(format!(
+                    "`mask[{i}]`: give either all of x, y, width, height or role and/or name"
+                ));
+            }
+            if by_rect && (m.width.unwrap_or(0) <= 0 || m.height.unwrap_or(0) <= 0) {
+                return Err(format!("`mask[{i}]`: width and height must be positive"));
+            }
+        }
+        self.redactions().map(|_| ())
+    }
+
+    /// The built-in redactions followed by the configured ones, compiled.
+    pub fn redactions(&self) -> Result<Vec<Redaction>, String> {
+        let mut rules = tree::builtin_redactions();
+        for (i, r) in self.redact.iter().enumerate() {
+            let pattern =
+                regex::Regex::new(&r.pattern).map_err(|e| format!("`redact[{i}].pattern`: {e}"))?;
+            rules.push(Redaction {
+                pattern,
+                replacement: r.replacement.clone().unwrap_or_else(|| "<redacted>".into()),
+            });
+        }
+        Ok(rules)
+    }
+}

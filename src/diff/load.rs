@@ -1,0 +1,87 @@
+//! Reading the two trajectories for a diff: each turn folder through the one trajectory
+//! reader, with what its action designated, and its screenshots decoded.
+
+use super::*;
+
+/// One turn folder, read.
+pub(super) struct LoadedTurn {
+    pub(super) number: u32,
+    pub(super) dir: PathBuf,
+    pub(super) action: Value,
+    /// The post-action window state (`app_state.json`, or the reference driver's
+    /// `after_state.json`).
+    pub(super) state: Option<Value>,
+    pub(super) designated: Designated,
+}
+
+/// What a turn's action designated beyond its literal arguments.
+#[derive(Debug, Default)]
+pub(super) struct Designated {
+    /// For an element turn without a locator: `role "name"` of its line in the
+    /// before-state's tree_markdown (what its index stood for).
+    pub(super) element: Option<String>,
+    /// Where its points fell.
+    pub(super) places: Vec<points::Place>,
+}
+
+/// Reads a trajectory's turns through [`crate::trajectory::read`]; every problem goes to
+/// `problems`, named by trajectory and file.
+pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<LoadedTurn> {
+    use crate::trajectory::read;
+    let turns = match read::turn_folders(dir) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("{label} {e}"));
+            return Vec::new();
+        }
+    };
+    turns
+        .into_iter()
+        .filter_map(|t| {
+            let action = read::action(&t.dir)
+                .map_err(|e| problems.push(format!("{label} {e}")))
+                .ok()?;
+            let state = read::state(&t.dir, read::State::After)
+                .map_err(|e| problems.push(format!("{label} {e}")))
+                .ok()
+                .flatten();
+            let designated = Designated {
+                element: markdown_element(&t.dir, &action),
+                places: points::places(&t.dir, &action, element_words),
+            };
+            Some(LoadedTurn {
+                number: t.number,
+                dir: t.dir,
+                action,
+                state,
+                designated,
+            })
+        })
+        .collect()
+}
+
+/// `role "name"` of an element turn's line in its before-state, when it has no locator.
+pub(super) fn markdown_element(turn_dir: &Path, action: &Value) -> Option<String> {
+    use crate::trajectory::{markdown, read};
+    if action.get("target").is_some_and(|t| !t.is_null()) {
+        return None;
+    }
+    let index = action.pointer("/arguments/element_index")?.as_u64()? as usize;
+    let md = read::state_markdown(turn_dir, read::State::Before)?;
+    let lines = markdown::parse(&md);
+    let (line, _) = markdown::element_with_ancestors(&lines, index)?;
+    Some(element_words(&line.role, &line.name))
+}
+
+/// An element as both drivers can say it: the role in one vocabulary, and the name.
+pub(super) fn element_words(role: &str, name: &str) -> String {
+    format!("{} {name:?}", crate::trajectory::markdown::role_key(role))
+}
+
+pub(super) fn decode_png(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+        .map_err(|e| format!("{}: unreadable PNG: {e}", path.display()))?;
+    let rgba = img.to_rgba8();
+    Ok((rgba.width(), rgba.height(), rgba.into_raw()))
+}

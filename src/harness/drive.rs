@@ -1,0 +1,496 @@
+//! Driving one scenario: its sandbox started, the app launched (window size pinned), and
+//! the steps run with recording on, each inline step waiting for its window and target
+//! (failing fast with what was there instead).
+
+use super::*;
+
+/// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
+/// also receives files the app writes there, such as the fixture's journal; the diff reads
+/// only turn folders). Returns the replayed turns that never reached their tool (window or
+/// element not found: they leave no turn in the run), and the turns of steps that say
+/// `expect_effect = false`.
+pub(super) fn drive(
+    scenario: &Scenario,
+    run_dir: &Path,
+) -> Result<(Vec<verdict::Unhonoured>, Vec<u32>), String> {
+    if run_dir.exists() {
+        std::fs::remove_dir_all(run_dir)
+            .map_err(|e| format!("cannot empty {}: {e}", run_dir.display()))?;
+    }
+    std::fs::create_dir_all(run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    let run_dir = run_dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    let sandbox = Sandbox::start(SandboxOptions {
+        width: scenario.screen.0,
+        height: scenario.screen.1,
+    })
+    .map_err(|e| format!("sandbox: {e}"))?;
+    let mut desktop = sandbox.desktop();
+    desktop.app_env = scenario
+        .spec
+        .app
+        .env
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.replace("{run_dir}", &run_dir.to_string_lossy()),
+            )
+        })
+        .collect();
+    let ctx = ToolContext::for_desktop(desktop);
+    let registry = ToolRegistry::new();
+    let runtime = crate::tools::runtime().map_err(|e| format!("async runtime: {e}"))?;
+    let result = runtime.block_on(async {
+        let (pid, window) = launch(&ctx, &registry, scenario).await?;
+        registry
+            .call(
+                &ctx,
+                "set_recording",
+                json!({ "enabled": true, "output_dir": run_dir }),
+            )
+            .await
+            .map_err(|e| format!("set_recording: {e}"))?;
+        let steps = match &scenario.spec.trajectory {
+            Some(t) => {
+                let app = crate::replay::BoundApp {
+                    pid,
+                    window_id: window,
+                    launch_args: app_as_written(&scenario.spec.app),
+                };
+                replay_steps(&ctx, &registry, &scenario.root.join(t), app)
+                    .await
+                    .map(|u| (u, Vec::new()))
+            }
+            None => inline_steps(&ctx, &registry, scenario, pid, window)
+                .await
+                .map(|quiet| (Vec::new(), quiet)),
+        };
+        let stopped = registry
+            .call(&ctx, "set_recording", json!({ "enabled": false }))
+            .await
+            .map_err(|e| format!("set_recording off: {e}"));
+        if steps.is_err() {
+            keep_failure_state(&ctx, &registry, pid, window, &run_dir).await;
+        }
+        stopped.and(steps)
+    });
+    drop(sandbox);
+    result
+}
+
+pub(super) async fn launch(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    scenario: &Scenario,
+) -> Result<(u32, u64), String> {
+    let app = &scenario.spec.app;
+    let mut args = serde_json::Map::new();
+    if let Some(n) = &app.name {
+        args.insert("name".into(), json!(n));
+    }
+    if let Some(p) = &app.path {
+        args.insert(
+            "path".into(),
+            json!(
+                scenario
+                    .root
+                    .join(p)
+                    .canonicalize()
+                    .map_err(|e| format!("app.path: {e}"))?
+            ),
+        );
+    }
+    if !app.args.is_empty() {
+        args.insert("additional_arguments".into(), json!(app.args));
+    }
+    if !app.urls.is_empty() {
+        let urls: Vec<String> = app
+            .urls
+            .iter()
+            .map(|u| {
+                let local = scenario.root.join(u);
+                if !u.contains("://") && local.exists() {
+                    local
+                        .canonicalize()
+                        .map(|p| format!("file://{}", p.display()))
+                        .unwrap_or_else(|_| u.clone())
+                } else {
+                    u.clone()
+                }
+            })
+            .collect();
+        args.insert("urls".into(), json!(urls));
+    }
+    args.insert("creates_new_application_instance".into(), json!(true));
+    let label = app.name.as_deref().or(app.path.as_deref()).unwrap_or("app");
+    // An app that never shows an accessible window is started once more: on a loaded
+    // machine a first start can miss (seen once in CI: GTK3 widget factory, no tree in
+    // 30 s). Both attempts' last observations go into the error.
+    let mut seen = Vec::new();
+    for _attempt in 0..2 {
+        let wait = scenario.ready_timeout() / 2;
+        match launch_once(ctx, registry, app, Value::Object(args.clone()), wait).await {
+            Ok(found) => return Ok(found),
+            Err((pid, why)) => {
+                seen.push(why);
+                if let Some(pid) = pid {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid as i32),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+            }
+        }
+    }
+    Err(format!("{label}: {}", seen.join("; then, started again: ")))
+}
+
+/// One launch and the wait for its window and tree; on failure the pid (to stop it) and
+/// what was last seen.
+pub(super) async fn launch_once(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    app: &AppSpec,
+    args: Value,
+    wait: Duration,
+) -> Result<(u32, u64), (Option<u32>, String)> {
+    let out = registry
+        .call(ctx, "launch_app", args)
+        .await
+        .map_err(|e| (None, format!("launch_app: {e}")))?;
+    let pid = out.structured["pid"]
+        .as_u64()
+        .ok_or((None, "launch_app returned no pid".to_string()))? as u32;
+    let deadline = Instant::now() + wait;
+    let title = app.window.clone().unwrap_or_default();
+    let mut last = String::from("no window yet");
+    loop {
+        let listed = registry
+            .call(ctx, "list_windows", json!({}))
+            .await
+            .map_err(|e| (Some(pid), format!("list_windows: {e}")))?;
+        let windows: Vec<&Value> = listed.structured["windows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        let ours: Vec<&Value> = windows
+            .iter()
+            .copied()
+            .filter(|w| w["pid"].as_u64() == Some(pid as u64))
+            .collect();
+        let found = ours
+            .iter()
+            .find(|w| w["title"].as_str().is_some_and(|t| t.contains(&title)))
+            .and_then(|w| w["window_id"].as_u64());
+        if found.is_none() && !windows.is_empty() {
+            // Name what is showing: a misspelt `window` is then plain to see.
+            let shown = if ours.is_empty() { &windows } else { &ours };
+            let titles: Vec<String> = shown
+                .iter()
+                .map(|w| format!("\"{}\"", w["title"].as_str().unwrap_or("")))
+                .collect();
+            last = format!(
+                "{} showing: {}",
+                if ours.is_empty() {
+                    "other apps' windows"
+                } else {
+                    "its windows"
+                },
+                titles.join(", ")
+            );
+        }
+        if let Some(window) = found {
+            // The window is there; wait for its accessibility tree too.
+            let state = registry
+                .call(
+                    ctx,
+                    "get_window_state",
+                    json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+                )
+                .await;
+            match state {
+                Ok(s) if s.structured["element_count"].as_u64().unwrap_or(0) > 0 => {
+                    if let Some(size) = &app.size {
+                        let size = crate::sandbox::parse_size(size).map_err(|e| (Some(pid), e))?;
+                        pin_size(ctx, window, size, deadline + wait)
+                            .await
+                            .map_err(|e| (Some(pid), format!("`app.size`: {e}")))?;
+                    }
+                    return Ok((pid, window));
+                }
+                Ok(s) => {
+                    last = format!(
+                        "window {window} has no accessible element ({})",
+                        s.structured["degraded_reason"]
+                            .as_str()
+                            .unwrap_or("empty tree")
+                    )
+                }
+                Err(e) => last = format!("window {window}: get_window_state: {e}"),
+            }
+        } else if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Err((None, format!("pid {pid} exited before showing a window")));
+        }
+        if Instant::now() >= deadline {
+            return Err((
+                Some(pid),
+                format!(
+                    "no window{} with an accessibility tree after {} s (last seen: {last})",
+                    if title.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" titled \"…{title}…\"")
+                    },
+                    wait.as_secs()
+                ),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Resizes the window and waits until its screenshot has that size.
+pub async fn pin_size(
+    ctx: &ToolContext,
+    window: u64,
+    (width, height): (u32, u32),
+    deadline: Instant,
+) -> Result<(), String> {
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    loop {
+        let shot = platform
+            .capture_window(window)
+            .await
+            .map_err(|e| format!("capture: {e}"))?;
+        if (shot.width, shot.height) == (width, height) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "the window stays {}x{}, not {width}x{height}",
+                shot.width, shot.height
+            ));
+        }
+        platform
+            .resize_window(window, width, height)
+            .await
+            .map_err(|e| format!("resize: {e}"))?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The scenario's `[app]` as launch_app arguments, paths as the scenario writes them
+/// (relative to the project root), so a run's trajectory reads the same in every checkout.
+pub(super) fn app_as_written(app: &AppSpec) -> Value {
+    let mut args = serde_json::Map::new();
+    if let Some(n) = &app.name {
+        args.insert("name".into(), json!(n));
+    }
+    if let Some(p) = &app.path {
+        args.insert("path".into(), json!(p));
+    }
+    if !app.args.is_empty() {
+        args.insert("additional_arguments".into(), json!(app.args));
+    }
+    if !app.urls.is_empty() {
+        args.insert("urls".into(), json!(app.urls));
+    }
+    Value::Object(args)
+}
+
+pub(super) async fn replay_steps(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    dir: &Path,
+    app: crate::replay::BoundApp,
+) -> Result<Vec<verdict::Unhonoured>, String> {
+    let opts = ReplayOptions {
+        delay_ms: 0,
+        stop_on_error: false,
+        bound_app: Some(app),
+        allow_driver_changes: false,
+        launch: false,
+        apps: Vec::new(),
+    };
+    // Dispatched turns are recorded (the verdict and the diff judge them); the others
+    // are handed back, since nothing in the run shows them.
+    let report = crate::replay::replay(ctx, registry, dir, &opts, |_| {})
+        .await
+        .map_err(|e| format!("replay {}: {e}", dir.display()))?;
+    Ok(report
+        .turns
+        .into_iter()
+        .filter(|t| !t.ok && !t.dispatched)
+        .map(|t| verdict::Unhonoured {
+            turn: t.turn,
+            tool: t.tool,
+            reason: format!("the recording's turn was never run: {}", t.result_summary),
+        })
+        .collect())
+}
+
+/// Saves what the window shows (screenshot and tree) in the run folder, for the report of
+/// a step that failed before its turn ran. Best effort: the window may be gone.
+pub(super) async fn keep_failure_state(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    pid: u32,
+    window: u64,
+    run_dir: &Path,
+) {
+    use crate::report::FailureState;
+    let shot = run_dir.join(FailureState::SCREENSHOT);
+    let state = registry
+        .call(
+            ctx,
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "screenshot_out_file": shot, "max_image_dimension": 0 }),
+        )
+        .await;
+    if let Ok(state) = state {
+        let tree = state.structured["tree_markdown"].as_str().unwrap_or("");
+        let _ = crate::files::write_atomic(&run_dir.join(FailureState::TREE), tree.as_bytes());
+    }
+}
+
+/// Runs the steps; returns the turns of steps that expect no effect. Recording starts
+/// after the launch, so turn 1 is the first step's; a step escalated to the foreground
+/// takes two turns. A step whose target never shows ends the run, named by number and line.
+pub(super) async fn inline_steps(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    scenario: &Scenario,
+    pid: u32,
+    window: u64,
+) -> Result<Vec<u32>, String> {
+    let mut turn = 1;
+    let mut quiet = Vec::new();
+    for (i, step) in scenario.spec.step.iter().enumerate() {
+        let mut args = step.args.clone().unwrap_or(json!({}));
+        let schema = registry
+            .get(&step.tool)
+            .map_err(|e| e.to_string())?
+            .input_schema();
+        let takes = |k: &str| schema["properties"].get(k).is_some();
+        if takes("pid") && args.get("pid").is_none() {
+            args["pid"] = json!(pid);
+        }
+        if takes("window_id") && args.get("window_id").is_none() {
+            args["window_id"] = json!(window);
+        }
+        if let Some(target) = &step.target {
+            let wait = scenario.ready_timeout();
+            let index = wait_for_target(ctx, registry, pid, window, target, wait)
+                .await
+                .map_err(|e| format!("{}: {e}", scenario.step_label(i)))?;
+            args["element_index"] = json!(index);
+            // The target was resolved in the snapshot just taken.
+            if let Some(fields) = args.as_object_mut() {
+                fields.remove("snapshot_id");
+            }
+        }
+        // A failed step is recorded as a failed turn; the verdict and the diff judge it.
+        let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args)
+            .await
+            .calls;
+        if step.expect_effect == Some(false) {
+            quiet.extend(turn..turn + calls);
+        }
+        turn += calls;
+    }
+    Ok(quiet)
+}
+
+/// The element index of a step's target, waiting (bounded by `wait`) for it to show. The
+/// wait ends early when nothing matches and the app has been quiet for [`TARGET_QUIET`]:
+/// no accessibility event from it, and its tree reads the same.
+pub(super) async fn wait_for_target(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    pid: u32,
+    window: u64,
+    target: &TargetSpec,
+    wait: Duration,
+) -> Result<usize, String> {
+    let started = Instant::now();
+    let deadline = started + wait;
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    // The last sign of life: an accessibility event from the app, or a tree that read
+    // differently from the read before (for apps whose events are not seen).
+    let mut changed = started;
+    let mut last_tree = String::new();
+    loop {
+        let (state, snapshot) = registry
+            .read_window(ctx, pid, window)
+            .await
+            .map_err(|e| format!("get_window_state: {e}"))?;
+        let tree = state.structured["tree_markdown"].as_str().unwrap_or("");
+        if tree != last_tree {
+            changed = Instant::now();
+            last_tree = tree.to_string();
+        }
+        let matches: Vec<usize> = (0..snapshot.elements.len())
+            .filter(|&i| {
+                let n = &snapshot.tree.nodes[snapshot.elements[i]];
+                n.role == target.role && n.name == target.name
+            })
+            .collect();
+        if let Some(&i) = matches.get(target.nth) {
+            return Ok(i);
+        }
+        if let Some(event) = platform.app_activity(pid).await.and_then(|a| a.last) {
+            changed = changed.max(event);
+        }
+        let gave_up = if Instant::now() >= deadline {
+            Some(format!("after {} s", wait.as_secs()))
+        } else {
+            (changed.elapsed() >= TARGET_QUIET).then(|| {
+                format!(
+                    "and the app has changed nothing for {} s",
+                    TARGET_QUIET.as_secs()
+                )
+            })
+        };
+        if let Some(why) = gave_up {
+            return Err(format!(
+                "target {} {:?} (nth {}): {} match(es) {why}; closest: {}",
+                target.role,
+                target.name,
+                target.nth,
+                matches.len(),
+                closest_elements(&snapshot, target)
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Up to five elements nearest a target: the same role or name first, then names close
+/// to it.
+pub(super) fn closest_elements(snapshot: &crate::tools::Snapshot, target: &TargetSpec) -> String {
+    let mut scored: Vec<(usize, usize, &crate::platform::AxNode)> = snapshot
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let node = &snapshot.tree.nodes[n];
+            let distance = strsim::levenshtein(&node.role, &target.role)
+                + strsim::levenshtein(&node.name, &target.name);
+            (distance, i, node)
+        })
+        .collect();
+    scored.sort_by_key(|(d, i, _)| (*d, *i));
+    let near: Vec<String> = scored
+        .iter()
+        .take(5)
+        .map(|(_, i, n)| format!("[{i}] {} {:?}", n.role, n.name))
+        .collect();
+    if near.is_empty() {
+        "none (the window has no elements)".into()
+    } else {
+        near.join(", ")
+    }
+}
