@@ -122,14 +122,35 @@ fn web_review_in(browser: &str) {
             let link = elements.iter().find(|e| {
                 e["role"] == "link" && e["name"].as_str().is_some_and(|n| n.starts_with(jump))
             });
-            if let (Some(link), None) = (link, button(gone)) {
-                session
-                    .call(
-                        "click",
+            match (link, button(gone)) {
+                (Some(link), None) => {
+                    session
+                        .call(
+                            "click",
+                            json!({ "pid": app.pid, "window_id": app.window_id,
+                                    "element_index": link["index"] }),
+                        )
+                        .unwrap_or_else(|e| panic!("follow {jump}: {e}"));
+                }
+                // Neither the button nor its link shows (once in a suite run the window
+                // showed the film strip up to turn 2 only): scroll down, as a reviewer
+                // would, and look again.
+                (None, None) => {
+                    let bounds = &session
+                        .call("list_windows", json!({ "pid": app.pid }))
+                        .expect("list_windows")
+                        .structured["windows"][0]["bounds"];
+                    let (w, h) = (
+                        bounds["width"].as_i64().unwrap_or(800),
+                        bounds["height"].as_i64().unwrap_or(600),
+                    );
+                    let _ = session.call(
+                        "scroll",
                         json!({ "pid": app.pid, "window_id": app.window_id,
-                                "element_index": link["index"] }),
-                    )
-                    .unwrap_or_else(|e| panic!("follow {jump}: {e}"));
+                                "x": w / 2, "y": h * 2 / 3, "direction": "down", "amount": 3 }),
+                    );
+                }
+                _ => {}
             }
             if Instant::now() >= deadline {
                 let fresh = session
