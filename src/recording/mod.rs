@@ -369,24 +369,15 @@ fn write_turn(dir: &Path, turn: u32, mut job: TurnJob) -> std::io::Result<()> {
 
 /// A filled red dot (radius 6) with a white ring, visible on any background.
 fn draw_dot(c: &mut Capture, cx: i32, cy: i32) {
-    for dy in -8i32..=8 {
-        for dx in -8i32..=8 {
-            let (x, y) = (cx + dx, cy + dy);
-            if x < 0 || y < 0 || x >= c.width as i32 || y >= c.height as i32 {
-                continue;
-            }
-            let d2 = dx * dx + dy * dy;
-            let color = if d2 <= 36 {
-                [255, 0, 0, 255]
-            } else if d2 <= 64 {
-                [255, 255, 255, 255]
-            } else {
-                continue;
-            };
-            let i = ((y as u32 * c.width + x as u32) * 4) as usize;
-            c.rgba[i..i + 4].copy_from_slice(&color);
-        }
-    }
+    use imageproc::drawing::draw_filled_circle_mut;
+    let Some(mut image) =
+        image::RgbaImage::from_raw(c.width, c.height, std::mem::take(&mut c.rgba))
+    else {
+        return;
+    };
+    draw_filled_circle_mut(&mut image, (cx, cy), 8, image::Rgba([255, 255, 255, 255]));
+    draw_filled_circle_mut(&mut image, (cx, cy), 6, image::Rgba([255, 0, 0, 255]));
+    c.rgba = image.into_raw();
 }
 
 /// The window an action addresses: `window_id`, else the pid's frontmost on-screen window.

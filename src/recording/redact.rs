@@ -132,20 +132,20 @@ fn scrub_value(line: &str) -> String {
     }
 }
 
-/// Paints `frames` (in the capture's pixels) over with the mask colour.
+/// Paints `frames` (in the capture's pixels) over with the mask colour (imageproc clips
+/// them to the image).
 pub fn paint(capture: &mut Capture, frames: &[Rect]) {
-    for r in frames {
-        let x0 = r.x.clamp(0, capture.width as i32) as u32;
-        let y0 = r.y.clamp(0, capture.height as i32) as u32;
-        let x1 = r.right().clamp(0, capture.width as i64) as u32;
-        let y1 = r.bottom().clamp(0, capture.height as i64) as u32;
-        for y in y0..y1 {
-            for x in x0..x1 {
-                let i = ((y * capture.width + x) * 4) as usize;
-                capture.rgba[i..i + 4].copy_from_slice(&MASK);
-            }
-        }
+    let (width, height) = (capture.width, capture.height);
+    let Some(mut image) =
+        image::RgbaImage::from_raw(width, height, std::mem::take(&mut capture.rgba))
+    else {
+        return;
+    };
+    for r in frames.iter().filter(|r| !r.is_empty()) {
+        let rect = imageproc::rect::Rect::at(r.x, r.y).of_size(r.width as u32, r.height as u32);
+        imageproc::drawing::draw_filled_rect_mut(&mut image, rect, image::Rgba(MASK));
     }
+    capture.rgba = image.into_raw();
 }
 
 #[cfg(test)]

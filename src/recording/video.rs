@@ -252,17 +252,21 @@ fn helper_path() -> Result<PathBuf, String> {
         })
 }
 
-/// Paints `rects` black in a BGRX image `width` pixels wide and `height` tall.
+/// Paints `rects` black in a BGRX image `width` pixels wide and `height` tall (a frame in
+/// shared memory, drawn in place through imageproc, which clips the rectangles).
 pub fn paint_black(pixels: &mut [u8], width: u32, height: u32, rects: &[Rect]) {
-    for r in rects {
-        let x0 = r.x.clamp(0, width as i32) as usize;
-        let x1 = r.right().clamp(0, width as i64) as usize;
-        let y0 = r.y.clamp(0, height as i32) as usize;
-        let y1 = r.bottom().clamp(0, height as i64) as usize;
-        for y in y0..y1 {
-            let row = y * width as usize * 4;
-            pixels[row + x0 * 4..row + x1 * 4].fill(0);
-        }
+    let len = (width * height * 4) as usize;
+    let Some(frame) = pixels.get_mut(..len) else {
+        return;
+    };
+    let Some(mut image) =
+        image::ImageBuffer::<image::Rgba<u8>, &mut [u8]>::from_raw(width, height, frame)
+    else {
+        return;
+    };
+    for r in rects.iter().filter(|r| !r.is_empty()) {
+        let rect = imageproc::rect::Rect::at(r.x, r.y).of_size(r.width as u32, r.height as u32);
+        imageproc::drawing::draw_filled_rect_mut(&mut image, rect, image::Rgba([0, 0, 0, 0]));
     }
 }
 

@@ -29,18 +29,21 @@ pub fn turn_folders(dir: &Path) -> Result<Vec<TurnFolder>, String> {
     if !dir.is_dir() {
         return Err(format!("`{}` is not a directory", dir.display()));
     }
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
-    let mut turns: Vec<TurnFolder> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| {
-            parse_turn_dir(&e.file_name().to_string_lossy()).map(|number| TurnFolder {
+    let mut turns = Vec::new();
+    // One level: turn folders sit directly in the trajectory. An entry that cannot be
+    // read is an error (a turn silently left out would shift every later comparison).
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).max_depth(1) {
+        let entry = entry.map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+        if !entry.file_type().is_dir() {
+            continue;
+        }
+        if let Some(number) = parse_turn_dir(&entry.file_name().to_string_lossy()) {
+            turns.push(TurnFolder {
                 number,
-                dir: e.path(),
-            })
-        })
-        .collect();
+                dir: entry.into_path(),
+            });
+        }
+    }
     turns.sort();
     if turns.is_empty() {
         return Err(format!("`{}` holds no turn-NNNNN folders", dir.display()));
