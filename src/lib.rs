@@ -16,6 +16,7 @@ pub mod errors;
 pub mod files;
 pub mod golden;
 pub mod harness;
+pub mod images;
 pub mod keys;
 pub mod logs;
 pub mod mcp;

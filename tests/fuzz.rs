@@ -213,7 +213,7 @@ fn valid_trajectory(dir: &Path, shade: u8) {
         });
         std::fs::write(t.join("before_state.json"), state.to_string()).unwrap();
         std::fs::write(t.join("app_state.json"), state.to_string()).unwrap();
-        let png = cua::tools::encode_png(&Capture {
+        let png = cua::images::encode_png(&Capture {
             width: 16,
             height: 12,
             rgba: vec![shade; 16 * 12 * 4],

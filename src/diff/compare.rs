@@ -265,7 +265,7 @@ pub(super) fn compare_screenshots(
         &d.diff_image,
         d.diff_pixels > 0 || d.size_mismatch.is_some(),
     ) {
-        (Some(rgba), true) => crate::tools::encode_png(&crate::platform::Capture {
+        (Some(rgba), true) => crate::images::encode_png(&crate::platform::Capture {
             width: d.width,
             height: d.height,
             rgba: rgba.clone(),

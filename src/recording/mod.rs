@@ -326,9 +326,7 @@ fn write_turn(dir: &Path, turn: u32, mut job: TurnJob) -> std::io::Result<()> {
             tmp.join("action.json"),
             serde_json::to_vec_pretty(&job.action).map_err(std::io::Error::other)?,
         )?;
-        let png = |c: &Capture| {
-            crate::tools::encode_png(c).map_err(|e| std::io::Error::other(e.to_string()))
-        };
+        let png = |c: &Capture| crate::images::encode_png(c).map_err(std::io::Error::other);
         if let Some(before) = &job.before {
             std::fs::write(
                 tmp.join("before_state.json"),

@@ -9,24 +9,9 @@ use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_
 use crate::errors::ToolError;
 use crate::platform::Capture;
 
-/// PNG of a capture, tuned for speed: RGB, fast deflate, one filter for all rows.
+/// PNG of a capture (see [`crate::images::encode_png`]), failing as a tool does.
 pub fn encode_png(capture: &Capture) -> Result<Vec<u8>, ToolError> {
-    let rgb = rgba_to_rgb(&capture.rgba);
-    let mut out = Vec::with_capacity(rgb.len() / 4);
-    {
-        let mut enc = png::Encoder::new(&mut out, capture.width, capture.height);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        enc.set_compression(png::Compression::Fast);
-        enc.set_filter(png::Filter::Sub);
-        let mut writer = enc
-            .write_header()
-            .map_err(|e| ToolError::failed(format!("png encode: {e}")))?;
-        writer
-            .write_image_data(&rgb)
-            .map_err(|e| ToolError::failed(format!("png encode: {e}")))?;
-    }
-    Ok(out)
+    crate::images::encode_png(capture).map_err(ToolError::failed)
 }
 
 /// The capture scaled by `scale` (≤ 1; 1 returns it as is), for max_image_dimension.
@@ -53,16 +38,8 @@ pub fn downscale(capture: Capture, scale: f64) -> Capture {
     }
 }
 
-fn rgba_to_rgb(rgba: &[u8]) -> Vec<u8> {
-    let mut rgb = Vec::with_capacity(rgba.len() / 4 * 3);
-    for px in rgba.chunks_exact(4) {
-        rgb.extend_from_slice(&px[..3]);
-    }
-    rgb
-}
-
 fn encode_jpeg(capture: &Capture, quality: u8) -> Result<Vec<u8>, ToolError> {
-    let rgb = rgba_to_rgb(&capture.rgba);
+    let rgb = crate::images::rgba_to_rgb(&capture.rgba);
     let mut out = Vec::new();
     image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
         .encode(

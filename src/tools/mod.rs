@@ -33,7 +33,6 @@ use crate::errors::ToolError;
 use crate::platform::{AxTree, DesktopEnv, Platform};
 
 pub use apps::BoundLaunch;
-pub use capture::encode_png;
 pub use replay::ReplayTrajectory;
 pub use window_state::{render_markdown, window_state_json};
 
