@@ -1,6 +1,7 @@
-//! File writes other modules share: a file replaced whole or not at all.
+//! Files and paths other modules share: a file replaced whole or not at all, `~/` paths,
+//! and cua's own state folder.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` through a temporary file beside it (named with this process's
 /// id, so two processes never share one) and a rename: a reader sees the old file or the
@@ -29,4 +30,14 @@ pub fn state_root() -> std::path::PathBuf {
         return runtime.join("cua");
     }
     std::env::temp_dir().join(format!("cua-{uid}"))
+}
+
+/// `~/rest` under `$HOME`; any other path as it is.
+pub fn expand_home(path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    PathBuf::from(path)
 }

@@ -77,7 +77,7 @@ impl Sprite {
             };
             Ok(arrow(&colors))
         } else {
-            image(&expand_home(&style.image_path))
+            image(&crate::files::expand_home(&style.image_path))
         }
     }
 
@@ -213,13 +213,6 @@ fn edge_distance(points: &[(f64, f64)], (x, y): (f64, f64)) -> f64 {
         best = best.min(((x - px).powi(2) + (y - py).powi(2)).sqrt());
     }
     best
-}
-
-fn expand_home(path: &str) -> std::path::PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
-        _ => std::path::PathBuf::from(path),
-    }
 }
 
 /// A PNG or JPEG, scaled down to fit [`IMAGE_MAX`]; its hot spot is its top-left corner.

@@ -442,6 +442,16 @@ pub trait Platform: Send + Sync {
             "browser pages are not supported by this backend".into(),
         ))
     }
+    /// The file name of process `pid`'s executable (an app's identity in recordings and
+    /// the policy); None when the backend cannot tell.
+    fn process_executable(&self, _pid: u32) -> Option<String> {
+        None
+    }
+    /// The program name process `pid` was started as (its first command-line word), which
+    /// a launcher script's process shows where its executable is the interpreter.
+    fn process_command_name(&self, _pid: u32) -> Option<String> {
+        None
+    }
     /// Shows the agent cursor's overlay: `image` with its top-left corner at (`x`, `y`) on
     /// the screen, above every window, in a window of its own that never takes input or
     /// focus and is in no window's capture. Moves it when it already shows.

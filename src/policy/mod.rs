@@ -124,10 +124,10 @@ async fn app_names(ctx: &ToolContext, tool: &str, args: &Value) -> Option<Vec<St
     }
     let pid = args.get("pid").and_then(Value::as_u64)? as u32;
     let mut names = Vec::new();
-    if let Some(exe) = crate::platform::linux::apps::process_executable(pid) {
-        names.push(exe);
-    }
     if let Ok(platform) = ctx.platform().await {
+        if let Some(exe) = platform.process_executable(pid) {
+            names.push(exe);
+        }
         if let Ok(list) = platform.list_windows().await {
             names.extend(
                 list.windows
@@ -188,7 +188,7 @@ pub fn output_path(
     path: &str,
     folder: bool,
 ) -> Result<PathBuf, ToolError> {
-    let p = crate::platform::linux::apps::expand_home(path);
+    let p = crate::files::expand_home(path);
     let p = if p.is_absolute() {
         p
     } else {
@@ -221,7 +221,7 @@ pub fn output_path(
     let roots = rules(ctx)?.output_roots;
     if !roots.is_empty() {
         let inside = roots.iter().any(|r| {
-            std::fs::canonicalize(crate::platform::linux::apps::expand_home(r))
+            std::fs::canonicalize(crate::files::expand_home(r))
                 .is_ok_and(|root| target.starts_with(root))
         });
         if !inside {

@@ -524,7 +524,7 @@ pub async fn record_call(
         app_name: w.app_name.clone(),
         executable: w
             .pid
-            .and_then(crate::platform::linux::apps::process_executable)
+            .and_then(|pid| platform.as_ref()?.process_executable(pid))
             .unwrap_or_default(),
         window_title: w.title.clone(),
     });

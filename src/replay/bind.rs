@@ -16,7 +16,11 @@ const MIN_SHARED: f64 = 0.5;
 const MIN_SHARED_WITH_TITLE: f64 = 0.2;
 
 /// The live window of the recorded app identity (executable, app name, window title).
-pub fn by_identity(windows: &[WindowInfo], action: &Value) -> Option<WindowInfo> {
+pub fn by_identity(
+    platform: &dyn crate::platform::Platform,
+    windows: &[WindowInfo],
+    action: &Value,
+) -> Option<WindowInfo> {
     let app = action.get("app");
     let title = app.and_then(|a| a["window_title"].as_str());
     let app_name = app.and_then(|a| a["app_name"].as_str());
@@ -24,9 +28,7 @@ pub fn by_identity(windows: &[WindowInfo], action: &Value) -> Option<WindowInfo>
         .and_then(|a| a["executable"].as_str())
         .filter(|e| !e.is_empty());
     let score = |w: &WindowInfo| -> i32 {
-        let w_exe = w
-            .pid
-            .and_then(crate::platform::linux::apps::process_executable);
+        let w_exe = w.pid.and_then(|pid| platform.process_executable(pid));
         (exe.is_some() && w_exe.as_deref() == exe) as i32 * 4
             + (app_name == Some(w.app_name.as_str())) as i32 * 2
             + (title == Some(w.title.as_str())) as i32

@@ -247,12 +247,13 @@ async fn find_window(
     bindings: &Bindings,
 ) -> Result<Option<WindowInfo>, String> {
     let windows = live_windows(ctx).await?;
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
     let find = |id: u64| windows.iter().find(|x| x.window_id == id).cloned();
     let bound = recorded
         .window
         .and_then(|w| bindings.windows.get(&w))
         .and_then(|w| find(*w))
-        .or_else(|| bind::by_identity(&windows, recorded.action))
+        .or_else(|| bind::by_identity(platform.as_ref(), &windows, recorded.action))
         .or_else(|| {
             recorded.window.and_then(|w| {
                 windows

@@ -51,8 +51,7 @@ impl ToolSpec for ListApps {
             let runs_it = |i: &usize| {
                 !matched[*i]
                     && (running[*i].executable == program
-                        || crate::platform::linux::apps::process_command_name(running[*i].pid)
-                            .as_deref()
+                        || platform.process_command_name(running[*i].pid).as_deref()
                             == Some(program))
             };
             if let Some(i) = (0..running.len()).find(runs_it) {
@@ -245,7 +244,7 @@ impl ToolSpec for BoundLaunch {
             json!({
                 "pid": self.pid,
                 "name": label,
-                "executable": crate::platform::linux::apps::process_executable(self.pid).unwrap_or_default(),
+                "executable": platform.process_executable(self.pid).unwrap_or_default(),
                 "newly_started": false,
                 "bound_to_scenario_app": true,
                 "windows": windows,

@@ -39,7 +39,7 @@ impl ToolSpec for ReplayTrajectory {
     const CHANGES_DRIVER: bool = true;
 
     async fn run(&self, ctx: &ToolContext, a: ReplayArgs) -> Result<ToolOutput, ToolError> {
-        let dir = crate::platform::linux::apps::expand_home(&a.dir);
+        let dir = crate::files::expand_home(&a.dir);
         let opts = ReplayOptions {
             delay_ms: a.delay_ms.unwrap_or(500),
             stop_on_error: a.stop_on_error.unwrap_or(true),

@@ -302,7 +302,7 @@ pub struct LaunchPlan {
 /// there is one, so it goes away with the sandbox.
 pub fn plan_launch(req: &LaunchRequest, scratch: &Path) -> PlatformResult<LaunchPlan> {
     let (name, words) = if let Some(path) = &req.path {
-        let p = expand_home(path);
+        let p = crate::files::expand_home(path);
         if !p.exists() {
             return Err(PlatformError::Launch(format!(
                 "path `{}` does not exist",
@@ -389,15 +389,6 @@ fn plan_from_words(
         program,
         args,
     })
-}
-
-pub fn expand_home(path: &str) -> PathBuf {
-    if let Some(rest) = path.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
-        }
-    }
-    PathBuf::from(path)
 }
 
 /// Starts the plan in a new process group with the accessibility bridge enabled.

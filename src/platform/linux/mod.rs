@@ -451,6 +451,14 @@ impl Platform for LinuxPlatform {
         families::page_endpoint(pid)
     }
 
+    fn process_executable(&self, pid: u32) -> Option<String> {
+        apps::process_executable(pid)
+    }
+
+    fn process_command_name(&self, pid: u32) -> Option<String> {
+        apps::process_command_name(pid)
+    }
+
     async fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
         let mut overlay = self.overlay.lock().unwrap();
         if overlay.is_none() {
