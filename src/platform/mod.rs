@@ -8,7 +8,10 @@
 //! Coordinates: window bounds are in screen points; element frames in an [`AxTree`] are
 //! already mapped to window-local pixels, the space of the window's screenshot.
 
+#[cfg(all(target_os = "linux", feature = "linux"))]
 pub mod linux;
+#[cfg(test)]
+pub mod memory;
 
 use serde::Serialize;
 
@@ -533,11 +536,23 @@ impl DesktopEnv {
 
 /// The platform for this machine, connected to `desktop`.
 pub fn connect(desktop: &DesktopEnv) -> PlatformResult<std::sync::Arc<dyn Platform>> {
-    Ok(std::sync::Arc::new(linux::LinuxPlatform::connect(desktop)?))
+    #[cfg(all(target_os = "linux", feature = "linux"))]
+    return Ok(std::sync::Arc::new(linux::LinuxPlatform::connect(desktop)?));
+    #[cfg(not(all(target_os = "linux", feature = "linux")))]
+    {
+        let _ = desktop;
+        Err(PlatformError::NoDesktop(NO_BACKEND.into()))
+    }
 }
+
+/// What a build without a desktop backend says when asked for a desktop.
+pub const NO_BACKEND: &str = "this build of cua has no desktop backend: build it on Linux with the `linux` feature (on by default)";
 
 /// Every role name an element can have in this platform's trees (what a scenario's
 /// `target.role` is checked against, and docs/roles.md lists).
 pub fn role_vocabulary() -> Vec<String> {
-    linux::atspi::role_vocabulary()
+    #[cfg(all(target_os = "linux", feature = "linux"))]
+    return linux::atspi::role_vocabulary();
+    #[cfg(not(all(target_os = "linux", feature = "linux")))]
+    Vec::new()
 }

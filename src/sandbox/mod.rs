@@ -99,6 +99,7 @@ fn write_toolkit_settings(dir: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+#[cfg_attr(not(feature = "linux"), allow(dead_code))]
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 #[derive(Debug, thiserror::Error)]
@@ -478,6 +479,18 @@ impl Sandbox {
         Ok(child)
     }
 
+    /// Without the Linux backend (`--no-default-features`) a sandbox cannot come up.
+    #[cfg(not(feature = "linux"))]
+    fn enable_accessibility(&self) -> Result<(), SandboxError> {
+        Err(SandboxError::Start(crate::platform::NO_BACKEND.into()))
+    }
+
+    #[cfg(not(feature = "linux"))]
+    fn wait_for_window_manager(&self, _openbox: u32) -> Result<(), SandboxError> {
+        Err(SandboxError::Start(crate::platform::NO_BACKEND.into()))
+    }
+
+    #[cfg(feature = "linux")]
     fn enable_accessibility(&self) -> Result<(), SandboxError> {
         let deadline = Instant::now() + START_TIMEOUT;
         let address = self.state.dbus_address.clone();
@@ -535,6 +548,7 @@ impl Sandbox {
         }
     }
 
+    #[cfg(feature = "linux")]
     fn wait_for_window_manager(&self, openbox: u32) -> Result<(), SandboxError> {
         use x11rb::connection::Connection;
         use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
@@ -583,6 +597,12 @@ impl Sandbox {
     /// where a new window opens, so a widget there would be hovered and, after a delay that
     /// depends on load, show a tooltip (GTK 4 adds a tooltip window to the app's tree): a
     /// golden would then hold it on some runs and not others.
+    #[cfg(not(feature = "linux"))]
+    fn park_pointer(&self) -> Result<(), SandboxError> {
+        Err(SandboxError::Start(crate::platform::NO_BACKEND.into()))
+    }
+
+    #[cfg(feature = "linux")]
     fn park_pointer(&self) -> Result<(), SandboxError> {
         use x11rb::connection::Connection;
         use x11rb::protocol::xproto::ConnectionExt;
@@ -683,6 +703,7 @@ impl Drop for Sandbox {
 
 /// Holds a Composite redirect on `display` until the display goes away, so windows keep
 /// their pixels off-screen (covered windows capture right).
+#[cfg(feature = "linux")]
 pub fn hold_composite_redirect(display: &str) -> Option<()> {
     use x11rb::connection::Connection;
     use x11rb::protocol::composite::{ConnectionExt as _, Redirect};
@@ -698,6 +719,12 @@ pub fn hold_composite_redirect(display: &str) -> Option<()> {
         std::thread::sleep(Duration::from_millis(500));
         conn.get_input_focus().ok()?.reply().ok()?;
     }
+}
+
+/// Without the Linux backend there is no X server to hold a redirect on.
+#[cfg(not(feature = "linux"))]
+pub fn hold_composite_redirect(_display: &str) -> Option<()> {
+    None
 }
 
 fn sanitize(name: &str) -> String {

@@ -24,6 +24,8 @@ mod keyboard;
 mod pointer;
 mod scroll;
 mod target;
+#[cfg(test)]
+mod tests;
 mod value;
 
 use std::time::{Duration, Instant};

@@ -1,0 +1,218 @@
+//! An in-memory desktop for unit tests of the tools' routing, effect checks and
+//! escalation (in addition to the real-app tests, never instead of them): one app with one
+//! window, a tree the test writes, a toolkit name, and a journal of what the tools asked
+//! for. Actions change the tree as a real toolkit would when the test says they work.
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use super::*;
+
+pub const PID: u32 = 100;
+pub const WINDOW: u64 = 1;
+
+pub struct MemoryPlatform {
+    /// As `Platform::toolkit` names it, e.g. "gtk 3.24.38" or "GTK 4.8.3".
+    pub toolkit: String,
+    pub nodes: Mutex<Vec<AxNode>>,
+    /// Whether element actions take effect (a toggle flips its `checked` state).
+    pub actions_work: bool,
+    /// Whether the real pointer is over the window (GTK 3 takes synthetic pointer events
+    /// only then).
+    pub pointer_over: bool,
+    /// What the tools asked for, in order: `do_action HANDLE ACTION`, `input MODE EVENTS`.
+    pub journal: Mutex<Vec<String>>,
+}
+
+impl MemoryPlatform {
+    /// A window holding `nodes` under a frame node (index 0), with `toolkit`.
+    pub fn new(toolkit: &str, nodes: Vec<AxNode>) -> MemoryPlatform {
+        let mut frame = node("frame", "Memory", &[], Some(Rect::new(0, 0, 200, 100)));
+        frame.actionable = false;
+        let mut all = vec![frame];
+        for (i, mut n) in nodes.into_iter().enumerate() {
+            n.parent = Some(0);
+            n.handle = format!("/{}", i + 1);
+            all[0].children.push(i + 1);
+            all.push(n);
+        }
+        MemoryPlatform {
+            toolkit: toolkit.into(),
+            nodes: Mutex::new(all),
+            actions_work: true,
+            pointer_over: false,
+            journal: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn journal(&self) -> Vec<String> {
+        self.journal.lock().unwrap().clone()
+    }
+
+    fn window() -> WindowInfo {
+        WindowInfo {
+            window_id: WINDOW,
+            pid: Some(PID),
+            app_name: "Memory".into(),
+            title: "Memory".into(),
+            bounds: Rect::new(0, 0, 200, 100),
+            z_index: 1,
+            is_on_screen: true,
+            space_id: None,
+        }
+    }
+
+    fn with_node<T>(&self, handle: &str, f: impl FnOnce(&mut AxNode) -> T) -> PlatformResult<T> {
+        let mut nodes = self.nodes.lock().unwrap();
+        let node = nodes
+            .iter_mut()
+            .find(|n| n.handle == handle)
+            .ok_or_else(|| PlatformError::Accessibility(format!("no element {handle}")))?;
+        Ok(f(node))
+    }
+
+    fn unsupported<T>(what: &str) -> PlatformResult<T> {
+        Err(PlatformError::Unsupported(format!(
+            "the memory desktop has no {what}"
+        )))
+    }
+}
+
+/// A node with a role, name, states and actions; frame in window pixels.
+pub fn node(role: &str, name: &str, states: &[&str], frame: Option<Rect>) -> AxNode {
+    AxNode {
+        role: role.into(),
+        name: name.into(),
+        value: None,
+        states: states.iter().map(|s| s.to_string()).collect(),
+        actions: Vec::new(),
+        frame,
+        actionable: true,
+        parent: None,
+        children: Vec::new(),
+        handle: String::new(),
+    }
+}
+
+#[async_trait]
+impl Platform for MemoryPlatform {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    async fn check_permissions(&self) -> Vec<PermissionCheck> {
+        Vec::new()
+    }
+    async fn list_windows(&self) -> PlatformResult<WindowList> {
+        Ok(WindowList {
+            windows: vec![Self::window()],
+            current_space_id: None,
+        })
+    }
+    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>> {
+        Ok(Vec::new())
+    }
+    async fn running_apps(&self) -> PlatformResult<Vec<RunningApp>> {
+        Ok(Vec::new())
+    }
+    async fn active_pid(&self) -> PlatformResult<Option<u32>> {
+        Ok(Some(PID))
+    }
+    async fn launch(&self, _request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
+        Self::unsupported("launcher")
+    }
+    async fn screen_size(&self) -> PlatformResult<(u32, u32)> {
+        Ok((800, 600))
+    }
+    async fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
+        Ok((0, 0))
+    }
+    async fn pointer_over(&self, _window_id: u64) -> bool {
+        self.pointer_over
+    }
+    async fn capture_window(&self, _window_id: u64) -> PlatformResult<Capture> {
+        Ok(Capture {
+            width: 200,
+            height: 100,
+            rgba: vec![255; 200 * 100 * 4],
+        })
+    }
+    async fn accessibility_tree(&self, _pid: u32, _window: &WindowInfo) -> PlatformResult<AxTree> {
+        Ok(AxTree {
+            nodes: self.nodes.lock().unwrap().clone(),
+            warning: None,
+        })
+    }
+    async fn toolkit(&self, _pid: u32) -> Option<String> {
+        Some(self.toolkit.clone())
+    }
+    async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
+        self.journal
+            .lock()
+            .unwrap()
+            .push(format!("do_action {handle} {action}"));
+        let works = self.actions_work;
+        self.with_node(handle, |n| {
+            if works && n.role == "check_box" {
+                match n.states.iter().position(|s| s == "checked") {
+                    Some(i) => {
+                        n.states.remove(i);
+                    }
+                    None => n.states.push("checked".into()),
+                }
+            }
+        })
+    }
+    async fn insert_text(&self, _handle: &str, _text: &str) -> PlatformResult<TextEdit> {
+        Self::unsupported("text")
+    }
+    async fn set_text(&self, _handle: &str, _text: &str) -> PlatformResult<()> {
+        Self::unsupported("text")
+    }
+    async fn value_range(&self, _handle: &str) -> PlatformResult<ValueRange> {
+        Self::unsupported("values")
+    }
+    async fn set_value(&self, _handle: &str, _value: f64) -> PlatformResult<()> {
+        Self::unsupported("values")
+    }
+    async fn option_names(&self, _handle: &str) -> PlatformResult<Vec<String>> {
+        Self::unsupported("options")
+    }
+    async fn select_option(&self, _handle: &str, _index: usize) -> PlatformResult<()> {
+        Self::unsupported("options")
+    }
+    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
+        self.with_node(handle, |n| ElementReading {
+            name: n.name.clone(),
+            states: n.states.clone(),
+            text: n.value.clone(),
+            value: None,
+        })
+    }
+    async fn send_input(
+        &self,
+        _window: &WindowInfo,
+        events: &[InputEvent],
+        delivery: Delivery,
+    ) -> PlatformResult<()> {
+        self.journal
+            .lock()
+            .unwrap()
+            .push(format!("input {delivery:?} {events:?}"));
+        Ok(())
+    }
+    async fn warp_pointer(&self, _x: i32, _y: i32) -> PlatformResult<()> {
+        Ok(())
+    }
+    async fn focus_state(&self) -> PlatformResult<FocusState> {
+        Ok(FocusState {
+            active_window: Some(WINDOW),
+            input_focus: WINDOW,
+            stacking: vec![WINDOW],
+            pointer: (0, 0),
+        })
+    }
+    async fn resize_window(&self, _window_id: u64, _w: u32, _h: u32) -> PlatformResult<()> {
+        Self::unsupported("window sizes")
+    }
+}
