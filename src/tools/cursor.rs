@@ -148,16 +148,31 @@ fn state(ctx: &ToolContext) -> ToolOutput {
     ToolOutput::new(summary, doc)
 }
 
-/// Sets each given field's key, after checking them all (nothing changes when one is bad).
-fn set_fields(ctx: &ToolContext, fields: &[(&str, &str, Option<Value>)]) -> Result<(), ToolError> {
-    let mut checked = Vec::new();
-    for (field, key, value) in fields {
-        if let Some(v) = value {
-            checked.push((*key, crate::config::validate_field(key, field, v)?));
+/// The config key a set_agent_cursor_* argument is kept under.
+fn key_of(field: &str) -> String {
+    match field {
+        "start_handle" | "end_handle" | "arc_size" | "arc_flow" | "spring" => {
+            format!("agent_cursor.motion.{field}")
         }
+        "gradient_colors" | "bloom_color" | "image_path" => format!("agent_cursor.style.{field}"),
+        _ => format!("agent_cursor.{field}"),
+    }
+}
+
+/// Sets the key of each argument given, after checking them all (nothing changes when one
+/// is bad; the error names the argument).
+fn set_fields(ctx: &ToolContext, args: &impl serde::Serialize) -> Result<(), ToolError> {
+    let Ok(Value::Object(fields)) = serde_json::to_value(args) else {
+        return Ok(());
+    };
+    let mut checked = Vec::new();
+    for (field, value) in fields.iter().filter(|(_, v)| !v.is_null()) {
+        let key = key_of(field);
+        let value = crate::config::validate_field(&key, field, value)?;
+        checked.push((key, value));
     }
     for (key, value) in checked {
-        ctx.set_config(key, &value)?;
+        ctx.set_config(&key, &value)?;
     }
     Ok(())
 }
@@ -210,7 +225,7 @@ impl ToolSpec for SetAgentCursorEnabled {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetAgentCursorMotionArgs {
     /// Start-handle fraction in [0, 1]: how far along the line the first control point sits. Default 0.3.
@@ -243,45 +258,12 @@ impl ToolSpec for SetAgentCursorMotion {
     const CHANGES_DRIVER: bool = true;
 
     async fn run(&self, ctx: &ToolContext, a: Self::Args) -> Result<ToolOutput, ToolError> {
-        let motion = "agent_cursor.motion.";
-        let key = |k: &str| format!("{motion}{k}");
-        let (sh, eh, size, flow, spring) = (
-            key("start_handle"),
-            key("end_handle"),
-            key("arc_size"),
-            key("arc_flow"),
-            key("spring"),
-        );
-        set_fields(
-            ctx,
-            &[
-                ("start_handle", &sh, a.start_handle.map(|v| json!(v))),
-                ("end_handle", &eh, a.end_handle.map(|v| json!(v))),
-                ("arc_size", &size, a.arc_size.map(|v| json!(v))),
-                ("arc_flow", &flow, a.arc_flow.map(|v| json!(v))),
-                ("spring", &spring, a.spring.map(|v| json!(v))),
-                (
-                    "glide_duration_ms",
-                    "agent_cursor.glide_duration_ms",
-                    a.glide_duration_ms.map(|v| json!(v)),
-                ),
-                (
-                    "dwell_after_click_ms",
-                    "agent_cursor.dwell_after_click_ms",
-                    a.dwell_after_click_ms.map(|v| json!(v)),
-                ),
-                (
-                    "idle_hide_ms",
-                    "agent_cursor.idle_hide_ms",
-                    a.idle_hide_ms.map(|v| json!(v)),
-                ),
-            ],
-        )?;
+        set_fields(ctx, &a)?;
         Ok(state(ctx))
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetAgentCursorStyleArgs {
     /// CSS hex colors (#RRGGBB or #RGB) for the arrow's fill, tip to tail. Empty array reverts to default.
@@ -313,26 +295,7 @@ impl ToolSpec for SetAgentCursorStyle {
                 ToolError::invalid(format!("`image_path`: {e} (PNG or JPEG on this platform)"))
             })?;
         }
-        set_fields(
-            ctx,
-            &[
-                (
-                    "gradient_colors",
-                    "agent_cursor.style.gradient_colors",
-                    a.gradient_colors.map(|v| json!(v)),
-                ),
-                (
-                    "bloom_color",
-                    "agent_cursor.style.bloom_color",
-                    a.bloom_color.map(|v| json!(v)),
-                ),
-                (
-                    "image_path",
-                    "agent_cursor.style.image_path",
-                    a.image_path.map(|v| json!(v)),
-                ),
-            ],
-        )?;
+        set_fields(ctx, &a)?;
         Ok(state(ctx))
     }
 }
