@@ -89,6 +89,10 @@ struct Run {
     registry: ToolRegistry,
 }
 
+/// One run at a time: each records an H.264 video and starts a desktop of its own, and
+/// two at once on two cores starved the second desktop's start.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Run {
     fn start(name: &str) -> Run {
         let sandbox = Sandbox::start(SandboxOptions {
@@ -262,6 +266,7 @@ fn check_recording(run: &Run, points: [(i64, i64); 2]) {
 
 #[test]
 fn the_video_shows_each_click_with_the_overlay_off_and_no_overlay_is_drawn() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let run = Run::start("cursor-off");
     let state = run.call("get_agent_cursor_state", json!({}));
     assert_eq!(
@@ -278,6 +283,7 @@ fn the_video_shows_each_click_with_the_overlay_off_and_no_overlay_is_drawn() {
 
 #[test]
 fn the_overlay_glides_to_each_click_lets_it_through_and_stays_out_of_screenshots() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let run = Run::start("cursor-on");
     let points = record_two_clicks(&run, true);
     check_recording(&run, points);
