@@ -484,6 +484,12 @@ fn replay_refuses_turns_that_change_the_driver_and_a_trajectory_replaying_itself
     let (code, r) = replay(&["--allow-config"]);
     assert_eq!(code, Some(1), "{r}");
     assert!(ok(&r, 0) && ok(&r, 1), "{r}");
+    // The file keeps what was set and no default: a written `agent_cursor.enabled: true`
+    // would turn the overlay on inside every sandbox afterwards.
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.join("cua/config.json")).unwrap()).unwrap();
+    assert_eq!(config["max_image_dimension"], 640, "{config}");
+    assert!(config.get("agent_cursor").is_none(), "{config}");
     assert!(why(&r, 2).contains("never replayed"), "{}", why(&r, 2));
     let _ = std::fs::remove_dir_all(&dir);
 }

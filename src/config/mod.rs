@@ -261,8 +261,9 @@ pub fn parse_color(text: &str) -> Option<[u8; 3]> {
     }
 }
 
-/// The valid values the global config file sets (flat: key → value); keys it leaves out
-/// fall to a default.
+/// The valid values the global config file sets (flat: key → value); keys it leaves out,
+/// or sets to a value of the wrong type, fall to a default; a file that does not parse
+/// counts as empty, as the reference driver does.
 pub fn load_stored() -> Map<String, Value> {
     let stored: Value = std::fs::read(global_path())
         .ok()
@@ -302,27 +303,14 @@ fn set_dotted(tree: &mut Value, key: &str, value: Value) {
     node[parts[parts.len() - 1]] = value;
 }
 
-/// The global defaults as stored (flat: key → value), falling back to the built-in default
-/// for a key that is missing or has the wrong type; a file that does not parse counts as
-/// empty, as the reference driver does.
-pub fn load_global() -> Map<String, Value> {
-    let mut stored = load_stored();
-    KEYS.iter()
-        .map(|k| {
-            let v = stored.remove(k.key).unwrap_or_else(k.default);
-            (k.key.to_string(), v)
-        })
-        .collect()
-}
-
 /// Persists one global value (temporary file + rename, so readers never see half a file).
+/// The file keeps only the keys someone set: a default is never written, so one that
+/// depends on the desktop (`agent_cursor.enabled`) stays a default.
 pub fn save_global(key: &str, value: Value) -> Result<PathBuf, ToolError> {
     let path = global_path();
-    let mut tree = json!({ "schema_version": 1 });
-    for (k, v) in load_global() {
-        set_dotted(&mut tree, &k, v);
-    }
-    set_dotted(&mut tree, key, value);
+    let mut stored = load_stored();
+    stored.insert(key.to_string(), value);
+    let tree = nested(&stored);
     crate::files::write_atomic(&path, &serde_json::to_vec_pretty(&tree).unwrap_or_default())
         .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
