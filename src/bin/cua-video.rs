@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use cua::cursor::sprite::{Sprite, Style, paint_ripple_bgrx};
+use cua::cursor::sprite::{Sprite, SpriteCache, paint_ripple_bgrx};
 use cua::platform::Rect;
 use cua::platform::linux::screen_grab::ScreenGrab;
 use cua::recording::video::{FromHelper, ToHelper, VideoInfo, paint_black};
@@ -42,13 +42,13 @@ struct Args {
 struct Overlays {
     masks: Vec<Rect>,
     pointer: Option<Pointer>,
+    sprites: SpriteCache,
 }
 
 /// Where the agent last pointed, the cursor's picture, and its last click.
 struct Pointer {
     at: (i32, i32),
     sprite: Sprite,
-    style: Style,
     click: Option<(Instant, [u8; 3])>,
 }
 
@@ -106,14 +106,12 @@ fn read_input(overlays: &Mutex<Overlays>, stop: &AtomicBool) {
             Ok(ToHelper::Masks(rects)) => overlays.lock().unwrap().masks = rects,
             Ok(ToHelper::Pointer(mark)) => {
                 let mut o = overlays.lock().unwrap();
-                // The picture is drawn once per style (an image that does not read: the arrow).
-                let sprite = match &o.pointer {
-                    Some(p) if p.style == mark.style => p.sprite.clone(),
-                    _ => Sprite::for_style(&mark.style).unwrap_or_else(|e| {
-                        eprintln!("cua-video: {e}; drawing the arrow");
-                        Sprite::for_style(&Style::default()).expect("the arrow needs no file")
-                    }),
-                };
+                let sprite = o
+                    .sprites
+                    .get(&mark.style, |e| {
+                        eprintln!("cua-video: {e}; drawing the arrow")
+                    })
+                    .clone();
                 let click = if mark.click {
                     Some((Instant::now(), mark.style.bloom()))
                 } else {
@@ -122,7 +120,6 @@ fn read_input(overlays: &Mutex<Overlays>, stop: &AtomicBool) {
                 o.pointer = Some(Pointer {
                     at: (mark.x, mark.y),
                     sprite,
-                    style: mark.style,
                     click,
                 });
             }

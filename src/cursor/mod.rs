@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::platform::Platform;
-use sprite::{Sprite, Style};
+use sprite::{SpriteCache, Style};
 
 /// The overlay moves every this often while it glides (60 Hz).
 const FRAME: Duration = Duration::from_millis(16);
@@ -153,7 +153,7 @@ struct State {
     at: Option<(i32, i32)>,
     shown: bool,
     generation: u64,
-    sprite: Option<(Style, Sprite)>,
+    sprites: SpriteCache,
 }
 
 impl AgentCursor {
@@ -171,7 +171,15 @@ impl AgentCursor {
         settings: &Settings,
         to: (i32, i32),
     ) -> Result<(), String> {
-        let sprite = self.sprite(&settings.style);
+        let sprite = self
+            .0
+            .lock()
+            .unwrap()
+            .sprites
+            .get(&settings.style, |e| {
+                tracing::warn!("agent cursor: {e}; drawing the arrow")
+            })
+            .clone();
         let last = self.0.lock().unwrap().at;
         let from = match last {
             Some(at) => at,
@@ -221,23 +229,6 @@ impl AgentCursor {
         if was_shown {
             platform.hide_overlay().await;
         }
-    }
-
-    /// The picture for `style`, drawn once per style; an image that no longer reads
-    /// falls back to the arrow (set_agent_cursor_style checked it when it was set).
-    fn sprite(&self, style: &Style) -> Sprite {
-        let mut state = self.0.lock().unwrap();
-        if let Some((s, sprite)) = &state.sprite {
-            if s == style {
-                return sprite.clone();
-            }
-        }
-        let sprite = Sprite::for_style(style).unwrap_or_else(|e| {
-            tracing::warn!("agent cursor: {e}; drawing the arrow");
-            Sprite::for_style(&Style::default()).expect("the arrow needs no file")
-        });
-        state.sprite = Some((style.clone(), sprite.clone()));
-        sprite
     }
 }
 

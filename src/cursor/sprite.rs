@@ -94,6 +94,26 @@ impl Sprite {
     }
 }
 
+/// The sprite of the last style asked for, drawn once per style (the overlay and the
+/// video helper each keep one).
+#[derive(Default)]
+pub struct SpriteCache(Option<(Style, Sprite)>);
+
+impl SpriteCache {
+    /// The picture for `style`. An image that no longer reads falls back to the arrow,
+    /// and `warn` hears why (set_agent_cursor_style checked it when it was set).
+    pub fn get(&mut self, style: &Style, warn: impl FnOnce(&str)) -> &Sprite {
+        if !matches!(&self.0, Some((s, _)) if s == style) {
+            let sprite = Sprite::for_style(style).unwrap_or_else(|e| {
+                warn(&e);
+                Sprite::for_style(&Style::default()).expect("the arrow needs no file")
+            });
+            self.0 = Some((style.clone(), sprite));
+        }
+        &self.0.as_ref().expect("just drawn").1
+    }
+}
+
 /// Paints a click ripple `age_ms` old centred on (`cx`, `cy`) into a BGRX frame: a ring
 /// that widens and fades over [`RIPPLE_MS`].
 pub fn paint_ripple_bgrx(

@@ -131,7 +131,7 @@ fn state(ctx: &ToolContext) -> ToolOutput {
     let mut doc = settings.to_json();
     let shown = ctx.cursor.shown_at();
     doc["overlay"] = json!(if ctx.is_one_shot() {
-        "none: a one-shot CLI call ends before it could show (start `cua daemon` or use MCP)"
+        "none: a one-shot CLI call ends before it could show (start `cua serve` or use MCP)"
     } else if shown.is_some() {
         "showing"
     } else {
