@@ -108,8 +108,6 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// 20 s (once not after 60 s), while four desktops started at once take 0.9 s. A new
 /// desktop (new display, new openbox) is the bounded way past it; each stall is reported.
 const START_ATTEMPTS: u32 = 3;
-/// What a stalled window manager's error starts with.
-const WM_STALL: &str = "openbox did not start";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -117,6 +115,10 @@ pub enum SandboxError {
     Missing { program: String, package: String },
     #[error("sandbox: {0}")]
     Start(String),
+    /// The window manager has not taken the screen in time: it stalled, or it exited (a
+    /// fresh desktop is tried).
+    #[error("sandbox: {0}")]
+    WindowManagerStalled(String),
     #[error("sandbox: {0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
@@ -231,9 +233,7 @@ impl Sandbox {
         let mut attempt = 1;
         loop {
             match Self::start_inner(options, owned) {
-                Err(SandboxError::Start(why))
-                    if why.starts_with(WM_STALL) && attempt < START_ATTEMPTS =>
-                {
+                Err(SandboxError::WindowManagerStalled(why)) if attempt < START_ATTEMPTS => {
                     attempt += 1;
                     eprintln!(
                         "cua sandbox: {why}; starting a fresh desktop (attempt {attempt} of {START_ATTEMPTS})"
@@ -625,8 +625,8 @@ impl Sandbox {
                     }
                     _ => "the X server does not answer",
                 };
-                return Err(SandboxError::Start(format!(
-                    "{WM_STALL} within {} s on {display} ({running}, {server}; log: {:?})",
+                return Err(SandboxError::WindowManagerStalled(format!(
+                    "openbox did not start within {} s on {display} ({running}, {server}; log: {:?})",
                     START_TIMEOUT.as_secs(),
                     tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
                 )));
