@@ -1,16 +1,19 @@
 //! `cua`: a computer-use driver for AI agents whose core is record, replay and regression
 //! testing of GUI automation.
 //!
-//! Data flows one way: [`platform`] (X11 + AT-SPI) → [`tools`] (the tool surface) →
-//! recording → replay → diff → report. [`sandbox`] provides the headless desktop everything
-//! is tested against; [`cli`] is a thin shell over the tool registry.
+//! Data flows one way: [`platform`] (X11 + AT-SPI) → [`tools`] (the tool surface, called
+//! through [`dispatch`]) → recording → replay → diff → report. [`sandbox`] provides the
+//! headless desktop everything is tested against; [`cli`] is a thin shell over the tool
+//! registry. docs/architecture.md lists the modules in layers; none imports one above it.
 
 pub mod cli;
 pub mod config;
 pub mod cursor;
 pub mod daemon;
 pub mod demo;
+pub mod desktop;
 pub mod diff;
+pub mod dispatch;
 pub mod docs;
 pub mod errors;
 pub mod files;
@@ -20,6 +23,7 @@ pub mod images;
 pub mod keys;
 pub mod logs;
 pub mod mcp;
+pub mod output;
 pub mod page;
 pub mod platform;
 pub mod policy;
@@ -27,6 +31,7 @@ pub mod recording;
 pub mod replay;
 pub mod report;
 pub mod sandbox;
+pub mod snapshot;
 pub mod suggest;
 pub mod tools;
 pub mod trajectory;

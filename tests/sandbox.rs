@@ -1,7 +1,8 @@
 //! The sandbox guard: several desktops at once, and teardown on drop even when the owner
 //! panics.
 
-use cua::sandbox::{Sandbox, SandboxOptions, process_start_time};
+use cua::desktop::process_start_time;
+use cua::sandbox::{Sandbox, SandboxOptions};
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))

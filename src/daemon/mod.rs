@@ -248,8 +248,8 @@ pub fn spawn_daemon(socket: &Path) -> Result<(), String> {
         .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start the daemon: {e}"))?;
-    if let Some(sandbox) = std::env::var_os(crate::sandbox::SANDBOX_DIR_ENV) {
-        crate::sandbox::register_pid(Path::new(&sandbox), child.id());
+    if let Some(sandbox) = std::env::var_os(crate::desktop::SANDBOX_DIR_ENV) {
+        crate::desktop::register_pid(Path::new(&sandbox), child.id());
     }
     std::thread::spawn(move || {
         let mut child = child;

@@ -472,67 +472,7 @@ pub trait Platform: Send + Sync {
     }
 }
 
-/// Which desktop to talk to: an X display and its D-Bus session bus.
-#[derive(Debug, Clone, Default)]
-pub struct DesktopEnv {
-    pub display: Option<String>,
-    pub dbus_address: Option<String>,
-    /// State directory of the cua sandbox this desktop belongs to, if any.
-    pub sandbox_dir: Option<std::path::PathBuf>,
-    /// Extra variables for apps launched on this desktop (a harness scenario's `app.env`).
-    pub app_env: Vec<(String, String)>,
-}
-
-impl DesktopEnv {
-    /// The desktop named by DISPLAY, DBUS_SESSION_BUS_ADDRESS and CUA_SANDBOX_DIR.
-    pub fn from_process_env() -> DesktopEnv {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        DesktopEnv {
-            display: var("DISPLAY"),
-            dbus_address: var("DBUS_SESSION_BUS_ADDRESS"),
-            sandbox_dir: var(crate::sandbox::SANDBOX_DIR_ENV).map(Into::into),
-            app_env: Vec::new(),
-        }
-    }
-
-    /// Variables that put a process on this desktop: the display, the session bus and
-    /// the sandbox folder.
-    pub fn child_env(&self) -> Vec<(String, String)> {
-        let mut env = Vec::new();
-        if let Some(d) = &self.display {
-            env.push(("DISPLAY".into(), d.clone()));
-        }
-        if let Some(a) = &self.dbus_address {
-            env.push(("DBUS_SESSION_BUS_ADDRESS".into(), a.clone()));
-        }
-        if let Some(dir) = &self.sandbox_dir {
-            env.push((
-                crate::sandbox::SANDBOX_DIR_ENV.into(),
-                dir.to_string_lossy().into_owned(),
-            ));
-        }
-        env
-    }
-
-    /// Variables for an app started on this desktop: [`Self::child_env`], the
-    /// accessibility bridge switched on, and inside a cua sandbox the hermetic homes,
-    /// locale and settings of [`crate::sandbox::app_env`]; a scenario's own `app.env`
-    /// last, so it can override any of them.
-    pub fn app_env(&self) -> Vec<(String, String)> {
-        let mut env = self.child_env();
-        env.push(("GTK_A11Y".into(), "atspi".into()));
-        // GTK3 then accepts the synthetic events background input sends (it ignores them
-        // when it reads devices through XInput2).
-        env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
-        // Qt exports its tree only when it sees a screen reader, or when told to.
-        env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
-        if let Some(dir) = &self.sandbox_dir {
-            env.extend(crate::sandbox::app_env(dir));
-        }
-        env.extend(self.app_env.iter().cloned());
-        env
-    }
-}
+pub use crate::desktop::DesktopEnv;
 
 /// The platform for this machine, connected to `desktop`.
 pub fn connect(desktop: &DesktopEnv) -> PlatformResult<std::sync::Arc<dyn Platform>> {

@@ -12,14 +12,16 @@
 //! Paths a tool writes to ([`output_path`]), from read-only tools too: inside
 //! `policy.output_roots` when set, and never over an existing file that is not an image.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::errors::ToolError;
 use crate::keys::Combo;
-use crate::tools::ToolContext;
+use crate::platform::Platform;
 
 /// The policy file's contents.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -77,9 +79,9 @@ struct Rules {
     output_roots: Vec<String>,
 }
 
-fn rules(ctx: &ToolContext) -> Result<Rules, ToolError> {
+/// The rules in force: `config` (the caller's effective config values) and the policy file.
+fn rules(config: &Map<String, Value>) -> Result<Rules, ToolError> {
     let file = load_file()?;
-    let (config, _) = ctx.config_snapshot();
     let both = |key: &str, from_file: &[String]| {
         let mut v = strings(config.get(key).unwrap_or(&Value::Null));
         v.extend(from_file.iter().cloned());
@@ -108,7 +110,11 @@ fn rules(ctx: &ToolContext) -> Result<Rules, ToolError> {
 }
 
 /// Names the target app goes by: executable, window app names, launch name.
-async fn app_names(ctx: &ToolContext, tool: &str, args: &Value) -> Option<Vec<String>> {
+async fn app_names(
+    desktop: impl Future<Output = Option<Arc<dyn Platform>>>,
+    tool: &str,
+    args: &Value,
+) -> Option<Vec<String>> {
     if tool == "launch_app" {
         let names: Vec<String> = ["name", "desktop_id", "path"]
             .iter()
@@ -124,7 +130,7 @@ async fn app_names(ctx: &ToolContext, tool: &str, args: &Value) -> Option<Vec<St
     }
     let pid = args.get("pid").and_then(Value::as_u64)? as u32;
     let mut names = Vec::new();
-    if let Ok(platform) = ctx.platform().await {
+    if let Some(platform) = desktop.await {
         if let Some(exe) = platform.process_executable(pid) {
             names.push(exe);
         }
@@ -183,7 +189,7 @@ fn pressed(tool: &str, args: &Value) -> Vec<Combo> {
 /// is an image (PNG or JPEG) or empty: an agent's path must never destroy a document. A
 /// folder (`folder` true: a recording's output_dir) may not exist yet.
 pub fn output_path(
-    ctx: &ToolContext,
+    config: &Map<String, Value>,
     field: &str,
     path: &str,
     folder: bool,
@@ -218,7 +224,7 @@ pub fn output_path(
             })?
             .join(name)
     };
-    let roots = rules(ctx)?.output_roots;
+    let roots = rules(config)?.output_roots;
     if !roots.is_empty() {
         let inside = roots.iter().any(|r| {
             std::fs::canonicalize(crate::files::expand_home(r))
@@ -280,8 +286,14 @@ fn holds_an_image(path: &std::path::Path) -> bool {
     head[..n].starts_with(b"\x89PNG\r\n\x1a\n") || head[..n].starts_with(&[0xff, 0xd8, 0xff])
 }
 
-/// Refuses the call when the policy forbids it.
-pub async fn check(ctx: &ToolContext, tool: &str, args: &Value) -> Result<(), ToolError> {
+/// Refuses the call when the policy forbids it. `config` is the caller's effective config;
+/// `desktop` connects to the desktop, awaited only when app rules need the target's names.
+pub async fn check(
+    config: &Map<String, Value>,
+    desktop: impl Future<Output = Option<Arc<dyn Platform>>>,
+    tool: &str,
+    args: &Value,
+) -> Result<(), ToolError> {
     if tool == "type_text" {
         if let Some(text) = args.get("text").and_then(Value::as_str) {
             if let Some(c) = text.chars().find(|c| crate::keys::is_c0_control(*c)) {
@@ -292,11 +304,11 @@ pub async fn check(ctx: &ToolContext, tool: &str, args: &Value) -> Result<(), To
             }
         }
     }
-    let rules = rules(ctx)?;
+    let rules = rules(config)?;
     let app_rules = !rules.forbidden_apps.is_empty() || !rules.require_approval.is_empty();
     let targets_app = tool == "launch_app" || args.get("pid").is_some();
     if app_rules && targets_app {
-        let Some(names) = app_names(ctx, tool, args).await else {
+        let Some(names) = app_names(desktop, tool, args).await else {
             return Err(ToolError::Refused(
                 "policy: app rules are set and the target app cannot be identified (refused to be safe)"
                     .into(),

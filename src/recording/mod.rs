@@ -19,8 +19,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::errors::ToolError;
+use crate::output::ToolOutput;
 use crate::platform::{Capture, Platform, WindowInfo};
-use crate::tools::{Tool, ToolContext, ToolOutput};
 use crate::trajectory::{
     Action, AppIdentity, Locator, Point, SCHEMA_VERSION, Session, parse_turn_dir, turn_dir_name,
 };
@@ -439,26 +439,37 @@ fn arg_u64(args: &Value, key: &str) -> Option<u64> {
     args.get(key).and_then(Value::as_u64)
 }
 
-/// Runs an action tool and records the turn. The tool's result is returned unchanged.
+/// An action about to run, as the recorder needs to know it (the call path fills it in).
+pub struct Call<'a> {
+    pub tool: &'a str,
+    pub args: Value,
+    /// The desktop, when it could be reached.
+    pub platform: Option<Arc<dyn Platform>>,
+    /// The element the call names by index, in its window's snapshot.
+    pub target: Option<Locator>,
+    /// What the turn must not keep (the session's redaction config).
+    pub redaction: redact::Rules,
+}
+
+/// Runs an action (`run`, the tool's call) and records it as a turn. The result is
+/// returned unchanged.
 pub async fn record_call(
-    ctx: &ToolContext,
-    tool: &dyn Tool,
-    args: Value,
+    recorder: &Recorder,
+    call: Call<'_>,
+    run: impl std::future::Future<Output = Result<ToolOutput, ToolError>>,
 ) -> Result<ToolOutput, ToolError> {
+    let Call {
+        tool: tool_name,
+        args,
+        platform,
+        target,
+        redaction,
+    } = call;
     // The previous turn must reach the writer first: turns stay in call order, and its
     // after-state can stand in for this turn's before-state.
-    ctx.recorder.finish_pending().await;
-    let platform = ctx.platform().await.ok();
+    recorder.finish_pending().await;
     let mut pid = arg_u64(&args, "pid").map(|p| p as u32);
     let mut window_id = arg_u64(&args, "window_id");
-    let target = match (pid, window_id, arg_u64(&args, "element_index")) {
-        (Some(p), Some(w), Some(i)) => ctx.snapshot(p, w).and_then(|s| {
-            s.elements
-                .get(i as usize)
-                .map(|&node| Locator::of(&s.tree, node, i as usize))
-        }),
-        _ => None,
-    };
     let mut window = match &platform {
         Some(p) => window_for(p.as_ref(), pid, window_id).await,
         None => None,
@@ -466,7 +477,7 @@ pub async fn record_call(
     let before = match (&platform, pid, &window) {
         (Some(p), Some(pid), Some(w)) => {
             let reuse = {
-                let last = ctx.recorder.last_state.lock().unwrap();
+                let last = recorder.last_state.lock().unwrap();
                 last.as_ref()
                     .filter(|l| l.window_id == w.window_id && l.at.elapsed() < REUSE_BEFORE)
                     .map(|l| l.state.clone())
@@ -478,8 +489,7 @@ pub async fn record_call(
         }
         _ => None,
     };
-    let redaction = redact::Rules::of(ctx);
-    let masks = ctx.recorder.video_feed();
+    let masks = recorder.video_feed();
     // The video hides the window's secret fields before the action can show them.
     if let (Some(m), Some(w), Some(b)) = (&masks, &window, &before) {
         m.set_masks(
@@ -492,7 +502,7 @@ pub async fn record_call(
         let _ = p.app_activity(pid).await;
     }
     let action_started = Instant::now();
-    let result = tool.call(ctx, args.clone()).await;
+    let result = run.await;
 
     if let Ok(out) = &result {
         // launch_app: the new process and its window are known only now.
@@ -589,9 +599,9 @@ pub async fn record_call(
     });
     // The tool read its effect back: the window already shows it.
     let confirmed = result_fields["effect"] == "confirmed";
-    let tool_name = tool.name().to_string();
+    let tool_name = tool_name.to_string();
     let window_id = window.as_ref().map(|w| w.window_id).or(window_id);
-    let Some((tx, t_ms)) = ctx.recorder.sender() else {
+    let Some((tx, t_ms)) = recorder.sender() else {
         return result;
     };
     let action = Action {
@@ -613,7 +623,7 @@ pub async fn record_call(
     };
     // The after-state is taken once the window is quiet, off the caller's return path; the
     // next recorded call waits for this task first, so turns stay in order.
-    let last_state = ctx.recorder.last_state.clone();
+    let last_state = recorder.last_state.clone();
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
             (Some(p), Some(pid), Some(w)) => {
@@ -650,6 +660,6 @@ pub async fn record_call(
             after: scrub(after),
         });
     });
-    *ctx.recorder.pending.lock().await = Some(task);
+    *recorder.pending.lock().await = Some(task);
     result
 }

@@ -9,7 +9,6 @@
 use serde_json::Value;
 
 use crate::platform::{Capture, Rect};
-use crate::tools::ToolContext;
 
 /// What stands in for a redacted text.
 pub const REDACTED: &str = "[redacted]";
@@ -25,12 +24,16 @@ pub struct Rules {
 }
 
 impl Rules {
-    pub fn of(ctx: &ToolContext) -> Rules {
+    /// The rules of a session whose effective config is `config`.
+    pub fn of(config: &serde_json::Map<String, Value>) -> Rules {
         Rules {
-            enabled: ctx.config("redaction.enabled").as_bool().unwrap_or(true),
-            names: ctx
-                .config("redaction.names")
-                .as_array()
+            enabled: config
+                .get("redaction.enabled")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            names: config
+                .get("redaction.names")
+                .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
                         .filter_map(|n| n.as_str().map(str::to_lowercase))

@@ -99,7 +99,7 @@ pub(super) async fn read_state(
             c.map(|c| (c, asked))
         })
     };
-    let json = crate::tools::window_state_json(platform.as_ref(), pid, window).await;
+    let json = crate::snapshot::window_state_json(platform.as_ref(), pid, window).await;
     (json, shot.await.ok().flatten())
 }
 
@@ -148,7 +148,7 @@ async fn by_polling(
 ) -> (Value, Frame) {
     let started = Instant::now();
     tokio::time::sleep(POLL_FIRST).await;
-    let read = || crate::tools::window_state_json(platform.as_ref(), pid, window);
+    let read = || crate::snapshot::window_state_json(platform.as_ref(), pid, window);
     let mut last = read().await;
     while started.elapsed() < POLL_MAX {
         let unchanged = !effect.confirmed && effect.before.is_some_and(|b| *b == last);

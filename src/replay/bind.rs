@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
+use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
-use crate::tools::{ToolContext, ToolRegistry};
 use crate::trajectory::markdown;
 
 /// The share of the recorded window's element names a live window must show to be it.

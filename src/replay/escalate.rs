@@ -8,8 +8,9 @@
 
 use serde_json::{Value, json};
 
+use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::errors::ToolError;
-use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+use crate::output::ToolOutput;
 
 /// The result of a call, and how many calls (turns, when recording) it took.
 pub struct Escalated {

@@ -3,10 +3,13 @@
 //! title); with an [`AppOverride`], a recorded app is started from another build. What
 //! was started is reported ([`Launched`]) and kept beside a recording of the replay.
 
+use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::dispatch::{Tool, ToolContext, ToolRegistry};
+use crate::errors::ToolError;
+use crate::output::ToolOutput;
 
 /// `--app RECORDED=PATH [ARGS]`: the recorded app `RECORDED` (its app name, executable,
 /// or a word of its window title) is started from `PATH` with `ARGS`.
@@ -161,6 +164,89 @@ pub async fn start(
         true => "the recording names no app to launch".to_string(),
         false => format!("could not launch the recorded app ({})", errors.join("; ")),
     })
+}
+
+/// `launch_app` as `cua test` replays it: a recorded launch binds to the app the scenario
+/// already launched (its `[app]`) instead of starting the recorded program, so a recording
+/// made against another build still exercises the build under test. Recorded like any
+/// launch_app turn, with the scenario's `[app]` as its arguments, so the run's trajectory
+/// shows the binding. Its name, schema and argument checks are launch_app's own.
+pub struct BoundLaunch<'a> {
+    /// The registry's launch_app.
+    pub launch: &'a dyn Tool,
+    pub pid: u32,
+    pub window_id: u64,
+    /// What the recording launched, for the summary.
+    pub recorded: String,
+}
+
+#[async_trait]
+impl Tool for BoundLaunch<'_> {
+    fn name(&self) -> &'static str {
+        self.launch.name()
+    }
+    fn description(&self) -> &'static str {
+        "launch_app bound to the scenario's already running [app] (cua test replays only)."
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn recorded(&self) -> bool {
+        true
+    }
+    fn changes_driver(&self) -> bool {
+        false
+    }
+    fn acts(&self, _args: &Value) -> bool {
+        true
+    }
+    fn input_schema(&self) -> Value {
+        self.launch.input_schema()
+    }
+    fn output_schema(&self) -> Option<Value> {
+        self.launch.output_schema()
+    }
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        self.launch.validate(args)
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        self.validate(&args)?;
+        ctx.check_policy(self.name(), &args).await?;
+        let platform = ctx.platform().await?;
+        let windows: Vec<_> = platform
+            .list_windows()
+            .await?
+            .windows
+            .into_iter()
+            .filter(|w| w.pid == Some(self.pid))
+            .collect();
+        if !windows.iter().any(|w| w.window_id == self.window_id) {
+            return Err(ToolError::failed(format!(
+                "the scenario's app (pid {}) no longer shows window {}",
+                self.pid, self.window_id
+            )));
+        }
+        let label = ["name", "desktop_id", "path"]
+            .iter()
+            .find_map(|k| args.get(*k).and_then(Value::as_str))
+            .unwrap_or_default();
+        let summary = format!(
+            "bound to the scenario's [app] {label} (pid {}, window {}); the recording launched {}, which is not run",
+            self.pid, self.window_id, self.recorded
+        );
+        Ok(ToolOutput::new(
+            summary,
+            json!({
+                "pid": self.pid,
+                "name": label,
+                "executable": platform.process_executable(self.pid).unwrap_or_default(),
+                "newly_started": false,
+                "bound_to_scenario_app": true,
+                "windows": windows,
+            }),
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! and cua-driver's), through the element's line in the before-state's tree_markdown:
 //! its role and name, its ancestors' names, and its rank among look-alikes.
 
-use crate::tools::Snapshot;
+use crate::snapshot::Snapshot;
 use crate::trajectory::Locator;
 use crate::trajectory::markdown::{self, role_key};
 

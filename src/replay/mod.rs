@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::errors::ToolError;
 use crate::platform::WindowInfo;
-use crate::tools::{Snapshot, ToolContext, ToolRegistry};
+use crate::snapshot::Snapshot;
 use crate::trajectory::{Locator, read};
 
 mod bind;
@@ -37,6 +38,9 @@ pub mod postcondition;
 pub use launch::{AppOverride, Launched};
 use locate::{LocatorRule, MarkdownTarget, resolve_locator, resolve_markdown};
 use postcondition::{Postcondition, Shown};
+
+/// The replay tool's name: a trajectory's turn of it is never replayed.
+pub const REPLAY_TOOL: &str = "replay_trajectory";
 
 /// How long a turn waits for its window and element to be there.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -493,7 +497,7 @@ async fn replay_turn(
         .map_err(|e| e.to_string())?
         .changes_driver()
     {
-        if tool == <crate::tools::ReplayTrajectory as crate::tools::ToolSpec>::NAME {
+        if tool == REPLAY_TOOL {
             return Err(format!(
                 "refused: a trajectory's {tool} turn is never replayed (it could replay itself); replay that folder on its own"
             ));
@@ -553,7 +557,9 @@ async fn replay_turn(
                     .find_map(|k| args.get(*k).and_then(Value::as_str))
                     .unwrap_or("an app")
                     .to_string();
-                let bound = crate::tools::BoundLaunch {
+                let launch = registry.get(tool).map_err(|e| e.to_string())?;
+                let bound = launch::BoundLaunch {
+                    launch,
                     pid: app.pid,
                     window_id: app.window_id,
                     recorded,

@@ -14,8 +14,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::locate::{MarkdownTarget, resolve_markdown};
+use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::{Rect, WindowInfo};
-use crate::tools::{Snapshot, ToolContext, ToolRegistry};
+use crate::snapshot::Snapshot;
 use crate::trajectory::points::{RecordedFrame, element_at, points_of, recorded_window_size};
 
 /// What a turn recorded about its window's layout, for mapping its points (not

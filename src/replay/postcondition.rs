@@ -153,7 +153,7 @@ impl Postcondition {
         let deadline = Instant::now() + WAIT;
         loop {
             let read_at = Instant::now();
-            let live = crate::tools::window_state_json(platform, pid, window).await;
+            let live = crate::snapshot::window_state_json(platform, pid, window).await;
             let missing = self.missing(live["tree_markdown"].as_str().unwrap_or(""));
             if missing.is_empty() {
                 return Ok(Shown::All);

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-/// Environment variable naming the state directory of the sandbox a process runs in.
-pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
+use crate::desktop::{DesktopEnv, prepare_app_homes};
+use crate::desktop::{SANDBOX_DIR_ENV, config_home, process_start_time};
 
 /// A screen or window size, `WIDTHxHEIGHT`, 200-8192 per side.
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -30,60 +30,6 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
         return Err(format!("size `{s}` out of range (200-8192 per side)"));
     }
     Ok((w, h))
-}
-
-/// The XDG config home apps in the sandbox at `dir` read.
-pub fn config_home(dir: &Path) -> PathBuf {
-    dir.join("config")
-}
-
-/// The home folder apps in the sandbox at `dir` get.
-pub fn app_home(dir: &Path) -> PathBuf {
-    dir.join("home")
-}
-
-/// The runtime folder apps in the sandbox at `dir` get (private, 0700 as XDG requires).
-fn app_runtime(dir: &Path) -> PathBuf {
-    dir.join("app-runtime")
-}
-
-/// The variables that make an app in the sandbox at `dir` hermetic: its own HOME and XDG
-/// config, data, state, cache and runtime folders inside the sandbox (so drafts, recent
-/// files and caches of one run never reach the next, and nothing is written into the
-/// user's home), settings in memory, and a fixed time zone and locale (dates and numbers
-/// draw the same in every run).
-pub fn app_env(dir: &Path) -> Vec<(String, String)> {
-    let home = app_home(dir);
-    let path = |p: PathBuf| p.to_string_lossy().into_owned();
-    vec![
-        ("HOME".into(), path(home.clone())),
-        ("XDG_CONFIG_HOME".into(), path(config_home(dir))),
-        ("XDG_DATA_HOME".into(), path(home.join(".local/share"))),
-        ("XDG_STATE_HOME".into(), path(home.join(".local/state"))),
-        ("XDG_CACHE_HOME".into(), path(home.join(".cache"))),
-        ("XDG_RUNTIME_DIR".into(), path(app_runtime(dir))),
-        ("GSETTINGS_BACKEND".into(), "memory".into()),
-        ("TZ".into(), "UTC".into()),
-        ("LANG".into(), "C.UTF-8".into()),
-        ("LC_ALL".into(), "C.UTF-8".into()),
-        ("LANGUAGE".into(), String::new()),
-        // Python apps (the fixtures, many real apps) would write bytecode caches beside
-        // their sources, outside the sandbox.
-        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-    ]
-}
-
-/// Creates the folders [`app_env`] names (idempotent).
-pub fn prepare_app_homes(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    for (_, folder) in app_env(dir)
-        .iter()
-        .filter(|(k, _)| k.starts_with("XDG_") || k == "HOME")
-    {
-        std::fs::create_dir_all(folder)?;
-    }
-    std::fs::set_permissions(app_runtime(dir), std::fs::Permissions::from_mode(0o700))?;
-    Ok(())
 }
 
 /// GTK settings for apps in the sandbox: no caret blink and no animations, so two runs of
@@ -189,31 +135,8 @@ fn require(program: &str, package: &str) -> Result<(), SandboxError> {
     }
 }
 
-/// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
-pub fn process_start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_comm = &stat[stat.rfind(')')? + 2..];
-    after_comm.split_whitespace().nth(19)?.parse().ok()
-}
-
 fn alive_and_same(p: &OwnedProcess) -> bool {
     process_start_time(p.pid) == Some(p.start_time)
-}
-
-/// Records a pid in a sandbox's state directory so that `cua sandbox stop` ends it too.
-pub fn register_pid(dir: &Path, pid: u32) {
-    let Some(start_time) = process_start_time(pid) else {
-        return;
-    };
-    let line = format!("{pid} {start_time}\n");
-    use std::io::Write;
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("pids"))
-    {
-        let _ = f.write_all(line.as_bytes());
-    }
 }
 
 impl Sandbox {
@@ -432,8 +355,8 @@ impl Sandbox {
     }
 
     /// How the platform layer addresses this desktop.
-    pub fn desktop(&self) -> crate::platform::DesktopEnv {
-        crate::platform::DesktopEnv {
+    pub fn desktop(&self) -> DesktopEnv {
+        DesktopEnv {
             display: Some(self.display_name()),
             dbus_address: Some(self.state.dbus_address.clone()),
             sandbox_dir: Some(self.dir.clone()),

@@ -59,7 +59,7 @@ impl ToolSpec for SetRecording {
         if dir.trim().is_empty() {
             return Err(ToolError::invalid("`output_dir`: must not be empty"));
         }
-        let path = crate::policy::output_path(ctx, "output_dir", &dir, true)?;
+        let path = ctx.output_path("output_dir", &dir, true)?;
         let (screen, platform) = match ctx.platform().await {
             Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
             Err(_) => (None, "unknown".to_string()),

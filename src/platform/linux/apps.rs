@@ -396,7 +396,7 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
     use std::os::unix::process::CommandExt;
     if let Some(dir) = &desktop.sandbox_dir {
         // A sandbox started by an older cua, or whose folders were cleaned, still gets them.
-        crate::sandbox::prepare_app_homes(dir)
+        crate::desktop::prepare_app_homes(dir)
             .map_err(|e| PlatformError::Launch(format!("sandbox app folders: {e}")))?;
     }
     let mut cmd = Command::new(&plan.program);
@@ -438,7 +438,7 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
         }
     });
     if let Some(dir) = &desktop.sandbox_dir {
-        crate::sandbox::register_pid(dir, pid);
+        crate::desktop::register_pid(dir, pid);
     }
     Ok(pid)
 }

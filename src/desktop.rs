@@ -1,0 +1,149 @@
+//! Which desktop a process talks to, and what an app launched on it gets: the one value
+//! every desktop provider hands out ([`DesktopEnv`]: the person's own session, read from the
+//! process environment, or a cua sandbox, from `Sandbox::desktop`), and
+//! a sandbox folder's contract with the apps launched into it (their hermetic homes, and
+//! the pid list `cua sandbox stop` ends).
+//!
+//! A leaf: the platform's launch reads it, and the sandbox, which starts the desktop, writes
+//! it; neither reaches into the other.
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the state directory of the sandbox a process runs in.
+pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
+
+/// Which desktop to talk to: an X display and its D-Bus session bus.
+#[derive(Debug, Clone, Default)]
+pub struct DesktopEnv {
+    pub display: Option<String>,
+    pub dbus_address: Option<String>,
+    /// State directory of the cua sandbox this desktop belongs to, if any.
+    pub sandbox_dir: Option<std::path::PathBuf>,
+    /// Extra variables for apps launched on this desktop (a harness scenario's `app.env`).
+    pub app_env: Vec<(String, String)>,
+}
+
+impl DesktopEnv {
+    /// The desktop named by DISPLAY, DBUS_SESSION_BUS_ADDRESS and CUA_SANDBOX_DIR.
+    pub fn from_process_env() -> DesktopEnv {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        DesktopEnv {
+            display: var("DISPLAY"),
+            dbus_address: var("DBUS_SESSION_BUS_ADDRESS"),
+            sandbox_dir: var(SANDBOX_DIR_ENV).map(Into::into),
+            app_env: Vec::new(),
+        }
+    }
+
+    /// Variables that put a process on this desktop: the display, the session bus and
+    /// the sandbox folder.
+    pub fn child_env(&self) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if let Some(d) = &self.display {
+            env.push(("DISPLAY".into(), d.clone()));
+        }
+        if let Some(a) = &self.dbus_address {
+            env.push(("DBUS_SESSION_BUS_ADDRESS".into(), a.clone()));
+        }
+        if let Some(dir) = &self.sandbox_dir {
+            env.push((SANDBOX_DIR_ENV.into(), dir.to_string_lossy().into_owned()));
+        }
+        env
+    }
+
+    /// Variables for an app started on this desktop: [`Self::child_env`], the
+    /// accessibility bridge switched on, and inside a cua sandbox the hermetic homes,
+    /// locale and settings of [`hermetic_env`]; a scenario's own `app.env`
+    /// last, so it can override any of them.
+    pub fn app_env(&self) -> Vec<(String, String)> {
+        let mut env = self.child_env();
+        env.push(("GTK_A11Y".into(), "atspi".into()));
+        // GTK3 then accepts the synthetic events background input sends (it ignores them
+        // when it reads devices through XInput2).
+        env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
+        // Qt exports its tree only when it sees a screen reader, or when told to.
+        env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
+        if let Some(dir) = &self.sandbox_dir {
+            env.extend(hermetic_env(dir));
+        }
+        env.extend(self.app_env.iter().cloned());
+        env
+    }
+}
+
+/// The XDG config home apps in the sandbox at `dir` read.
+pub fn config_home(dir: &Path) -> PathBuf {
+    dir.join("config")
+}
+
+/// The home folder apps in the sandbox at `dir` get.
+pub fn app_home(dir: &Path) -> PathBuf {
+    dir.join("home")
+}
+
+/// The runtime folder apps in the sandbox at `dir` get (private, 0700 as XDG requires).
+fn app_runtime(dir: &Path) -> PathBuf {
+    dir.join("app-runtime")
+}
+
+/// The variables that make an app in the sandbox at `dir` hermetic: its own HOME and XDG
+/// config, data, state, cache and runtime folders inside the sandbox (so drafts, recent
+/// files and caches of one run never reach the next, and nothing is written into the
+/// user's home), settings in memory, and a fixed time zone and locale (dates and numbers
+/// draw the same in every run).
+pub fn hermetic_env(dir: &Path) -> Vec<(String, String)> {
+    let home = app_home(dir);
+    let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    vec![
+        ("HOME".into(), path(home.clone())),
+        ("XDG_CONFIG_HOME".into(), path(config_home(dir))),
+        ("XDG_DATA_HOME".into(), path(home.join(".local/share"))),
+        ("XDG_STATE_HOME".into(), path(home.join(".local/state"))),
+        ("XDG_CACHE_HOME".into(), path(home.join(".cache"))),
+        ("XDG_RUNTIME_DIR".into(), path(app_runtime(dir))),
+        ("GSETTINGS_BACKEND".into(), "memory".into()),
+        ("TZ".into(), "UTC".into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("LC_ALL".into(), "C.UTF-8".into()),
+        ("LANGUAGE".into(), String::new()),
+        // Python apps (the fixtures, many real apps) would write bytecode caches beside
+        // their sources, outside the sandbox.
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+    ]
+}
+
+/// Creates the folders [`hermetic_env`] names (idempotent).
+pub fn prepare_app_homes(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for (_, folder) in hermetic_env(dir)
+        .iter()
+        .filter(|(k, _)| k.starts_with("XDG_") || k == "HOME")
+    {
+        std::fs::create_dir_all(folder)?;
+    }
+    std::fs::set_permissions(app_runtime(dir), std::fs::Permissions::from_mode(0o700))?;
+    Ok(())
+}
+
+/// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
+pub fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 2..];
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Records a pid in a sandbox's state directory so that `cua sandbox stop` ends it too.
+pub fn register_pid(dir: &Path, pid: u32) {
+    let Some(start_time) = process_start_time(pid) else {
+        return;
+    };
+    let line = format!("{pid} {start_time}\n");
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("pids"))
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}

@@ -1,0 +1,316 @@
+//! The state tool calls share in one process or session: [`ToolContext`] (the desktop
+//! connection, the element snapshots, config overrides, the recorder, the agent cursor)
+//! and [`Sessions`], which gives each server session its own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use crate::errors::ToolError;
+use crate::platform::{AxTree, DesktopEnv, Platform};
+use crate::snapshot::Snapshot;
+
+/// How many snapshots an action can still name by `snapshot_id`.
+pub const RECENT_SNAPSHOTS: usize = 16;
+
+/// Shared state for tool calls in one process (CLI invocation, daemon, MCP server).
+#[derive(Default)]
+pub struct ToolContext {
+    desktop: DesktopEnv,
+    platform: OnceCell<Arc<dyn Platform>>,
+    snapshots: Mutex<HashMap<(u32, u64), Arc<Snapshot>>>,
+    /// The last RECENT_SNAPSHOTS snapshots of any window, oldest first: an action that
+    /// names its `snapshot_id` is resolved in that one.
+    recent_snapshots: Mutex<std::collections::VecDeque<Arc<Snapshot>>>,
+    snapshot_counter: std::sync::atomic::AtomicU64,
+    /// The trajectory recorder of this context (one per process or MCP session).
+    pub recorder: crate::recording::Recorder,
+    /// The session this context serves (an MCP connection); None for the anonymous CLI,
+    /// whose set_config writes the global default.
+    session: Option<String>,
+    /// set_config values of this session, by dotted key (never written to disk).
+    config_overrides: Mutex<serde_json::Map<String, Value>>,
+    /// The agent cursor's state (where it was last shown, its pending hide).
+    pub cursor: crate::cursor::AgentCursor,
+    /// A one-shot CLI call: it ends before an overlay could be seen, so it draws none.
+    one_shot: bool,
+}
+
+impl ToolContext {
+    /// A context for the desktop named by this process's environment.
+    pub fn new() -> Self {
+        Self::for_desktop(DesktopEnv::from_process_env())
+    }
+
+    /// A context for a given desktop (a sandbox in tests and the demo).
+    pub fn for_desktop(desktop: DesktopEnv) -> Self {
+        ToolContext {
+            desktop,
+            ..Self::default()
+        }
+    }
+
+    /// A context over an already connected platform (tests, benchmarks).
+    pub fn with_platform(platform: Arc<dyn Platform>) -> Self {
+        let ctx = Self::default();
+        let _ = ctx.platform.set(platform);
+        ctx
+    }
+
+    /// The desktop this context talks to.
+    pub fn desktop(&self) -> &DesktopEnv {
+        &self.desktop
+    }
+
+    /// A context serving session `id`: its set_config stays in memory, for it alone.
+    pub fn for_session(desktop: DesktopEnv, id: impl Into<String>) -> Self {
+        ToolContext {
+            desktop,
+            session: Some(id.into()),
+            ..Self::default()
+        }
+    }
+
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The context of one CLI call in its own process (no daemon): it draws no overlay.
+    pub fn one_shot(mut self) -> Self {
+        self.one_shot = true;
+        self
+    }
+
+    pub fn is_one_shot(&self) -> bool {
+        self.one_shot
+    }
+
+    /// The effective value of a config key: session override, else the global default
+    /// (as stored, else as this desktop wants it).
+    pub fn config(&self, key: &str) -> Value {
+        self.config_snapshot().0.remove(key).unwrap_or(Value::Null)
+    }
+
+    /// Defaults that depend on the desktop: the agent cursor is on where a person watches,
+    /// off inside a cua sandbox (headless runs and CI, which its glide would only slow).
+    fn desktop_default(&self, key: &str) -> Option<Value> {
+        (key == "agent_cursor.enabled").then(|| json!(self.desktop.sandbox_dir.is_none()))
+    }
+
+    /// Every key's effective value (one read of the config file), and the keys this
+    /// session overrides.
+    pub fn config_snapshot(&self) -> (serde_json::Map<String, Value>, Vec<String>) {
+        let stored = crate::config::load_stored();
+        let mut values = serde_json::Map::new();
+        for spec in crate::config::KEYS {
+            let value = stored
+                .get(spec.key)
+                .cloned()
+                .or_else(|| self.desktop_default(spec.key))
+                .unwrap_or_else(spec.default);
+            values.insert(spec.key.to_string(), value);
+        }
+        let overrides = self.config_overrides.lock().unwrap();
+        for (k, v) in overrides.iter() {
+            values.insert(k.clone(), v.clone());
+        }
+        (values, overrides.keys().cloned().collect())
+    }
+
+    /// Sets a key: in a session, an in-memory override; otherwise the persisted default.
+    /// Returns where it went.
+    pub fn set_config(&self, key: &str, value: &Value) -> Result<String, ToolError> {
+        let value = crate::config::validate(key, value)?;
+        match &self.session {
+            Some(id) => {
+                self.config_overrides
+                    .lock()
+                    .unwrap()
+                    .insert(key.to_string(), value);
+                Ok(format!("session {id} (in memory)"))
+            }
+            None => crate::config::save_global(key, value).map(|p| p.display().to_string()),
+        }
+    }
+
+    /// The factor screenshots of a `width` x `height` window are scaled by (≤ 1), from
+    /// max_image_dimension (a call's own argument wins over the config).
+    pub fn image_scale(&self, width: u32, height: u32, max_dimension: Option<u32>) -> f64 {
+        let max = max_dimension
+            .map(u64::from)
+            .unwrap_or_else(|| self.config("max_image_dimension").as_u64().unwrap_or(0));
+        let longest = width.max(height) as f64;
+        if max == 0 || longest <= max as f64 {
+            1.0
+        } else {
+            max as f64 / longest
+        }
+    }
+
+    /// The desktop, connected on first use so tools that need none never touch it.
+    pub async fn platform(&self) -> Result<Arc<dyn Platform>, ToolError> {
+        self.platform
+            .get_or_try_init(|| async {
+                crate::platform::connect(&self.desktop).map_err(ToolError::from)
+            })
+            .await
+            .cloned()
+    }
+
+    pub fn store_snapshot(
+        &self,
+        pid: u32,
+        window_id: u64,
+        tree: AxTree,
+        elements: Vec<usize>,
+    ) -> Arc<Snapshot> {
+        let n = self
+            .snapshot_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        let snap = Arc::new(Snapshot {
+            snapshot_id: format!("{pid}-{window_id}-{n}"),
+            pid,
+            window_id,
+            tree,
+            elements,
+        });
+        {
+            let mut recent = self.recent_snapshots.lock().unwrap();
+            if recent.len() == RECENT_SNAPSHOTS {
+                recent.pop_front();
+            }
+            recent.push_back(snap.clone());
+        }
+        self.snapshots
+            .lock()
+            .unwrap()
+            .insert((pid, window_id), snap.clone());
+        snap
+    }
+
+    /// One of the recent snapshots, by its id.
+    pub fn snapshot_by_id(&self, snapshot_id: &str) -> Option<Arc<Snapshot>> {
+        self.recent_snapshots
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|s| s.snapshot_id == snapshot_id)
+            .cloned()
+    }
+
+    pub fn snapshot(&self, pid: u32, window_id: u64) -> Option<Arc<Snapshot>> {
+        self.snapshots
+            .lock()
+            .unwrap()
+            .get(&(pid, window_id))
+            .cloned()
+    }
+
+    /// The element a call names (`pid`, `window_id`, `element_index`), as a locator in
+    /// that window's snapshot.
+    pub fn element_locator(&self, args: &Value) -> Option<crate::trajectory::Locator> {
+        let arg = |k: &str| args.get(k).and_then(Value::as_u64);
+        let (pid, window_id, index) = (arg("pid")?, arg("window_id")?, arg("element_index")?);
+        let snapshot = self.snapshot(pid as u32, window_id)?;
+        let node = *snapshot.elements.get(index as usize)?;
+        Some(crate::trajectory::Locator::of(
+            &snapshot.tree,
+            node,
+            index as usize,
+        ))
+    }
+
+    /// Refuses an action the policy forbids, under this session's config.
+    pub async fn check_policy(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
+        let desktop = async { self.platform().await.ok() };
+        crate::policy::check(&self.config_snapshot().0, desktop, tool, args).await
+    }
+
+    /// Where a tool may write the path an agent gave in `field`, under this session's
+    /// policy ([`crate::policy::output_path`]).
+    pub fn output_path(
+        &self,
+        field: &str,
+        path: &str,
+        folder: bool,
+    ) -> Result<std::path::PathBuf, ToolError> {
+        crate::policy::output_path(&self.config_snapshot().0, field, path, folder)
+    }
+
+    /// The (pid, window) pairs this context holds a snapshot of.
+    pub fn snapshot_keys(&self) -> Vec<(u32, u64)> {
+        self.snapshots.lock().unwrap().keys().copied().collect()
+    }
+}
+
+/// The async runtime tools run on, as every entry point builds it (two workers: the
+/// machines this runs on have two cores, and captures run beside tree walks).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// Tool contexts by session id, for servers that serve several sessions at once (the
+/// daemon, the MCP server): a call's `session` argument picks its context, created on first
+/// use; calls without one use the server's default context.
+pub struct Sessions {
+    default: Arc<ToolContext>,
+    by_id: Mutex<HashMap<String, Arc<ToolContext>>>,
+}
+
+impl Sessions {
+    pub fn new(default: Arc<ToolContext>) -> Self {
+        Sessions {
+            default,
+            by_id: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The context a call runs in; a `session` that is not a short string is refused.
+    pub fn for_call(&self, args: &Value) -> Result<Arc<ToolContext>, ToolError> {
+        let Some(session) = args.get("session") else {
+            return Ok(self.default.clone());
+        };
+        let id = session
+            .as_str()
+            .filter(|s| !s.is_empty() && s.len() <= 128)
+            .ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`session`: expected a non-empty string of at most 128 characters, got {session}"
+                ))
+            })?;
+        Ok(self
+            .by_id
+            .lock()
+            .unwrap()
+            .entry(id.to_string())
+            .or_insert_with(|| {
+                Arc::new(ToolContext::for_session(self.default.desktop().clone(), id))
+            })
+            .clone())
+    }
+
+    /// Ends session `id` (its client is gone): its recording is finalized and its caches,
+    /// recorder and config overrides dropped.
+    pub async fn end(&self, id: &str) {
+        let ended = self.by_id.lock().unwrap().remove(id);
+        if let Some(ctx) = ended {
+            ctx.recorder.stop_when_done().await;
+        }
+    }
+
+    /// Finalizes every session's recording (server shutdown, client gone).
+    pub async fn finalize_all(&self) {
+        let all: Vec<Arc<ToolContext>> = std::iter::once(self.default.clone())
+            .chain(self.by_id.lock().unwrap().values().cloned())
+            .collect();
+        for ctx in all {
+            ctx.recorder.stop_when_done().await;
+        }
+    }
+}

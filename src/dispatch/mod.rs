@@ -1,0 +1,16 @@
+//! Dispatch: what a tool is ([`ToolSpec`], [`Tool`]), the state calls share
+//! ([`ToolContext`], [`Sessions`]), argument schemas, and the one call path
+//! ([`ToolRegistry::call`]: the recording layer, then the policy, then the tool).
+//!
+//! It sits below replay and the tools and above the policy and the recorder, which it
+//! calls: neither of those knows a tool or a context, so no module imports in a circle.
+
+mod context;
+mod registry;
+mod schema;
+mod tool;
+
+pub use context::{RECENT_SNAPSHOTS, Sessions, ToolContext, runtime};
+pub use registry::ToolRegistry;
+pub use schema::{SESSION_ARGUMENT, output_schema_of, parse_args, schema_of};
+pub use tool::{Tool, ToolSpec};

@@ -1,0 +1,87 @@
+//! The one call path every front end uses: [`ToolRegistry::call`] finds the tool, records
+//! the call as a turn when it acts and a recording is on, and runs it (which checks the
+//! policy first). The list of tools is filled in by the tools module, which sits above.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Tool, ToolContext};
+use crate::errors::ToolError;
+use crate::output::ToolOutput;
+use crate::snapshot::Snapshot;
+
+/// The tools a process serves, in the order docs list them.
+pub struct ToolRegistry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// A registry of these tools (every tool: `ToolRegistry::new`, in the tools module).
+    pub fn of(tools: Vec<Box<dyn Tool>>) -> Self {
+        ToolRegistry { tools }
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &dyn Tool> {
+        self.tools.iter().map(|t| t.as_ref())
+    }
+
+    pub fn get(&self, name: &str) -> Result<&dyn Tool, ToolError> {
+        self.tools().find(|t| t.name() == name).ok_or_else(|| {
+            let hint = crate::suggest::did_you_mean(name, self.tools().map(|t| t.name()));
+            ToolError::UnknownTool(format!(
+                "unknown tool `{name}`{hint} (run `cua list-tools`)"
+            ))
+        })
+    }
+
+    /// A fresh tree read of one window (no screenshot): its get_window_state result and
+    /// the snapshot it left in `ctx`, which element indices resolve against.
+    pub async fn read_window(
+        &self,
+        ctx: &ToolContext,
+        pid: u32,
+        window_id: u64,
+    ) -> Result<(ToolOutput, Arc<Snapshot>), ToolError> {
+        let args =
+            serde_json::json!({ "pid": pid, "window_id": window_id, "include_screenshot": false });
+        let out = self.call(ctx, "get_window_state", args).await?;
+        let snapshot = ctx.snapshot(pid, window_id).ok_or_else(|| {
+            ToolError::failed(format!(
+                "no snapshot of pid {pid} window {window_id} after reading it"
+            ))
+        })?;
+        Ok((out, snapshot))
+    }
+
+    /// Runs a tool; while recording, action tools are recorded as turns.
+    pub async fn call(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let tool = self.get(name)?;
+        Self::call_tool(ctx, tool, args).await
+    }
+
+    /// Runs a tool that need not be registered (replay's bound launch_app), recorded when
+    /// recording is on, like [`ToolRegistry::call`].
+    pub async fn call_tool(
+        ctx: &ToolContext,
+        tool: &dyn Tool,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        if !tool.recorded() || !tool.acts(&args) || !ctx.recorder.is_recording() {
+            return tool.call(ctx, args).await;
+        }
+        let call = crate::recording::Call {
+            tool: tool.name(),
+            platform: ctx.platform().await.ok(),
+            target: ctx.element_locator(&args),
+            redaction: crate::recording::redact::Rules::of(&ctx.config_snapshot().0),
+            args: args.clone(),
+        };
+        crate::recording::record_call(&ctx.recorder, call, tool.call(ctx, args)).await
+    }
+}

@@ -1,0 +1,273 @@
+//! What one read of a window shows: the [`Snapshot`] that element indices refer to, and
+//! the window state as cua reports it (get_window_state's structured result, its indexed
+//! Markdown tree). The tool returns it, recordings store it, and the recorder's settle loop
+//! and replay's postconditions read it live; all of them go through this one shape.
+
+use serde_json::json;
+
+use crate::platform::{AxNode, AxTree, Platform, WindowInfo};
+
+/// An accessibility snapshot of one (pid, window), which element indices refer to.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub snapshot_id: String,
+    pub pid: u32,
+    pub window_id: u64,
+    pub tree: AxTree,
+    /// element_index → node index in `tree.nodes`.
+    pub elements: Vec<usize>,
+}
+
+/// Roles that only group other nodes; unnamed and inert, they are left out of the Markdown
+/// (their children move up a level) to keep it readable.
+const STRUCTURAL_ROLES: &[&str] = &[
+    "filler",
+    "panel",
+    "section",
+    "unknown",
+    "invalid",
+    "scroll_pane",
+    "viewport",
+    "layered_pane",
+    "split_pane",
+    "grouping",
+    "redundant_object",
+    "box",
+    "internal_frame",
+    "root_pane",
+    "glass_pane",
+];
+/// States worth showing on a Markdown line.
+const SHOWN_STATES: &[&str] = &[
+    "checked",
+    "pressed",
+    "selected",
+    "focused",
+    "expanded",
+    "indeterminate",
+];
+const MAX_MARKDOWN_VALUE: usize = 200;
+
+/// get_window_state's structured result for a tree (no screenshot, no snapshot id), and
+/// the node of each element index.
+pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Value, Vec<usize>) {
+    let (markdown, elements) = render_markdown(tree);
+    let element_json: Vec<_> = elements
+        .iter()
+        .enumerate()
+        .map(|(index, &n)| element_json(index, &tree.nodes[n]))
+        .collect();
+    let mut structured = json!({
+        "pid": pid,
+        "window_id": window.window_id,
+        "app_name": window.app_name,
+        "title": window.title,
+        "tree_markdown": markdown,
+        "elements": element_json,
+        "element_count": elements.len(),
+    });
+    if elements.is_empty() {
+        structured["degraded"] = json!(true);
+        structured["degraded_reason"] = json!(tree
+            .warning
+            .clone()
+            .unwrap_or_else(|| "the accessibility walk found no actionable element".to_string()));
+    }
+    (structured, elements)
+}
+
+/// A window's state as get_window_state reports it, without touching the element cache
+/// (the recorder uses this: the caller's indices must keep meaning what they meant).
+pub async fn window_state_json(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> serde_json::Value {
+    match platform.accessibility_tree(pid, window).await {
+        Ok(tree) => state_of(pid, window, &tree).0,
+        Err(e) => json!({ "pid": pid, "window_id": window.window_id, "error": e.to_string() }),
+    }
+}
+
+pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
+    // The platform reads one character more than it keeps, so a cut value says so.
+    let max = crate::platform::MAX_TEXT_CHARS;
+    let cut = n.value.as_ref().filter(|v| v.chars().nth(max).is_some());
+    let mut e = json!({
+        "index": index,
+        "role": n.role,
+        "name": n.name,
+        "value": match cut {
+            Some(v) => Some(v.chars().take(max).collect::<String>()),
+            None => n.value.clone(),
+        },
+        "states": n.states,
+        "actions": n.actions,
+        "frame": n.frame,
+    });
+    if cut.is_some() {
+        e["value_truncated"] = json!(true);
+    }
+    e
+}
+
+/// Renders the tree as Markdown and returns, in index order, the node of each element.
+pub fn render_markdown(tree: &AxTree) -> (String, Vec<usize>) {
+    let mut out = String::new();
+    let mut elements = Vec::new();
+    if tree.nodes.is_empty() {
+        return (out, elements);
+    }
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, depth)) = stack.pop() {
+        let n = &tree.nodes[i];
+        let shown = n.actionable
+            || !n.name.is_empty()
+            || n.value.is_some()
+            || !STRUCTURAL_ROLES.contains(&n.role.as_str());
+        let child_depth = if shown {
+            out.push_str(&"  ".repeat(depth));
+            out.push_str("- ");
+            if n.actionable {
+                out.push_str(&format!("[{}] ", elements.len()));
+                elements.push(i);
+            }
+            out.push_str(&n.role);
+            if !n.name.is_empty() {
+                out.push_str(&format!(" \"{}\"", escape(&n.name, usize::MAX)));
+            }
+            if let Some(v) = &n.value {
+                out.push_str(&format!(" value=\"{}\"", escape(v, MAX_MARKDOWN_VALUE)));
+            }
+            let flags: Vec<&str> = n
+                .states
+                .iter()
+                .map(String::as_str)
+                .filter(|s| SHOWN_STATES.contains(s))
+                .collect();
+            let disabled =
+                n.actionable && !n.states.iter().any(|s| s == "sensitive" || s == "enabled");
+            if !flags.is_empty() || disabled {
+                let mut all = flags;
+                if disabled {
+                    all.push("disabled");
+                }
+                out.push_str(&format!(" ({})", all.join(", ")));
+            }
+            if n.actionable && !n.actions.is_empty() {
+                out.push_str(&format!(" [actions=[{}]]", n.actions.join(", ")));
+            }
+            out.push('\n');
+            depth + 1
+        } else {
+            depth
+        };
+        for c in n.children.iter().rev() {
+            stack.push((*c, child_depth));
+        }
+    }
+    (out, elements)
+}
+
+fn escape(s: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for (k, c) in s.chars().enumerate() {
+        if k >= max_chars {
+            out.push('…');
+            break;
+        }
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Keeps the lines containing `query` (case-insensitive) and the lines above them in the tree.
+pub fn filter_markdown(markdown: &str, query: &str) -> String {
+    let q = query.to_lowercase();
+    let lines: Vec<&str> = markdown.lines().collect();
+    let depth = |l: &str| (l.len() - l.trim_start().len()) / 2;
+    let mut keep = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        if !line.to_lowercase().contains(&q) {
+            continue;
+        }
+        keep[i] = true;
+        let mut d = depth(line);
+        for j in (0..i).rev() {
+            if d == 0 {
+                break;
+            }
+            if depth(lines[j]) < d {
+                keep[j] = true;
+                d = depth(lines[j]);
+            }
+        }
+    }
+    lines
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(l, _)| format!("{l}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A node with the `sensitive` state, and the `click` action when `actionable`.
+    pub(crate) fn node(role: &str, name: &str, actionable: bool, children: Vec<usize>) -> AxNode {
+        AxNode {
+            role: role.into(),
+            name: name.into(),
+            value: None,
+            states: vec!["sensitive".into()],
+            actions: if actionable {
+                vec!["click".into()]
+            } else {
+                vec![]
+            },
+            frame: None,
+            actionable,
+            parent: None,
+            children,
+            handle: String::new(),
+        }
+    }
+
+    #[test]
+    fn markdown_indexes_actionable_nodes_and_hides_inert_containers() {
+        let tree = AxTree {
+            nodes: vec![
+                node("frame", "Calc", false, vec![1]),
+                node("panel", "", false, vec![2, 3]),
+                node("push_button", "7", true, vec![]),
+                node("label", "Result", false, vec![]),
+            ],
+            warning: None,
+        };
+        let (md, elements) = render_markdown(&tree);
+        assert_eq!(
+            md,
+            "- frame \"Calc\"\n  - [0] push_button \"7\" [actions=[click]]\n  - label \"Result\"\n"
+        );
+        assert_eq!(elements, vec![2]);
+    }
+
+    #[test]
+    fn query_keeps_matches_and_their_ancestors_only() {
+        let md = "- frame \"A\"\n  - panel \"P\"\n    - [0] button \"Seven\"\n  - label \"x\"\n";
+        assert_eq!(
+            filter_markdown(md, "seven"),
+            "- frame \"A\"\n  - panel \"P\"\n    - [0] button \"Seven\"\n"
+        );
+        assert_eq!(filter_markdown(md, "nothing"), "");
+    }
+}
