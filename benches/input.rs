@@ -86,7 +86,7 @@ fn main() {
         .collect();
     let rows = [
         (
-            "click (element, atspi_action)",
+            "click (element, element_action)",
             measure(
                 "click",
                 json!({ "pid": pid, "window_id": window_id, "element_index": toggle["index"] }),
@@ -94,7 +94,7 @@ fn main() {
             ),
         ),
         (
-            "type_text 100 chars (element, atspi_text)",
+            "type_text 100 chars (element, element_text)",
             measure(
                 "type_text",
                 json!({ "pid": pid, "window_id": window_id, "element_index": entry["index"], "text": text }),
@@ -107,7 +107,7 @@ fn main() {
             ),
         ),
         (
-            "click (pixel, resolved to atspi_action)",
+            "click (pixel, resolved to element_action)",
             measure(
                 "click",
                 json!({ "pid": pid, "window_id": window_id, "x": cx, "y": cy }),
@@ -115,7 +115,7 @@ fn main() {
             ),
         ),
         (
-            "click (pixel, x11_event: modifier forces events)",
+            "click (pixel, background_event: modifier forces events)",
             measure(
                 "click",
                 json!({ "pid": pid, "window_id": window_id, "x": cx, "y": cy, "modifier": ["shift"] }),

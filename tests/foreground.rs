@@ -77,7 +77,11 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
         "click",
         json!({ "pid": wf_pid, "window_id": wf_win, "x": x, "y": y, "delivery_mode": "foreground", "settle_ms": 2000 }),
     );
-    assert_eq!(out.structured["path"], "xtest_fg", "{}", out.summary);
+    assert_eq!(
+        out.structured["path"], "foreground_event",
+        "{}",
+        out.summary
+    );
     assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
     let after = call(
         "get_window_state",
@@ -105,7 +109,7 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
         "click",
         json!({ "pid": calc_pid, "window_id": calc_win, "x": 150, "y": 100, "settle_ms": 300 }),
     );
-    assert_eq!(out.structured["path"], "x11_event");
+    assert_eq!(out.structured["path"], "background_event");
     assert_eq!(
         out.structured["escalation"]["recommended"], "foreground",
         "{}",

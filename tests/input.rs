@@ -109,7 +109,7 @@ fn calculator_element_clicks_compute_7_times_6() {
             continue;
         }
         let out = s.act("click", json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": index, "settle_ms": 2000 }));
-        assert_eq!(out.structured["path"], "atspi_action", "{}", out.summary);
+        assert_eq!(out.structured["path"], "element_action", "{}", out.summary);
         assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
     }
     s.wait_tree(calc, "42 on the display", |st| {
@@ -181,7 +181,7 @@ fn widget_factory_toggle_slider_entry_and_combo_through_the_tree() {
                 .any(|s| s == "vertical")
     });
     let out = s.act("set_value", args(slider, json!({ "value": "73" })));
-    assert_eq!(out.structured["path"], "atspi_value");
+    assert_eq!(out.structured["path"], "element_value");
     assert_eq!(elements(&s.state(wf))[slider]["value"], "73");
 
     // Type into an entry.
@@ -189,7 +189,7 @@ fn widget_factory_toggle_slider_entry_and_combo_through_the_tree() {
         e["role"] == "text" && sensitive(e) && e["value"] == "entry"
     });
     let out = s.act("type_text", args(entry, json!({ "text": " héllo → ✓" })));
-    assert_eq!(out.structured["path"], "atspi_text");
+    assert_eq!(out.structured["path"], "element_text");
     let after = &elements(&s.state(wf))[entry];
     assert_eq!(
         after["value"]
@@ -320,7 +320,7 @@ fn scroll_moves_a_gtk3_text_view() {
     };
     let before = bar_value(&s.state(wf));
     let out = s.act("scroll", json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": text, "direction": "down", "amount": 3, "settle_ms": 2000 }));
-    assert_eq!(out.structured["path"], "atspi_value", "{}", out.summary);
+    assert_eq!(out.structured["path"], "element_value", "{}", out.summary);
     assert_eq!(out.structured["effect"], "confirmed", "{}", out.summary);
     assert!(bar_value(&s.state(wf)) > before, "scroll bar did not move");
 }

@@ -159,7 +159,7 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
     let path = a1["target"]["path"].as_array().unwrap();
     assert_eq!(path.last().unwrap()["name"], seven["name"]);
     assert_eq!(path.first().unwrap()["role"], "frame");
-    assert_eq!(a1["result"]["path"], "atspi_action");
+    assert_eq!(a1["result"]["path"], "element_action");
     let (fx, fy) = (
         seven["frame"]["x"].as_i64().unwrap(),
         seven["frame"]["y"].as_i64().unwrap(),

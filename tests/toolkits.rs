@@ -656,7 +656,7 @@ fn gtk4_shortcuts_run_as_widget_actions_and_check_boxes_get_an_index() {
     keys["modifiers"] = json!(["ctrl"]);
     let pressed = h.call("press_key", keys).unwrap();
     assert_eq!(
-        pressed.structured["path"], "atspi_action",
+        pressed.structured["path"], "element_action",
         "{}",
         pressed.structured
     );

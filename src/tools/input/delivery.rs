@@ -4,10 +4,10 @@
 use super::*;
 
 /// The route name of raw input events in this delivery mode.
-pub(super) fn event_path(mode: Delivery) -> &'static str {
+pub(super) fn event_path(mode: Delivery) -> Route {
     match mode {
-        Delivery::Foreground => "xtest_fg",
-        Delivery::Background => "x11_event",
+        Delivery::Foreground => Route::ForegroundEvent,
+        Delivery::Background => Route::BackgroundEvent,
     }
 }
 

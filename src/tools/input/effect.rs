@@ -140,7 +140,7 @@ pub(super) async fn settle(
         }
         if Instant::now() >= deadline {
             outcome.effect = Effect::SuspectedNoop;
-            if outcome.escalation.is_none() && outcome.path != "xtest_fg" {
+            if outcome.escalation.is_none() && outcome.path != Route::ForegroundEvent {
                 outcome.escalation = Some((
                     escalate_to,
                     format!("no effect was read back within {settle_ms} ms"),

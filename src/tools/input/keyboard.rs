@@ -157,7 +157,7 @@ impl ToolSpec for TypeText {
                         } else {
                             format!("typed {chars} characters into {}", describe(node))
                         };
-                        let mut outcome = Outcome::new(what, "atspi_text")
+                        let mut outcome = Outcome::new(what, Route::ElementText)
                             .with("element", element_json(index, node))
                             .with("replaced_chars", json!(edit.replaced));
                         let expect = match before.as_deref().and_then(|b| spliced(b, edit, &a.text))
@@ -453,7 +453,7 @@ pub(super) async fn combo_as_widget_action(
     p.do_action(&node.handle, action).await?;
     let outcome = Outcome::new(
         format!("pressed {label} as {action} on {}", describe(&node)),
-        "atspi_action",
+        Route::ElementAction,
     )
     .with("keys", json!(label))
     .with("action", json!(action));

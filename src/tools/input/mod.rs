@@ -126,6 +126,46 @@ pub enum ScrollUnit {
     Page,
 }
 
+/// The route an action took, in words no platform owns: each backend maps its own
+/// mechanism onto them (element routes: AT-SPI on Linux, AXUIElement on macOS; events:
+/// X11 SendEvent or XTest, CGEventPostToPid or a HID-level CGEvent). Plain comments on
+/// the variants: a doc comment would turn the schema's `enum` into a `oneOf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Route {
+    // The element's own accessibility action (press, toggle, activate...).
+    ElementAction,
+    // The element's editable text, written directly.
+    ElementText,
+    // The element's numeric value, set directly.
+    ElementValue,
+    // The element's selection (a list or combo box item chosen).
+    ElementSelection,
+    // The element scrolled into view by its own request.
+    ElementScrollTo,
+    // Input events addressed to the window: the real pointer and focus stay where they are.
+    BackgroundEvent,
+    // The real pointer and keyboard, as a person's input (the window comes to the front).
+    ForegroundEvent,
+    // The real pointer moved, nothing pressed.
+    PointerWarp,
+}
+
+impl Route {
+    fn as_str(self) -> &'static str {
+        match self {
+            Route::ElementAction => "element_action",
+            Route::ElementText => "element_text",
+            Route::ElementValue => "element_value",
+            Route::ElementSelection => "element_selection",
+            Route::ElementScrollTo => "element_scroll_to",
+            Route::BackgroundEvent => "background_event",
+            Route::ForegroundEvent => "foreground_event",
+            Route::PointerWarp => "pointer_warp",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Effect {
@@ -146,14 +186,14 @@ impl Effect {
 
 struct Outcome {
     what: String,
-    path: &'static str,
+    path: Route,
     effect: Effect,
     escalation: Option<(&'static str, String)>,
     fields: serde_json::Map<String, Value>,
 }
 
 impl Outcome {
-    fn new(what: impl Into<String>, path: &'static str) -> Self {
+    fn new(what: impl Into<String>, path: Route) -> Self {
         Outcome {
             what: what.into(),
             path,
@@ -188,7 +228,7 @@ impl Outcome {
         let mut summary = format!(
             "{} via {}: effect {}",
             self.what,
-            self.path,
+            self.path.as_str(),
             self.effect.as_str()
         );
         if let Some((recommended, reason)) = &self.escalation {
@@ -203,7 +243,7 @@ impl Outcome {
 #[derive(serde::Serialize, JsonSchema)]
 pub struct ActionResult {
     /// The route that ran.
-    path: &'static str,
+    path: Route,
     /// `effect` is `confirmed`.
     verified: bool,
     effect: Effect,

@@ -110,7 +110,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
                         .map_err(ToolError::from)?;
                 }
                 let mut outcome =
-                    Outcome::new(format!("{verb} {}", describe(node)), "atspi_action")
+                    Outcome::new(format!("{verb} {}", describe(node)), Route::ElementAction)
                         .with("action", json!(action))
                         .with("element", element_json(index, node));
                 if let Some(f) = node.frame {
@@ -562,7 +562,7 @@ impl ToolSpec for MoveCursor {
         platform.warp_pointer(a.x, a.y).await?;
         let mut outcome = Outcome::new(
             format!("moved the pointer to ({}, {})", a.x, a.y),
-            "x11_warp",
+            Route::PointerWarp,
         );
         outcome.effect = if platform.cursor_position().await? == (a.x, a.y) {
             Effect::Confirmed

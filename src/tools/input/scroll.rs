@@ -137,7 +137,7 @@ impl ToolSpec for Scroll {
                             a.direction, by, range.current
                         )
                         .to_lowercase(),
-                        "atspi_value",
+                        Route::ElementValue,
                     )
                     .with("scroll_bar", element_json(None, &bar))
                     .with("value", json!(target_value));
@@ -170,7 +170,7 @@ impl ToolSpec for Scroll {
                 Ok(Some(row)) => {
                     let mut outcome = Outcome::new(
                         format!("scrolled {:?} {rows} rows into view", a.direction).to_lowercase(),
-                        "atspi_scroll_to",
+                        Route::ElementScrollTo,
                     );
                     let expect = Expect::StateChange {
                         handle: row,
@@ -188,7 +188,7 @@ impl ToolSpec for Scroll {
                             a.direction
                         )
                         .to_lowercase(),
-                        "atspi_scroll_to",
+                        Route::ElementScrollTo,
                     );
                     outcome.effect = Effect::SuspectedNoop;
                     return Ok(outcome.into_output(Some(a.pid), Some(&window)));

@@ -55,7 +55,7 @@ async fn click_index_0(mem: &Arc<MemoryPlatform>) -> Value {
 async fn a_toggle_clicked_by_index_runs_its_action_and_reads_the_flip_back() {
     let mem = Arc::new(MemoryPlatform::new("gtk 3.24.38", vec![check_box(false)]));
     let out = click_index_0(&mem).await;
-    assert_eq!(out["path"], "atspi_action", "{out}");
+    assert_eq!(out["path"], "element_action", "{out}");
     assert_eq!(out["effect"], "confirmed", "{out}");
     assert_eq!(mem.journal(), ["do_action /1 click"]);
     assert!(
@@ -71,7 +71,7 @@ async fn a_toggle_whose_action_changes_nothing_is_not_reported_as_done() {
     mem.actions_work = false;
     let mem = Arc::new(mem);
     let out = click_index_0(&mem).await;
-    assert_eq!(out["path"], "atspi_action", "{out}");
+    assert_eq!(out["path"], "element_action", "{out}");
     assert_ne!(out["effect"], "confirmed", "{out}");
 }
 
@@ -85,7 +85,7 @@ async fn a_modified_pixel_click_on_gtk4_is_sent_and_escalates_to_foreground() {
         json!({ "pid": PID, "window_id": WINDOW, "x": 50, "y": 20, "modifier": ["shift"] }),
     )
     .await;
-    assert_eq!(out["path"], "x11_event", "{out}");
+    assert_eq!(out["path"], "background_event", "{out}");
     assert_eq!(out["escalation"]["recommended"], "foreground", "{out}");
     let journal = mem.journal();
     assert_eq!(journal.len(), 1, "{journal:?}");
@@ -105,7 +105,7 @@ async fn a_gtk3_pixel_click_off_any_element_escalates_only_without_the_real_poin
             json!({ "pid": PID, "window_id": WINDOW, "x": 150, "y": 80 }),
         )
         .await;
-        assert_eq!(out["path"], "x11_event", "{out}");
+        assert_eq!(out["path"], "background_event", "{out}");
         assert_eq!(
             out["escalation"]["recommended"] == "foreground",
             escalates,

@@ -82,7 +82,10 @@ impl ToolSpec for SetValue {
                 .with("note", json!(SILENT_VALUE_NOTE))
             } else {
                 p.select_option(&node.handle, pos).await?;
-                base(format!("selected `{chosen}` in {label}"), "atspi_selection")
+                base(
+                    format!("selected `{chosen}` in {label}"),
+                    Route::ElementSelection,
+                )
             };
             (
                 outcome.with("option_index", json!(pos)),
@@ -146,13 +149,16 @@ impl ToolSpec for SetValue {
                 )
             } else {
                 p.set_value(&node.handle, v).await?;
-                (base(format!("set {label} to {v}"), "atspi_value"), expect)
+                (
+                    base(format!("set {label} to {v}"), Route::ElementValue),
+                    expect,
+                )
             }
         } else if is_editable(&node) {
             check_text(&a.value, "value")?;
             p.set_text(&node.handle, &a.value).await?;
             (
-                base(format!("set the text of {label}"), "atspi_text"),
+                base(format!("set the text of {label}"), Route::ElementText),
                 Expect::TextIs {
                     handle: node.handle.clone(),
                     text: a.value.clone(),
@@ -175,7 +181,7 @@ impl ToolSpec for SetValue {
         // option: nothing was chosen, so stepping to it with keys cannot choose twice.
         if outcome.effect == Effect::SuspectedNoop
             && node.role == "combo_box"
-            && outcome.path == "atspi_selection"
+            && outcome.path == Route::ElementSelection
             && !takes_no_synthetic_keys(p, a.pid).await
         {
             if let Expect::OptionChosen { options, .. } = &expect {
