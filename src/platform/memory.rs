@@ -1,6 +1,6 @@
 //! An in-memory desktop for unit tests of the tools' routing, effect checks and
 //! escalation (in addition to the real-app tests, never instead of them): one app with one
-//! window, a tree the test writes, a toolkit name, and a journal of what the tools asked
+//! window, a tree the test writes, the app's quirks, and a journal of what the tools asked
 //! for. Actions change the tree as a real toolkit would when the test says they work.
 
 use std::sync::Mutex;
@@ -13,21 +13,21 @@ pub const PID: u32 = 100;
 pub const WINDOW: u64 = 1;
 
 pub struct MemoryPlatform {
-    /// As `Platform::toolkit` names it, e.g. "gtk 3.24.38" or "GTK 4.8.3".
-    pub toolkit: String,
+    /// What the app does differently (which background events it ignores...).
+    pub quirks: AppQuirks,
     pub nodes: Mutex<Vec<AxNode>>,
     /// Whether element actions take effect (a toggle flips its `checked` state).
     pub actions_work: bool,
-    /// Whether the real pointer is over the window (GTK 3 takes synthetic pointer events
-    /// only then).
+    /// Whether the real pointer is over the window (some apps take background pointer
+    /// events only then: [`PointerCaveat::UnlessPointerOver`]).
     pub pointer_over: bool,
     /// What the tools asked for, in order: `do_action HANDLE ACTION`, `input MODE EVENTS`.
     pub journal: Mutex<Vec<String>>,
 }
 
 impl MemoryPlatform {
-    /// A window holding `nodes` under a frame node (index 0), with `toolkit`.
-    pub fn new(toolkit: &str, nodes: Vec<AxNode>) -> MemoryPlatform {
+    /// A window holding `nodes` under a frame node (index 0), of an app with `quirks`.
+    pub fn new(quirks: AppQuirks, nodes: Vec<AxNode>) -> MemoryPlatform {
         let mut frame = node("frame", "Memory", &[], Some(Rect::new(0, 0, 200, 100)));
         frame.actionable = false;
         let mut all = vec![frame];
@@ -38,7 +38,7 @@ impl MemoryPlatform {
             all.push(n);
         }
         MemoryPlatform {
-            toolkit: toolkit.into(),
+            quirks,
             nodes: Mutex::new(all),
             actions_work: true,
             pointer_over: false,
@@ -143,8 +143,8 @@ impl Platform for MemoryPlatform {
             warning: None,
         })
     }
-    async fn toolkit(&self, _pid: u32) -> Option<String> {
-        Some(self.toolkit.clone())
+    async fn app_quirks(&self, _pid: u32) -> AppQuirks {
+        self.quirks.clone()
     }
     async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
         self.journal

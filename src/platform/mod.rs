@@ -12,6 +12,9 @@
 pub mod linux;
 #[cfg(test)]
 pub mod memory;
+mod quirks;
+
+pub use quirks::{AppQuirks, PointerCaveat};
 
 use serde::Serialize;
 
@@ -220,10 +223,6 @@ pub enum InputEvent {
 /// (`value_truncated`).
 pub const MAX_TEXT_CHARS: usize = 4000;
 
-/// Toolkit names (as `Platform::toolkit` gives them) of web engines, whose windows show a
-/// page.
-pub const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
-
 /// An element's state read back after an action, to verify its effect.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ElementReading {
@@ -365,8 +364,9 @@ pub trait Platform: Send + Sync {
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture>;
     /// The accessibility tree of `pid` scoped to `window`.
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree>;
-    /// The app's toolkit and version (`GTK 4.8.3`), when it says.
-    async fn toolkit(&self, pid: u32) -> Option<String>;
+    /// What the app's toolkit is known to do differently (none when it is unknown, or the
+    /// app has no accessibility at all).
+    async fn app_quirks(&self, pid: u32) -> AppQuirks;
 
     // Acting on elements (handles come from an AxTree); none of these moves the pointer or
     // changes focus.

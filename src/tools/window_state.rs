@@ -88,12 +88,7 @@ async fn read_settled_tree(
             .process_age(pid)
             .await
             .is_some_and(|a| a < YOUNG_APP);
-        let web_engine = young
-            && platform.toolkit(pid).await.is_some_and(|t| {
-                crate::platform::WEB_ENGINES
-                    .iter()
-                    .any(|w| t.starts_with(w))
-            });
+        let web_engine = young && platform.app_quirks(pid).await.web_engine;
         let growing = web_engine && first_read && previous_count != Some(tree.nodes.len());
         if !(document_pending(&tree, young, web_engine) || growing) || Instant::now() >= deadline {
             return Ok(tree);

@@ -9,6 +9,7 @@ mod families;
 mod input;
 mod overlay;
 mod popups;
+mod quirks;
 pub mod screen_grab;
 pub mod x11;
 
@@ -17,9 +18,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 
 use crate::platform::{
-    AxTree, Capture, Delivery, DesktopEnv, ElementReading, FocusState, InputEvent, InstalledApp,
-    LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError, PlatformResult, Repaint,
-    RunningApp, ValueRange, WindowInfo, WindowList,
+    AppQuirks, AxTree, Capture, Delivery, DesktopEnv, ElementReading, FocusState, InputEvent,
+    InstalledApp, LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError,
+    PlatformResult, Repaint, RunningApp, ValueRange, WindowInfo, WindowList,
 };
 
 /// How long launch waits for the first window of a new process.
@@ -349,8 +350,12 @@ impl Platform for LinuxPlatform {
         self.atspi().await?.window_tree(pid, window, csd).await
     }
 
-    async fn toolkit(&self, pid: u32) -> Option<String> {
-        self.atspi().await.ok()?.toolkit_of(pid).await
+    async fn app_quirks(&self, pid: u32) -> AppQuirks {
+        let toolkit = match self.atspi().await {
+            Ok(atspi) => atspi.toolkit_of(pid).await,
+            Err(_) => None,
+        };
+        toolkit.map(|t| quirks::of_toolkit(&t)).unwrap_or_default()
     }
 
     async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {

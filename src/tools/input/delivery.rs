@@ -2,6 +2,7 @@
 //! the escalation that says so), and the event sequences of clicks and modifiers.
 
 use super::*;
+use crate::platform::PointerCaveat;
 
 /// The route name of raw input events in this delivery mode.
 pub(super) fn event_path(mode: Delivery) -> Route {
@@ -15,44 +16,12 @@ pub(super) fn delivery(mode: Option<Delivery>) -> Delivery {
     mode.unwrap_or(Delivery::Background)
 }
 
-/// What a background (synthetic, XSendEvent) input consists of.
+/// What a background input (events addressed to the window) consists of.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Synthetic {
     /// Pointer events to this window.
     Pointer(u64),
     Keys,
-}
-
-/// Why a toolkit ignores synthetic events of that kind, if it does; measured in
-/// tests/toolkits.rs (whose matrix fails when a route that does nothing is not called out,
-/// and when one that worked was) and tests/foreground.rs:
-/// - GTK 4 reads keys and pointer through XInput2 and ignores both.
-/// - GTK 3 (with the core device events `launch_app` asks for) takes synthetic keys, and
-///   synthetic pointer events only while the real pointer is over its window: with the
-///   pointer elsewhere a background click at a point with no element, a drag or a wheel
-///   scroll did nothing. `pointer_over` is asked only then (an X round trip per window
-///   level under the pointer).
-/// - Qt, Chromium and Firefox take both, wherever the pointer is.
-///
-/// `toolkit` is the app's AT-SPI toolkit name and version: "gtk 3.24.38" (GTK 3 spells it
-/// in lower case), "GTK 4.8.3", "Qt 5.15.8", "Chromium 1.0", "Gecko 153.7.0".
-pub(super) async fn ignores_synthetic(
-    toolkit: &str,
-    kind: Synthetic,
-    pointer_over: impl std::future::Future<Output = bool>,
-) -> Option<&'static str> {
-    let toolkit = toolkit.to_ascii_lowercase();
-    let gtk = |major: &str| toolkit.starts_with(&format!("gtk {major}."));
-    match kind {
-        Synthetic::Keys if gtk("4") => Some("ignores synthetic key events (it reads XInput2)"),
-        Synthetic::Pointer(_) if gtk("4") => {
-            Some("ignores synthetic pointer events (it reads XInput2)")
-        }
-        Synthetic::Pointer(_) if gtk("3") && !pointer_over.await => {
-            Some("ignores synthetic pointer events while the real pointer is not over its window")
-        }
-        _ => None,
-    }
 }
 
 /// The escalation a background input of `kind` needs on this app: foreground, when its
@@ -63,14 +32,20 @@ pub(super) async fn synthetic_caveat(
     pid: u32,
     kind: Synthetic,
 ) -> Option<(&'static str, String)> {
-    let toolkit = platform.toolkit(pid).await?;
-    let pointer_over = async {
-        match kind {
-            Synthetic::Pointer(window) => platform.pointer_over(window).await,
-            Synthetic::Keys => false,
-        }
+    let quirks = platform.app_quirks(pid).await;
+    let why = match kind {
+        Synthetic::Keys => quirks.ignores_background_keys?,
+        Synthetic::Pointer(window) => match quirks.ignores_background_pointer? {
+            PointerCaveat::Always(why) => why,
+            PointerCaveat::UnlessPointerOver(why) => {
+                if platform.pointer_over(window).await {
+                    return None;
+                }
+                why
+            }
+        },
     };
-    let why = ignores_synthetic(&toolkit, kind, pointer_over).await?;
+    let toolkit = quirks.toolkit_name();
     Some((
         "foreground",
         format!("{toolkit} {why}; address an element, or use delivery_mode foreground"),
@@ -130,30 +105,4 @@ pub(super) fn click_events(
     }
     ev.extend(mods_up(mods));
     ev
-}
-
-#[cfg(test)]
-mod synthetic_tests {
-    use super::{Synthetic, ignores_synthetic};
-
-    #[test]
-    fn gtk3_takes_synthetic_pointer_events_only_under_the_real_pointer() {
-        let ignores =
-            |toolkit: &str, kind, pointer_over: bool| {
-                futures::executor::block_on(ignores_synthetic(toolkit, kind, async move {
-                    pointer_over
-                }))
-                .is_some()
-            };
-        let pointer = Synthetic::Pointer(1);
-        assert!(ignores("gtk 3.24.38", pointer, false));
-        assert!(!ignores("gtk 3.24.38", pointer, true));
-        assert!(!ignores("gtk 3.24.38", Synthetic::Keys, false));
-        assert!(ignores("GTK 4.8.3", pointer, true));
-        assert!(ignores("GTK 4.8.3", Synthetic::Keys, true));
-        for other in ["Qt 5.15.8", "Qt 6.4.2", "Chromium 1.0", "Gecko 153.7.0"] {
-            assert!(!ignores(other, pointer, false), "{other}");
-            assert!(!ignores(other, Synthetic::Keys, false), "{other}");
-        }
-    }
 }

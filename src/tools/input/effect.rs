@@ -268,29 +268,28 @@ pub(super) async fn blind_text(
         .ok()
         .and_then(|r| r.text)
         .is_none_or(|t| t.is_empty());
-    let gtk4 = p.toolkit(pid).await.is_some_and(|t| t.starts_with("GTK 4"));
-    if after_empty && gtk4 {
+    let quirks = p.app_quirks(pid).await;
+    if after_empty && quirks.hides_entry_text {
         outcome.effect = Effect::Unverifiable;
         outcome.escalation = None;
         outcome = outcome.with(
             "note",
-            json!("GTK 4 entries do not expose their text: the insert was accepted, its result cannot be read back"),
+            json!(format!(
+                "{} entries do not expose their text: the insert was accepted, its result cannot be read back",
+                quirks.toolkit_name()
+            )),
         );
     }
     outcome
 }
 
-/// Firefox sets a web number input through the Value interface, and a `<select>`'s option
-/// through Selection, without firing the page's `input` / `change` events, so the page's
-/// own script never learns of it (the conformance fixture's journal showed nothing).
-/// There the value is typed in with keys instead, as a person would.
-pub(super) const SILENT_VALUE_TOOLKITS: &[&str] = &["Gecko"];
+/// Where a value set through the accessibility interface is not announced to the app's
+/// scripts (Firefox: a web number input, a `<select>`), the value is typed in with keys
+/// instead, as a person would.
 pub(super) const SILENT_VALUE_NOTE: &str = "this toolkit changes a value set through the accessibility API without telling the page's scripts; the value was entered with key events instead";
 
 pub(super) async fn value_set_is_silent(p: &dyn Platform, pid: u32) -> bool {
-    p.toolkit(pid)
-        .await
-        .is_some_and(|t| SILENT_VALUE_TOOLKITS.iter().any(|s| t.starts_with(s)))
+    p.app_quirks(pid).await.silent_value_set
 }
 
 /// Roles whose value is the option chosen among their children.

@@ -315,11 +315,12 @@ impl KeysInto<'_> {
             .await
             .ok()
             .and_then(|r| r.text);
-        let gtk4 = p
-            .toolkit(self.pid)
+        let ignores_keys = p
+            .app_quirks(self.pid)
             .await
-            .is_some_and(|t| t.starts_with("GTK 4"));
-        if before.is_none() || now != *before || gtk4 {
+            .ignores_background_keys
+            .is_some();
+        if before.is_none() || now != *before || ignores_keys {
             return Ok(None);
         }
         if !focus_unless_focused(p, self.node).await {

@@ -1185,9 +1185,9 @@ impl Known {
     }
 }
 
-/// Whether a toolkit name is a web engine's ([`crate::platform::WEB_ENGINES`]).
+/// Whether a toolkit name is a web engine's ([`super::quirks::WEB_ENGINES`]).
 fn is_web_engine(toolkit: &str) -> bool {
-    crate::platform::WEB_ENGINES.contains(&toolkit)
+    super::quirks::WEB_ENGINES.contains(&toolkit)
 }
 
 /// Whether a node with these states shows in a walk: visible, not defunct, and `showing`

@@ -1,0 +1,38 @@
+//! What an app's toolkit is known to do differently, as facts the tools act on
+//! ([`AppQuirks`]). The backend knows its toolkits (Linux: from the AT-SPI toolkit name and
+//! version, in `linux/quirks.rs`) and fills these in; nothing above the trait names a
+//! toolkit.
+
+/// When an app drops background (synthetic) pointer events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointerCaveat {
+    /// Always: why.
+    Always(&'static str),
+    /// Only while the real pointer is not over its window: why.
+    UnlessPointerOver(&'static str),
+}
+
+/// An app's known departures from what the tools expect. The default: none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppQuirks {
+    /// How the app names its toolkit and version ("GTK 4.8.3"), for messages.
+    pub toolkit: Option<String>,
+    /// Background key events do nothing: why.
+    pub ignores_background_keys: Option<&'static str>,
+    /// Background pointer events do nothing, always or while the pointer is elsewhere.
+    pub ignores_background_pointer: Option<PointerCaveat>,
+    /// Its text entries do not expose their text, so an insert cannot be read back.
+    pub hides_entry_text: bool,
+    /// A value or selection set through the accessibility interface is not announced to
+    /// the app's own scripts (a web page never learns of it).
+    pub silent_value_set: bool,
+    /// It shows web pages, whose trees are built after the window maps.
+    pub web_engine: bool,
+}
+
+impl AppQuirks {
+    /// The toolkit's name for messages, or "the app" when it gave none.
+    pub fn toolkit_name(&self) -> &str {
+        self.toolkit.as_deref().unwrap_or("the app")
+    }
+}
