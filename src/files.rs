@@ -41,3 +41,25 @@ pub fn expand_home(path: &str) -> PathBuf {
     }
     PathBuf::from(path)
 }
+
+/// A helper program of cua's (`cua-video`, `cua-page-relay`): `env` when set, else `name`
+/// beside the running executable, else one folder up (test and bench binaries run from
+/// `target/*/deps/`, beside the package's binaries). The error says how to install it.
+pub fn helper(name: &str, env: &str) -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(env).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe.parent().unwrap_or(std::path::Path::new("."));
+    [Some(dir), dir.parent()]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "the helper `{name}` is not beside {} (install it with cua: `cargo install --path .` installs them all; or set {env})",
+                exe.display()
+            )
+        })
+}

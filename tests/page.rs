@@ -2,6 +2,8 @@
 //! its own): get_text and query_dom read the project's test page, execute_javascript
 //! changes it and the change is read back through the page's accessibility tree, a thrown
 //! exception is an error with its message, and only execute_javascript is a recorded turn.
+//! Chromium's endpoint is a pipe its relay serves to this user alone: no TCP port, a socket
+//! no other user can open, clients kept apart on the one pipe.
 
 mod common;
 
@@ -34,6 +36,19 @@ fn page_in(browser: &str) {
             .extend(action.as_object().unwrap().clone());
         session.call("page", args)
     };
+
+    // Where the endpoint is: Chromium's a pipe behind its relay, Firefox's a loopback port
+    // (it has no pipe for WebDriver BiDi), which also shows the port scan finds one.
+    let ports = listening_tcp_ports_of_group(app.pid);
+    if browser == "chromium" {
+        assert!(ports.is_empty(), "Chromium listens on TCP: {ports:?}");
+        relay_serves_this_user_alone(app.pid);
+    } else {
+        assert!(
+            !ports.is_empty(),
+            "{browser}: the scan found no listening port"
+        );
+    }
 
     // The page loads after the window maps: its text shows once it has.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -184,4 +199,184 @@ fn a_browser_without_an_endpoint_is_told_how_to_relaunch() {
         err.to_string().contains("launch it through launch_app"),
         "{err}"
     );
+}
+
+/// TCP ports on which some process of `pid`'s process group listens (from /proc: the
+/// group's socket inodes against the kernel's LISTEN sockets).
+fn listening_tcp_ports_of_group(pid: u64) -> Vec<u16> {
+    let group_of = |p: &str| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        stat[stat.rfind(')')? + 2..]
+            .split_whitespace()
+            .nth(2)?
+            .parse()
+            .ok()
+    };
+    let group = group_of(&pid.to_string()).expect("the browser's process group");
+    let mut inodes = std::collections::HashSet::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let p = entry.file_name().to_string_lossy().into_owned();
+        if group_of(&p) != Some(group) {
+            continue;
+        }
+        for fd in std::fs::read_dir(format!("/proc/{p}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            let link = link.to_string_lossy();
+            if let Some(inode) = link
+                .strip_prefix("socket:[")
+                .and_then(|l| l.strip_suffix(']'))
+            {
+                inodes.insert(inode.to_string());
+            }
+        }
+    }
+    let mut ports = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        for line in std::fs::read_to_string(table)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+        {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // local_address, state 0A (LISTEN), inode.
+            if f.len() > 9 && f[3] == "0A" && inodes.contains(f[9]) {
+                let port = f[1].rsplit(':').next().unwrap();
+                ports.push(u16::from_str_radix(port, 16).unwrap());
+            }
+        }
+    }
+    ports
+}
+
+/// The relay's socket: this user's, 0600 in a 0700 folder, refused to another user; two
+/// clients using the same command ids at once each get their own replies; a client that
+/// leaves attached is detached.
+fn relay_serves_this_user_alone(browser: u64) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::net::UnixStream;
+
+    let stat = std::fs::read_to_string(format!("/proc/{browser}/stat")).unwrap();
+    let relay: u32 = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let exe = std::fs::read_link(format!("/proc/{relay}/exe")).unwrap();
+    assert!(
+        exe.ends_with("cua-page-relay"),
+        "Chromium's parent is {exe:?}"
+    );
+    let socket = cua::page::relay::socket_path(&cua::page::relay::socket_dir(), relay);
+    let meta = std::fs::metadata(&socket).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{socket:?}");
+    assert_eq!(meta.uid(), nix_uid(), "{socket:?}");
+    let dir = std::fs::metadata(socket.parent().unwrap()).unwrap();
+    assert_eq!(dir.permissions().mode() & 0o777, 0o700);
+
+    // Another user (nobody) cannot connect; this one can, with the same probe.
+    let probe = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect({:?})\n    print('connected')\nexcept OSError as e:\n    print('refused', e)",
+        socket.display().to_string()
+    );
+    let ours = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &probe])
+        .output()
+        .expect("python3 runs");
+    assert_eq!(String::from_utf8_lossy(&ours.stdout).trim(), "connected");
+    let other = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            &probe,
+        ])
+        .output();
+    match other {
+        Ok(out) if out.status.success() => {
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(said.starts_with("refused"), "another user: {said}");
+        }
+        // Not root: this user cannot become another one to try.
+        _ => eprintln!("skipped: another user's connect needs root (setpriv)"),
+    }
+
+    let connect = || {
+        let stream = UnixStream::connect(&socket).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream
+    };
+    let send = |stream: &mut UnixStream, message: Value| {
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        stream.write_all(&bytes).unwrap();
+    };
+    let reply = |stream: &UnixStream, id: u64| -> Value {
+        let mut reader = BufReader::new(stream);
+        loop {
+            let mut bytes = Vec::new();
+            reader.read_until(0, &mut bytes).unwrap();
+            assert_eq!(bytes.pop(), Some(0), "the relay closed the connection");
+            let message: Value = serde_json::from_slice(&bytes).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    };
+    // Both clients send id 1 before either reads: each gets its own reply.
+    let (mut a, mut b) = (connect(), connect());
+    send(&mut a, json!({ "id": 1, "method": "Target.getTargets" }));
+    send(&mut b, json!({ "id": 1, "method": "Browser.getVersion" }));
+    assert!(reply(&b, 1)["result"]["product"].is_string());
+    let targets = reply(&a, 1)["result"]["targetInfos"].clone();
+    let page = targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "page")
+        .unwrap()["targetId"]
+        .clone();
+    // A client that attaches and leaves without detaching is detached for it.
+    send(
+        &mut a,
+        json!({ "id": 2, "method": "Target.attachToTarget", "params": { "targetId": page, "flatten": true } }),
+    );
+    assert!(reply(&a, 2)["result"]["sessionId"].is_string());
+    drop(a);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for id in 2.. {
+        send(&mut b, json!({ "id": id, "method": "Target.getTargets" }));
+        let infos = reply(&b, id)["result"]["targetInfos"].clone();
+        let attached = infos
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["targetId"] == page && t["attached"] == true);
+        if !attached {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the left session stayed attached"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn nix_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid()
+        })
+        .unwrap()
 }

@@ -2,16 +2,21 @@
 //! evaluated in the tab a window shows, its result as JSON.
 //!
 //! [`evaluate`] takes a [`PageEndpoint`] (from the platform: where a browser that cua
-//! launched listens on the loopback), the window's title (which names its tab) and a
-//! script. Chromium speaks the Chrome DevTools Protocol ([`cdp`]), Firefox WebDriver BiDi
-//! ([`bidi`]); both are JSON messages over one WebSocket (tungstenite), opened per call
-//! and closed after it, so no state outlives a call and a one-shot CLI call works as well
-//! as the daemon. Nothing here raises or focuses a window.
+//! launched listens), the window's title (which names its tab) and a script. Chromium
+//! speaks the Chrome DevTools Protocol ([`cdp`]) on a pipe that only its relay holds
+//! ([`relay`], served on a Unix socket only this user can open); Firefox speaks WebDriver
+//! BiDi ([`bidi`]) on a WebSocket on the loopback (tungstenite). Both are JSON messages,
+//! on a connection opened per call and closed after it, so no state outlives a call and a
+//! one-shot CLI call works as well as the daemon. Nothing here raises or focuses a window.
 
 mod bidi;
 mod cdp;
+pub mod relay;
 
+use std::io::{BufRead, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -87,37 +92,30 @@ fn no_tab(window_title: &str, titles: &[String]) -> PageError {
     ))
 }
 
-/// One WebSocket to a debugging endpoint, with numbered commands.
+/// How a call reaches the browser: a WebSocket on the loopback (Firefox's BiDi, a Chromium
+/// cua did not wrap), or a Chromium pipe relay's Unix socket ([`relay`]), which carries the
+/// same JSON messages, each ended by a NUL.
+enum Link {
+    // Boxed: a WebSocket is some 250 bytes, a relay's stream 50.
+    WebSocket(Box<WebSocket<TcpStream>>),
+    Relay(std::io::BufReader<UnixStream>),
+}
+
+/// One connection to a debugging endpoint, with numbered commands.
 struct Socket {
-    ws: WebSocket<TcpStream>,
+    link: Link,
     next_id: u64,
     deadline: Instant,
 }
 
 impl Socket {
     fn connect(url: &str, deadline: Instant) -> Result<Socket, PageError> {
-        let authority = url
-            .strip_prefix("ws://")
-            .and_then(|rest| rest.split('/').next())
-            .ok_or_else(|| PageError::Protocol(format!("not a ws:// URL: {url}")))?;
-        let addr = authority
-            .parse::<std::net::SocketAddr>()
-            .map_err(|e| PageError::Protocol(format!("{authority}: {e}")))?;
-        if !addr.ip().is_loopback() {
-            return Err(PageError::Protocol(format!(
-                "{addr} is not on the loopback; cua only talks to local browsers"
-            )));
-        }
-        let stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| {
-            PageError::Protocol(format!(
-                "the browser's debugging endpoint {addr} does not answer ({e}); did the browser exit?"
-            ))
-        })?;
-        let _ = stream.set_nodelay(true);
-        let (ws, _) = tungstenite::client(url, stream)
-            .map_err(|e| PageError::Protocol(format!("WebSocket handshake with {url}: {e}")))?;
+        let link = match url.strip_prefix("unix:") {
+            Some(path) => Link::Relay(std::io::BufReader::new(connect_relay(Path::new(path))?)),
+            None => Link::WebSocket(Box::new(connect_websocket(url)?)),
+        };
         Ok(Socket {
-            ws,
+            link,
             next_id: 1,
             deadline,
         })
@@ -132,34 +130,26 @@ impl Socket {
         if let (Some(m), Some(extra)) = (message.as_object_mut(), extra.as_object()) {
             m.extend(extra.clone());
         }
-        self.ws
-            .send(Message::text(message.to_string()))
+        self.send(message.to_string())
             .map_err(|e| PageError::Protocol(format!("{method}: {e}")))?;
         loop {
             let left = self.deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(PageError::Protocol(format!(
+            let late = || {
+                PageError::Protocol(format!(
                     "{method}: no answer within {} s",
                     TIMEOUT.as_secs()
-                )));
+                ))
+            };
+            if left.is_zero() {
+                return Err(late());
             }
-            let _ = self.ws.get_ref().set_read_timeout(Some(left));
-            let frame = self.ws.read().map_err(|e| match e {
-                tungstenite::Error::Io(io)
-                    if matches!(
-                        io.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    PageError::Protocol(format!(
-                        "{method}: no answer within {} s",
-                        TIMEOUT.as_secs()
-                    ))
-                }
-                e => PageError::Protocol(format!("{method}: {e}")),
-            })?;
-            let Message::Text(text) = frame else { continue };
-            let reply: Value = serde_json::from_str(text.as_str())
+            let text = match self.receive(left) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(e) if is_timeout(&e) => return Err(late()),
+                Err(e) => return Err(PageError::Protocol(format!("{method}: {e}"))),
+            };
+            let reply: Value = serde_json::from_str(&text)
                 .map_err(|e| PageError::Protocol(format!("{method}: {e}")))?;
             if reply["id"] == id {
                 return Ok(reply);
@@ -167,10 +157,107 @@ impl Socket {
         }
     }
 
-    fn close(mut self) {
-        let _ = self.ws.close(None);
-        let _ = self.ws.flush();
+    fn send(&mut self, text: String) -> std::io::Result<()> {
+        match &mut self.link {
+            Link::WebSocket(ws) => ws.send(Message::text(text)).map_err(std::io::Error::other),
+            Link::Relay(stream) => {
+                let mut bytes = text.into_bytes();
+                bytes.push(0);
+                stream.get_mut().write_all(&bytes)
+            }
+        }
     }
+
+    /// The next text message, waiting at most `left`; None for a frame that is no text.
+    fn receive(&mut self, left: Duration) -> std::io::Result<Option<String>> {
+        match &mut self.link {
+            Link::WebSocket(ws) => {
+                let _ = ws.get_ref().set_read_timeout(Some(left));
+                match ws.read() {
+                    Ok(Message::Text(text)) => Ok(Some(text.as_str().to_string())),
+                    Ok(_) => Ok(None),
+                    Err(tungstenite::Error::Io(io)) => Err(io),
+                    Err(e) => Err(std::io::Error::other(e)),
+                }
+            }
+            Link::Relay(stream) => {
+                let _ = stream.get_ref().set_read_timeout(Some(left));
+                let mut message = Vec::new();
+                stream.read_until(0, &mut message)?;
+                if message.pop() != Some(0) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the browser's relay closed the connection; did the browser exit?",
+                    ));
+                }
+                String::from_utf8(message)
+                    .map(Some)
+                    .map_err(std::io::Error::other)
+            }
+        }
+    }
+
+    fn close(self) {
+        if let Link::WebSocket(mut ws) = self.link {
+            let _ = ws.close(None);
+            let _ = ws.flush();
+        }
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// A WebSocket to `url`, which must be on the loopback.
+fn connect_websocket(url: &str) -> Result<WebSocket<TcpStream>, PageError> {
+    let authority = url
+        .strip_prefix("ws://")
+        .and_then(|rest| rest.split('/').next())
+        .ok_or_else(|| PageError::Protocol(format!("not a ws:// URL: {url}")))?;
+    let addr = authority
+        .parse::<std::net::SocketAddr>()
+        .map_err(|e| PageError::Protocol(format!("{authority}: {e}")))?;
+    if !addr.ip().is_loopback() {
+        return Err(PageError::Protocol(format!(
+            "{addr} is not on the loopback; cua only talks to local browsers"
+        )));
+    }
+    let stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| {
+        PageError::Protocol(format!(
+            "the browser's debugging endpoint {addr} does not answer ({e}); did the browser exit?"
+        ))
+    })?;
+    let _ = stream.set_nodelay(true);
+    let (ws, _) = tungstenite::client(url, stream)
+        .map_err(|e| PageError::Protocol(format!("WebSocket handshake with {url}: {e}")))?;
+    Ok(ws)
+}
+
+/// A relay's socket, which must be this user's.
+fn connect_relay(path: &Path) -> Result<UnixStream, PageError> {
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(path).map(|m| m.uid()).map_err(|e| {
+        PageError::Protocol(format!(
+            "the browser's relay socket {}: {e}; did the browser exit?",
+            path.display()
+        ))
+    })?;
+    if owner != nix::unistd::getuid().as_raw() {
+        return Err(PageError::Protocol(format!(
+            "{} belongs to another user (uid {owner}); cua talks only to its own relays",
+            path.display()
+        )));
+    }
+    UnixStream::connect(path).map_err(|e| {
+        PageError::Protocol(format!(
+            "the browser's relay {} does not answer ({e}); did the browser exit?",
+            path.display()
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -231,25 +231,9 @@ impl Drop for VideoRecorder {
     }
 }
 
-/// `CUA_VIDEO_HELPER`, else `cua-video` beside the running executable, else one folder up
-/// (test and bench binaries run from `target/*/deps/`, beside the package's binaries).
+/// `CUA_VIDEO_HELPER`, else `cua-video` beside the running executable ([`crate::files::helper`]).
 fn helper_path() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("CUA_VIDEO_HELPER") {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("video: {e}"))?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    [Some(dir), dir.parent()]
-        .into_iter()
-        .flatten()
-        .map(|d| d.join(HELPER))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "video: the helper `{HELPER}` is not beside {} (install it with cua: `cargo install --path .` installs both; or set CUA_VIDEO_HELPER)",
-                exe.display()
-            )
-        })
+    crate::files::helper(HELPER, "CUA_VIDEO_HELPER").map_err(|e| format!("video: {e}"))
 }
 
 /// Paints `rects` black in a BGRX image `width` pixels wide and `height` tall (a frame in

@@ -296,6 +296,9 @@ pub struct LaunchPlan {
     pub name: String,
     pub program: String,
     pub args: Vec<String>,
+    /// Started through this pipe relay (a Chromium's debugging pipe), which starts the
+    /// program itself.
+    pub relay: Option<PathBuf>,
 }
 
 /// `scratch` holds per-launch state (a browser's private profile): the sandbox's folder when
@@ -374,8 +377,11 @@ fn plan_from_words(
     let program = words.remove(0);
     let mut args = words;
     let family = Family::of(&program);
+    let mut relay = None;
     if let Some(f) = family {
-        args.extend(f.flags(&req.additional_arguments, scratch)?);
+        let flags = f.flags(&req.additional_arguments, scratch)?;
+        args.extend(flags.args);
+        relay = flags.relay;
     }
     args.extend(req.additional_arguments.iter().cloned());
     args.extend(req.urls.iter().cloned());
@@ -388,6 +394,7 @@ fn plan_from_words(
         name,
         program,
         args,
+        relay,
     })
 }
 
@@ -399,7 +406,14 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
         crate::desktop::prepare_app_homes(dir)
             .map_err(|e| PlatformError::Launch(format!("sandbox app folders: {e}")))?;
     }
-    let mut cmd = Command::new(&plan.program);
+    let mut cmd = match &plan.relay {
+        Some(relay) => {
+            let mut cmd = Command::new(relay);
+            cmd.arg(crate::page::relay::socket_dir()).arg(&plan.program);
+            cmd
+        }
+        None => Command::new(&plan.program),
+    };
     cmd.args(&plan.args)
         .envs(desktop.app_env())
         .env_remove("NO_AT_BRIDGE")

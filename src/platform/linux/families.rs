@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::apps::basename;
+use crate::page::relay;
 use crate::platform::{PageEndpoint, PageProtocol, PlatformError, PlatformResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,17 +99,28 @@ impl Family {
         matches!(self, Family::Chromium | Family::Firefox)
     }
 
-    /// Flags to put before the caller's own arguments. A profile the caller chose is kept;
-    /// otherwise each launch gets a fresh one under `scratch` (the sandbox's folder).
-    pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
-        match self {
-            Family::Chromium => chromium_flags(user_args, scratch),
-            Family::Firefox => firefox_flags(user_args, scratch),
+    /// Flags to put before the caller's own arguments, and the relay to start the program
+    /// through. A profile the caller chose is kept; otherwise each launch gets a fresh one
+    /// under `scratch` (the sandbox's folder).
+    pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
+        let (args, relay) = match self {
+            Family::Chromium => chromium_flags(user_args, scratch)?,
+            Family::Firefox => (firefox_flags(user_args, scratch)?, None),
             // The splash is a window of its own, shown first; restoring documents from an
             // earlier crash would open dialogs.
-            Family::LibreOffice => Ok(vec!["--nologo".into(), "--norestore".into()]),
-        }
+            Family::LibreOffice => (vec!["--nologo".into(), "--norestore".into()], None),
+        };
+        Ok(Flags { args, relay })
     }
+}
+
+/// What a family's launch adds.
+pub struct Flags {
+    /// Before the caller's own arguments.
+    pub args: Vec<String>,
+    /// The pipe relay ([`crate::page::relay`]) the browser is started through, holding its
+    /// debugging pipe.
+    pub relay: Option<PathBuf>,
 }
 
 fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
@@ -128,7 +140,10 @@ fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
 /// 24.1 MB"), which came and went between runs and changed every few seconds.
 const CHROMIUM_PREFS: &str = r#"{"browser":{"hovercard":{"memory_usage_enabled":false}}}"#;
 
-fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
+fn chromium_flags(
+    user_args: &[String],
+    scratch: &Path,
+) -> PlatformResult<(Vec<String>, Option<PathBuf>)> {
     let mut flags = vec![
         "--force-renderer-accessibility".to_string(),
         "--no-first-run".into(),
@@ -144,13 +159,24 @@ fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<St
     if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
         flags.push("--no-sandbox".into());
     }
-    // The `page` tool's endpoint: a port the browser picks on 127.0.0.1 and writes into
-    // the profile as `DevToolsActivePort`.
+    // The `page` tool's endpoint: a pipe the relay holds and serves to this user alone;
+    // without the relay, a port the browser picks on 127.0.0.1 (which any local user could
+    // dial) and writes into the profile as `DevToolsActivePort`.
+    let mut relay = None;
     if !user_args
         .iter()
         .any(|a| a.starts_with("--remote-debugging-"))
     {
-        flags.push("--remote-debugging-port=0".into());
+        match crate::files::helper(relay::HELPER, relay::HELPER_ENV) {
+            Ok(helper) => {
+                flags.push("--remote-debugging-pipe".into());
+                relay = Some(helper);
+            }
+            Err(e) => {
+                tracing::warn!("Chromium's debugging endpoint falls back to a loopback port: {e}");
+                flags.push("--remote-debugging-port=0".into());
+            }
+        }
     }
     if !user_args.iter().any(|a| a.starts_with("--user-data-dir")) {
         let dir = fresh_dir(scratch, "chromium");
@@ -162,7 +188,7 @@ fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<St
             })?;
         flags.push(format!("--user-data-dir={}", dir.display()));
     }
-    Ok(flags)
+    Ok((flags, relay))
 }
 
 /// Firefox exports its accessibility tree whenever the AT-SPI bus is enabled (a cua
@@ -203,7 +229,7 @@ fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<Str
 }
 
 /// How to get a browser whose pages cua can read.
-const RELAUNCH: &str = "launch it through launch_app, which starts browsers with a debugging endpoint (Chromium: CDP; Firefox: WebDriver BiDi) on 127.0.0.1";
+const RELAUNCH: &str = "launch it through launch_app, which starts browsers with a debugging endpoint (Chromium: CDP on a pipe only this user can reach; Firefox: WebDriver BiDi on 127.0.0.1)";
 
 /// The debugging endpoint of browser process `pid`, from its command line and profile.
 pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
@@ -223,6 +249,13 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
         .unwrap_or_else(|_| args.first().cloned().unwrap_or_default());
     let not_reachable = |why: String| PlatformError::Unsupported(format!("{why}; {RELAUNCH}"));
     match Family::of(&program) {
+        Some(Family::Chromium) if args.iter().any(|a| a == "--remote-debugging-pipe") => {
+            relay_endpoint(pid).ok_or_else(|| {
+                not_reachable(format!(
+                    "Chromium pid {pid} holds a debugging pipe that another program started it on"
+                ))
+            })
+        }
         Some(Family::Chromium) => {
             let dir = args
                 .iter()
@@ -283,6 +316,28 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
     }
 }
 
+/// The socket of the relay that started Chromium `pid` on its pipe: the relay is its
+/// parent, and its command line names the socket's folder.
+fn relay_endpoint(pid: u32) -> Option<PageEndpoint> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let parent: u32 = stat[stat.rfind(')')? + 2..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let exe = std::fs::read_link(format!("/proc/{parent}/exe")).ok()?;
+    if basename(&exe.to_string_lossy()) != relay::HELPER {
+        return None;
+    }
+    let cmdline = std::fs::read(format!("/proc/{parent}/cmdline")).ok()?;
+    let dir = cmdline.split(|b| *b == 0).nth(1)?;
+    let socket = relay::socket_path(Path::new(&*String::from_utf8_lossy(dir)), parent);
+    Some(PageEndpoint {
+        protocol: PageProtocol::Cdp,
+        url: format!("unix:{}", socket.display()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,7 +355,7 @@ mod tests {
     #[test]
     fn chromium_gets_a_fresh_profile_without_memory_figures_unless_one_is_chosen() {
         let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
-        let flags = Family::Chromium.flags(&[], &scratch).unwrap();
+        let flags = Family::Chromium.flags(&[], &scratch).unwrap().args;
         let dir = flags
             .iter()
             .find_map(|f| f.strip_prefix("--user-data-dir="))
@@ -314,7 +369,8 @@ mod tests {
         }
         let chosen = Family::Chromium
             .flags(&["--user-data-dir=/tmp/mine".into()], &scratch)
-            .unwrap();
+            .unwrap()
+            .args;
         assert!(!chosen.iter().any(|f| f.starts_with("--user-data-dir=")));
         std::fs::remove_dir_all(&scratch).unwrap();
     }
@@ -322,7 +378,7 @@ mod tests {
     #[test]
     fn firefox_gets_a_fresh_profile_with_quiet_prefs_unless_one_is_chosen() {
         let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
-        let flags = Family::Firefox.flags(&[], &scratch).unwrap();
+        let flags = Family::Firefox.flags(&[], &scratch).unwrap().args;
         assert_eq!(flags[0], "--no-remote");
         assert_eq!(flags[1], "--remote-debugging-port=0");
         let profile = PathBuf::from(&flags[3]);
@@ -331,7 +387,8 @@ mod tests {
         assert!(prefs.contains("user_pref(\"datareporting.policy.firstRunURL\", \"\");"));
         let chosen = Family::Firefox
             .flags(&["-P".into(), "work".into()], &scratch)
-            .unwrap();
+            .unwrap()
+            .args;
         assert_eq!(chosen, vec!["--no-remote", "--remote-debugging-port=0"]);
         std::fs::remove_dir_all(&scratch).unwrap();
     }

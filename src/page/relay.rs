@@ -1,0 +1,283 @@
+//! The Chromium pipe relay (the `cua-page-relay` helper). Chromium started with
+//! `--remote-debugging-pipe` speaks CDP on its fds 3 (in) and 4 (out), NUL-delimited JSON
+//! that no other process can reach, instead of on a TCP port any local user could dial.
+//! launch_app starts the relay in Chromium's place; the relay starts Chromium on two
+//! pipes, holds them for the browser's life and serves them on a Unix socket in cua's
+//! state folder (the folder 0700, the socket 0600): only this user's processes reach the
+//! browser. It ends with the browser, with its exit code.
+//!
+//! Page calls connect per call, as they opened a WebSocket before, and several may at once:
+//! the relay renumbers each client's command ids on the one pipe, hands every reply back
+//! to its sender and a session's events to the client that attached it, and detaches a
+//! client's sessions when it goes. Browser-level events go to no one (no client subscribes).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The helper's file name (beside `cua`; `CUA_PAGE_RELAY` overrides where it is).
+pub const HELPER: &str = "cua-page-relay";
+/// Where `CUA_PAGE_RELAY` names the helper.
+pub const HELPER_ENV: &str = "CUA_PAGE_RELAY";
+
+/// A client that does not take a reply within this long is dropped, so one stuck client
+/// never holds up the others.
+const CLIENT_WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The folder relays put their sockets in.
+pub fn socket_dir() -> PathBuf {
+    crate::files::state_root().join("pages")
+}
+
+/// The socket of the relay with pid `relay` serving in `dir`.
+pub fn socket_path(dir: &Path, relay: u32) -> PathBuf {
+    dir.join(format!("{relay}.sock"))
+}
+
+/// Runs the relay with `args` = DIR PROGRAM [ARGS...]: serves in DIR, starts PROGRAM with
+/// ARGS on the pipes. The browser's exit code, or why the relay could not start it.
+pub fn run(args: &[String]) -> Result<i32, String> {
+    let [dir, program, rest @ ..] = args else {
+        return Err(format!("usage: {HELPER} SOCKET_DIR PROGRAM [ARGS...]"));
+    };
+    let dir = Path::new(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("cannot make {} private: {e}", dir.display()))?;
+    remove_stale_sockets(dir);
+    let socket = socket_path(dir, std::process::id());
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).map_err(|e| format!("{}: {e}", socket.display()))?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("{}: {e}", socket.display()))?;
+
+    let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| e.to_string());
+    let (to_browser_read, to_browser) = pipe()?;
+    let (from_browser, from_browser_write) = pipe()?;
+    let mut command = Command::new(program);
+    command.args(rest);
+    let (child_in, child_out) = (to_browser_read.as_raw_fd(), from_browser_write.as_raw_fd());
+    // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork and exec. The pipe
+    // ends are copied above fd 9 first, so placing one on 3 never overwrites the other.
+    unsafe {
+        command.pre_exec(move || {
+            let high_in = libc::fcntl(child_in, libc::F_DUPFD_CLOEXEC, 10);
+            let high_out = libc::fcntl(child_out, libc::F_DUPFD_CLOEXEC, 10);
+            if high_in < 0
+                || high_out < 0
+                || libc::dup2(high_in, 3) < 0
+                || libc::dup2(high_out, 4) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    // The browser's ends live in the browser now; the relay keeps its own.
+    drop((to_browser_read, from_browser_write));
+
+    let hub = Arc::new(Hub::new(to_browser));
+    let from_browser_hub = hub.clone();
+    std::thread::spawn(move || from_browser_hub.read_browser(from_browser));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let hub = hub.clone();
+            std::thread::spawn(move || hub.serve_client(stream));
+        }
+    });
+    let status = child.wait().map_err(|e| e.to_string());
+    let _ = std::fs::remove_file(&socket);
+    Ok(status?.code().unwrap_or(1))
+}
+
+/// Sockets of relays that died without removing theirs (killed with their desktop).
+fn remove_stale_sockets(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_suffix(".sock")
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The relay itself, as the sender of a command (its replies go to no client).
+const RELAY: u64 = 0;
+
+/// A command on its way to the browser: who sent it, under which id, what it was.
+struct Pending {
+    client: u64,
+    id: Value,
+    method: String,
+}
+
+/// The one pipe and the clients sharing it.
+struct Hub {
+    browser: Mutex<std::fs::File>,
+    next_id: AtomicU64,
+    next_client: AtomicU64,
+    pending: Mutex<HashMap<u64, Pending>>,
+    /// CDP session id → the client that attached it.
+    sessions: Mutex<HashMap<String, u64>>,
+    /// Each client's socket, for replies and events.
+    clients: Mutex<HashMap<u64, UnixStream>>,
+}
+
+impl Hub {
+    fn new(to_browser: OwnedFd) -> Hub {
+        Hub {
+            browser: Mutex::new(std::fs::File::from(to_browser)),
+            next_id: AtomicU64::new(1),
+            next_client: AtomicU64::new(RELAY + 1),
+            pending: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Sends a command to the browser under a fresh id, remembered for its reply.
+    fn to_browser(&self, client: u64, mut message: Value) -> std::io::Result<()> {
+        let global = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let pending = Pending {
+            client,
+            id: message.get("id").cloned().unwrap_or(Value::Null),
+            method: message["method"].as_str().unwrap_or_default().to_string(),
+        };
+        self.pending.lock().unwrap().insert(global, pending);
+        message["id"] = json!(global);
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        self.browser.lock().unwrap().write_all(&bytes)
+    }
+
+    fn to_client(&self, client: u64, message: &Value) {
+        let mut clients = self.clients.lock().unwrap();
+        let Some(stream) = clients.get_mut(&client) else {
+            return;
+        };
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        if stream.write_all(&bytes).is_err() {
+            // Its reader sees the socket close and cleans up after it.
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            clients.remove(&client);
+        }
+    }
+
+    /// Reads the browser's messages until the pipe closes: replies to their senders,
+    /// session events to the session's client.
+    fn read_browser(&self, from_browser: OwnedFd) {
+        let mut reader = BufReader::new(std::fs::File::from(from_browser));
+        while let Some(message) = read_message(&mut reader) {
+            let Ok(mut message) = serde_json::from_slice::<Value>(&message) else {
+                continue;
+            };
+            if let Some(global) = message.get("id").and_then(Value::as_u64) {
+                let Some(pending) = self.pending.lock().unwrap().remove(&global) else {
+                    continue;
+                };
+                if pending.method == "Target.attachToTarget" {
+                    if let Some(session) =
+                        message.pointer("/result/sessionId").and_then(Value::as_str)
+                    {
+                        self.sessions
+                            .lock()
+                            .unwrap()
+                            .insert(session.to_string(), pending.client);
+                    }
+                }
+                message["id"] = pending.id;
+                self.to_client(pending.client, &message);
+                continue;
+            }
+            if message["method"] == "Target.detachedFromTarget" {
+                if let Some(session) = message.pointer("/params/sessionId").and_then(Value::as_str)
+                {
+                    self.sessions.lock().unwrap().remove(session);
+                }
+            }
+            let owner = message
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .and_then(|s| self.sessions.lock().unwrap().get(s).copied());
+            if let Some(client) = owner {
+                self.to_client(client, &message);
+            }
+        }
+    }
+
+    /// Forwards one client's commands until it goes, then forgets it and detaches the
+    /// sessions it left attached.
+    fn serve_client(&self, stream: UnixStream) {
+        let client = self.next_client.fetch_add(1, Ordering::Relaxed);
+        let Ok(writer) = stream.try_clone() else {
+            return;
+        };
+        let _ = writer.set_write_timeout(Some(CLIENT_WRITE_TIMEOUT));
+        self.clients.lock().unwrap().insert(client, writer);
+        let mut reader = BufReader::new(stream);
+        while let Some(message) = read_message(&mut reader) {
+            let command = serde_json::from_slice::<Value>(&message)
+                .ok()
+                .filter(|m| m.get("id").is_some() && m["method"].is_string());
+            let Some(command) = command else {
+                let error = json!({ "error": { "message": "the relay takes CDP commands: JSON objects with an id and a method" } });
+                self.to_client(client, &error);
+                break;
+            };
+            if self.to_browser(client, command).is_err() {
+                break;
+            }
+        }
+        self.clients.lock().unwrap().remove(&client);
+        self.pending
+            .lock()
+            .unwrap()
+            .retain(|_, p| p.client != client);
+        let left: Vec<String> = {
+            let mut sessions = self.sessions.lock().unwrap();
+            let left = sessions
+                .iter()
+                .filter(|(_, c)| **c == client)
+                .map(|(s, _)| s.clone())
+                .collect::<Vec<_>>();
+            sessions.retain(|_, c| *c != client);
+            left
+        };
+        for session in left {
+            let detach =
+                json!({ "method": "Target.detachFromTarget", "params": { "sessionId": session } });
+            let _ = self.to_browser(RELAY, detach);
+        }
+    }
+}
+
+/// One NUL-terminated message; None at the end of the stream (or a message cut by it).
+pub(crate) fn read_message(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut message = Vec::new();
+    match reader.read_until(0, &mut message) {
+        Ok(_) if message.last() == Some(&0) => {
+            message.pop();
+            Some(message)
+        }
+        _ => None,
+    }
+}
