@@ -2,8 +2,9 @@
 //! its own): get_text and query_dom read the project's test page, execute_javascript
 //! changes it and the change is read back through the page's accessibility tree, a thrown
 //! exception is an error with its message, and only execute_javascript is a recorded turn.
-//! Chromium's endpoint is a pipe its relay serves to this user alone: no TCP port, a socket
-//! no other user can open, clients kept apart on the one pipe.
+//! Both browsers are started by the page relay, which serves their endpoint on a socket no
+//! other user can open: Chromium's a pipe (no TCP port; clients kept apart on it),
+//! Firefox's the one WebDriver BiDi session its port allows, held by the relay.
 
 mod common;
 
@@ -37,17 +38,20 @@ fn page_in(browser: &str) {
         session.call("page", args)
     };
 
-    // Where the endpoint is: Chromium's a pipe behind its relay, Firefox's a loopback port
-    // (it has no pipe for WebDriver BiDi), which also shows the port scan finds one.
+    // Where the endpoint is: behind the relay's socket. Chromium's a pipe; Firefox's a
+    // loopback port (it has no pipe for WebDriver BiDi), which also shows the port scan
+    // finds one, whose one session the relay holds.
     let ports = listening_tcp_ports_of_group(app.pid);
+    let socket = relay_serves_this_user_alone(app.pid);
     if browser == "chromium" {
         assert!(ports.is_empty(), "Chromium listens on TCP: {ports:?}");
-        relay_serves_this_user_alone(app.pid);
+        clients_share_the_pipe(&socket);
     } else {
         assert!(
             !ports.is_empty(),
             "{browser}: the scan found no listening port"
         );
+        the_port_opens_no_second_session(app.pid);
     }
 
     // The page loads after the window maps: its text shows once it has.
@@ -252,13 +256,10 @@ fn listening_tcp_ports_of_group(pid: u64) -> Vec<u16> {
     ports
 }
 
-/// The relay's socket: this user's, 0600 in a 0700 folder, refused to another user; two
-/// clients using the same command ids at once each get their own replies; a client that
-/// leaves attached is detached.
-fn relay_serves_this_user_alone(browser: u64) {
-    use std::io::{BufRead, BufReader, Write};
+/// The browser's parent is the relay, whose socket is this user's, 0600 in a 0700
+/// folder, and refused to another user. The socket.
+fn relay_serves_this_user_alone(browser: u64) -> std::path::PathBuf {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    use std::os::unix::net::UnixStream;
 
     let stat = std::fs::read_to_string(format!("/proc/{browser}/stat")).unwrap();
     let relay: u32 = stat[stat.rfind(')').unwrap() + 2..]
@@ -270,7 +271,7 @@ fn relay_serves_this_user_alone(browser: u64) {
     let exe = std::fs::read_link(format!("/proc/{relay}/exe")).unwrap();
     assert!(
         exe.ends_with("cua-page-relay"),
-        "Chromium's parent is {exe:?}"
+        "the browser's parent is {exe:?}"
     );
     let socket = cua::page::relay::socket_path(&cua::page::relay::socket_dir(), relay);
     let meta = std::fs::metadata(&socket).unwrap();
@@ -307,9 +308,17 @@ fn relay_serves_this_user_alone(browser: u64) {
         // Not root: this user cannot become another one to try.
         _ => eprintln!("skipped: another user's connect needs root (setpriv)"),
     }
+    socket
+}
+
+/// Two clients using the same command ids at once each get their own replies; a client
+/// that leaves attached is detached.
+fn clients_share_the_pipe(socket: &std::path::Path) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
 
     let connect = || {
-        let stream = UnixStream::connect(&socket).unwrap();
+        let stream = UnixStream::connect(socket).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
@@ -370,6 +379,46 @@ fn relay_serves_this_user_alone(browser: u64) {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Firefox's port is still open on the loopback, but the relay holds the one session it
+/// allows: a client that dials it (as another user would) cannot open one.
+fn the_port_opens_no_second_session(browser: u64) {
+    let cmdline = std::fs::read(format!("/proc/{browser}/cmdline")).unwrap();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let profile = args
+        .iter()
+        .position(|a| a == "--profile")
+        .map(|i| &args[i + 1])
+        .expect("a profile of cua's own");
+    let server: Value = serde_json::from_str(
+        &std::fs::read_to_string(std::path::Path::new(profile).join("WebDriverBiDiServer.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let url = format!(
+        "ws://{}:{}/session",
+        server["ws_host"].as_str().unwrap(),
+        server["ws_port"]
+    );
+    let (mut ws, _) = tungstenite::connect(&url).expect("the port answers");
+    ws.send(tungstenite::Message::text(
+        json!({ "id": 1, "method": "session.new", "params": { "capabilities": {} } }).to_string(),
+    ))
+    .unwrap();
+    let reply: Value = loop {
+        if let tungstenite::Message::Text(text) = ws.read().unwrap() {
+            let reply: Value = serde_json::from_str(text.as_str()).unwrap();
+            if reply["id"] == 1 {
+                break reply;
+            }
+        }
+    };
+    assert_eq!(reply["type"], "error", "a second session opened: {reply}");
+    assert_eq!(reply["error"], "session not created", "{reply}");
 }
 
 fn nix_uid() -> u32 {

@@ -1,5 +1,6 @@
 //! The WebDriver BiDi side (Firefox): a session is opened for the call and ended after it
-//! (Firefox holds one at a time, so a call that finds another's open waits for it), the
+//! (Firefox holds one at a time, so a call that finds another's open waits for it; behind
+//! the page relay, which holds that one session, the relay answers both), the
 //! top-level browsing contexts are told apart by their document titles, and
 //! `script.evaluate`'s typed result is turned back into JSON.
 

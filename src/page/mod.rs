@@ -3,11 +3,12 @@
 //!
 //! [`evaluate`] takes a [`PageEndpoint`] (from the platform: where a browser that cua
 //! launched listens), the window's title (which names its tab) and a script. Chromium
-//! speaks the Chrome DevTools Protocol ([`cdp`]) on a pipe that only its relay holds
-//! ([`relay`], served on a Unix socket only this user can open); Firefox speaks WebDriver
-//! BiDi ([`bidi`]) on a WebSocket on the loopback (tungstenite). Both are JSON messages,
-//! on a connection opened per call and closed after it, so no state outlives a call and a
-//! one-shot CLI call works as well as the daemon. Nothing here raises or focuses a window.
+//! speaks the Chrome DevTools Protocol ([`cdp`]), Firefox WebDriver BiDi ([`bidi`]). A
+//! browser launch_app started is reached through its page relay ([`relay`], a Unix socket
+//! only this user can open), others on a loopback WebSocket (tungstenite). Both are JSON
+//! messages, on a connection opened per call and closed after it, so no state outlives a
+//! call and a one-shot CLI call works as well as the daemon. Nothing here raises or
+//! focuses a window.
 
 mod bidi;
 mod cdp;
@@ -92,9 +93,9 @@ fn no_tab(window_title: &str, titles: &[String]) -> PageError {
     ))
 }
 
-/// How a call reaches the browser: a WebSocket on the loopback (Firefox's BiDi, a Chromium
-/// cua did not wrap), or a Chromium pipe relay's Unix socket ([`relay`]), which carries the
-/// same JSON messages, each ended by a NUL.
+/// How a call reaches the browser: a page relay's Unix socket ([`relay`]), which carries
+/// the protocol's JSON messages, each ended by a NUL; or a WebSocket on the loopback (a
+/// browser started with a debugging flag of the caller's own).
 enum Link {
     // Boxed: a WebSocket is some 250 bytes, a relay's stream 50.
     WebSocket(Box<WebSocket<TcpStream>>),
@@ -213,7 +214,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 }
 
 /// A WebSocket to `url`, which must be on the loopback.
-fn connect_websocket(url: &str) -> Result<WebSocket<TcpStream>, PageError> {
+pub(crate) fn connect_websocket(url: &str) -> Result<WebSocket<TcpStream>, PageError> {
     let authority = url
         .strip_prefix("ws://")
         .and_then(|rest| rest.split('/').next())

@@ -48,7 +48,7 @@ pub struct Page;
 impl ToolSpec for Page {
     type Args = PageArgs;
     const NAME: &'static str = "page";
-    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint; Chromium's only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match. Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
+    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match. Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
     const READ_ONLY: bool = false;
 
     fn acts(args: &PageArgs) -> bool {

@@ -296,9 +296,9 @@ pub struct LaunchPlan {
     pub name: String,
     pub program: String,
     pub args: Vec<String>,
-    /// Started through this pipe relay (a Chromium's debugging pipe), which starts the
-    /// program itself.
-    pub relay: Option<PathBuf>,
+    /// Started through this page relay, which starts the program itself and holds its
+    /// debugging endpoint in this way.
+    pub relay: Option<(PathBuf, crate::page::relay::Mode)>,
 }
 
 /// `scratch` holds per-launch state (a browser's private profile): the sandbox's folder when
@@ -407,9 +407,11 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
             .map_err(|e| PlatformError::Launch(format!("sandbox app folders: {e}")))?;
     }
     let mut cmd = match &plan.relay {
-        Some(relay) => {
+        Some((relay, mode)) => {
             let mut cmd = Command::new(relay);
-            cmd.arg(crate::page::relay::socket_dir()).arg(&plan.program);
+            cmd.arg(mode.arg())
+                .arg(crate::page::relay::socket_dir())
+                .arg(&plan.program);
             cmd
         }
         None => Command::new(&plan.program),

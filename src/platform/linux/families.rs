@@ -103,14 +103,16 @@ impl Family {
     /// through. A profile the caller chose is kept; otherwise each launch gets a fresh one
     /// under `scratch` (the sandbox's folder).
     pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
-        let (args, relay) = match self {
-            Family::Chromium => chromium_flags(user_args, scratch)?,
-            Family::Firefox => (firefox_flags(user_args, scratch)?, None),
+        match self {
+            Family::Chromium => chromium_flags(user_args, scratch),
+            Family::Firefox => firefox_flags(user_args, scratch),
             // The splash is a window of its own, shown first; restoring documents from an
             // earlier crash would open dialogs.
-            Family::LibreOffice => (vec!["--nologo".into(), "--norestore".into()], None),
-        };
-        Ok(Flags { args, relay })
+            Family::LibreOffice => Ok(Flags {
+                args: vec!["--nologo".into(), "--norestore".into()],
+                relay: None,
+            }),
+        }
     }
 }
 
@@ -118,9 +120,9 @@ impl Family {
 pub struct Flags {
     /// Before the caller's own arguments.
     pub args: Vec<String>,
-    /// The pipe relay ([`crate::page::relay`]) the browser is started through, holding its
-    /// debugging pipe.
-    pub relay: Option<PathBuf>,
+    /// The page relay ([`crate::page::relay`]) the browser is started through, and how it
+    /// holds the browser's debugging endpoint.
+    pub relay: Option<(PathBuf, relay::Mode)>,
 }
 
 fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
@@ -140,10 +142,7 @@ fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
 /// 24.1 MB"), which came and went between runs and changed every few seconds.
 const CHROMIUM_PREFS: &str = r#"{"browser":{"hovercard":{"memory_usage_enabled":false}}}"#;
 
-fn chromium_flags(
-    user_args: &[String],
-    scratch: &Path,
-) -> PlatformResult<(Vec<String>, Option<PathBuf>)> {
+fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
     let mut flags = vec![
         "--force-renderer-accessibility".to_string(),
         "--no-first-run".into(),
@@ -170,7 +169,7 @@ fn chromium_flags(
         match crate::files::helper(relay::HELPER, relay::HELPER_ENV) {
             Ok(helper) => {
                 flags.push("--remote-debugging-pipe".into());
-                relay = Some(helper);
+                relay = Some((helper, relay::Mode::CdpPipe));
             }
             Err(e) => {
                 tracing::warn!("Chromium's debugging endpoint falls back to a loopback port: {e}");
@@ -188,21 +187,22 @@ fn chromium_flags(
             })?;
         flags.push(format!("--user-data-dir={}", dir.display()));
     }
-    Ok((flags, relay))
+    Ok(Flags { args: flags, relay })
 }
 
 /// Firefox exports its accessibility tree whenever the AT-SPI bus is enabled (a cua
 /// sandbox enables it). `--no-remote` keeps a launch from handing its URLs to another
 /// running Firefox, whose window would then not be the launched process's.
-fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<String>> {
+fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
     let mut flags = vec!["--no-remote".to_string()];
     // The `page` tool's endpoint: WebDriver BiDi on a port Firefox picks on 127.0.0.1 and
     // writes into the profile as `WebDriverBiDiServer.json`. While it listens, Firefox
-    // stripes its address bar and shows a robot icon, in screenshots too.
-    if !user_args
+    // stripes its address bar and shows a robot icon, in screenshots too. In a profile of
+    // cua's own, the relay opens Firefox's one session and holds it, so no other user can.
+    let own_port = !user_args
         .iter()
-        .any(|a| a.starts_with("--remote-debugging-port"))
-    {
+        .any(|a| a.starts_with("--remote-debugging-port"));
+    if own_port {
         flags.push("--remote-debugging-port=0".into());
     }
     let chose_profile = user_args.iter().any(|a| {
@@ -225,7 +225,14 @@ fn firefox_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Vec<Str
         flags.push("--profile".into());
         flags.push(dir.to_string_lossy().into_owned());
     }
-    Ok(flags)
+    let mut relay = None;
+    if own_port && !chose_profile {
+        match crate::files::helper(relay::HELPER, relay::HELPER_ENV) {
+            Ok(helper) => relay = Some((helper, relay::Mode::BidiSession)),
+            Err(e) => tracing::warn!("Firefox's BiDi session is not held for this user: {e}"),
+        }
+    }
+    Ok(Flags { args: flags, relay })
 }
 
 /// How to get a browser whose pages cua can read.
@@ -249,12 +256,13 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
         .unwrap_or_else(|_| args.first().cloned().unwrap_or_default());
     let not_reachable = |why: String| PlatformError::Unsupported(format!("{why}; {RELAUNCH}"));
     match Family::of(&program) {
+        Some(Family::Chromium | Family::Firefox) if relay_endpoint(pid).is_some() => {
+            Ok(relay_endpoint(pid).expect("just found"))
+        }
         Some(Family::Chromium) if args.iter().any(|a| a == "--remote-debugging-pipe") => {
-            relay_endpoint(pid).ok_or_else(|| {
-                not_reachable(format!(
-                    "Chromium pid {pid} holds a debugging pipe that another program started it on"
-                ))
-            })
+            Err(not_reachable(format!(
+                "Chromium pid {pid} holds a debugging pipe that another program started it on"
+            )))
         }
         Some(Family::Chromium) => {
             let dir = args
@@ -316,8 +324,8 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
     }
 }
 
-/// The socket of the relay that started Chromium `pid` on its pipe: the relay is its
-/// parent, and its command line names the socket's folder.
+/// The socket of the relay that started browser `pid`: the relay is its parent, and its
+/// command line names how it holds the browser and the socket's folder.
 fn relay_endpoint(pid: u32) -> Option<PageEndpoint> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let parent: u32 = stat[stat.rfind(')')? + 2..]
@@ -326,14 +334,22 @@ fn relay_endpoint(pid: u32) -> Option<PageEndpoint> {
         .parse()
         .ok()?;
     let exe = std::fs::read_link(format!("/proc/{parent}/exe")).ok()?;
-    if basename(&exe.to_string_lossy()) != relay::HELPER {
+    // A helper rebuilt or reinstalled while it runs reads "cua-page-relay (deleted)".
+    let exe = exe.to_string_lossy();
+    if basename(exe.trim_end_matches(" (deleted)")) != relay::HELPER {
         return None;
     }
     let cmdline = std::fs::read(format!("/proc/{parent}/cmdline")).ok()?;
-    let dir = cmdline.split(|b| *b == 0).nth(1)?;
-    let socket = relay::socket_path(Path::new(&*String::from_utf8_lossy(dir)), parent);
+    let mut words = cmdline
+        .split(|b| *b == 0)
+        .map(|w| String::from_utf8_lossy(w).into_owned());
+    let mode = relay::Mode::parse(&words.nth(1)?)?;
+    let socket = relay::socket_path(Path::new(&words.next()?), parent);
     Some(PageEndpoint {
-        protocol: PageProtocol::Cdp,
+        protocol: match mode {
+            relay::Mode::CdpPipe => PageProtocol::Cdp,
+            relay::Mode::BidiSession => PageProtocol::Bidi,
+        },
         url: format!("unix:{}", socket.display()),
     })
 }

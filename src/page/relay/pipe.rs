@@ -1,23 +1,14 @@
-//! The Chromium pipe relay (the `cua-page-relay` helper). Chromium started with
-//! `--remote-debugging-pipe` speaks CDP on its fds 3 (in) and 4 (out), NUL-delimited JSON
-//! that no other process can reach, instead of on a TCP port any local user could dial.
-//! launch_app starts the relay in Chromium's place; the relay starts Chromium on two
-//! pipes, holds them for the browser's life and serves them on a Unix socket in cua's
-//! state folder (the folder 0700, the socket 0600): only this user's processes reach the
-//! browser. It ends with the browser, with its exit code.
-//!
-//! Page calls connect per call, as they opened a WebSocket before, and several may at once:
-//! the relay renumbers each client's command ids on the one pipe, hands every reply back
-//! to its sender and a session's events to the client that attached it, and detaches a
-//! client's sessions when it goes. Browser-level events go to no one (no client subscribes).
+//! Chromium on `--remote-debugging-pipe`: CDP on the browser's fds 3 (in) and 4 (out),
+//! NUL-delimited JSON. Several clients share the one pipe: the relay renumbers each
+//! client's command ids, hands every reply back to its sender and a session's events to
+//! the client that attached it, and detaches the sessions a client leaves. Browser-level
+//! events go to no one (no client subscribes).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,47 +16,20 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// The helper's file name (beside `cua`; `CUA_PAGE_RELAY` overrides where it is).
-pub const HELPER: &str = "cua-page-relay";
-/// Where `CUA_PAGE_RELAY` names the helper.
-pub const HELPER_ENV: &str = "CUA_PAGE_RELAY";
+use super::read_message;
 
 /// A client that does not take a reply within this long is dropped, so one stuck client
 /// never holds up the others.
 const CLIENT_WRITE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The folder relays put their sockets in.
-pub fn socket_dir() -> PathBuf {
-    crate::files::state_root().join("pages")
-}
-
-/// The socket of the relay with pid `relay` serving in `dir`.
-pub fn socket_path(dir: &Path, relay: u32) -> PathBuf {
-    dir.join(format!("{relay}.sock"))
-}
-
-/// Runs the relay with `args` = DIR PROGRAM [ARGS...]: serves in DIR, starts PROGRAM with
-/// ARGS on the pipes. The browser's exit code, or why the relay could not start it.
-pub fn run(args: &[String]) -> Result<i32, String> {
-    let [dir, program, rest @ ..] = args else {
-        return Err(format!("usage: {HELPER} SOCKET_DIR PROGRAM [ARGS...]"));
-    };
-    let dir = Path::new(dir);
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot make {} private: {e}", dir.display()))?;
-    remove_stale_sockets(dir);
-    let socket = socket_path(dir, std::process::id());
-    let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket).map_err(|e| format!("{}: {e}", socket.display()))?;
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| format!("{}: {e}", socket.display()))?;
-
+/// Starts `program` with `args` on the pipes and serves them on `listener` until it exits;
+/// its exit code.
+pub(super) fn serve(listener: UnixListener, program: &str, args: &[String]) -> Result<i32, String> {
     let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| e.to_string());
     let (to_browser_read, to_browser) = pipe()?;
     let (from_browser, from_browser_write) = pipe()?;
     let mut command = Command::new(program);
-    command.args(rest);
+    command.args(args);
     let (child_in, child_out) = (to_browser_read.as_raw_fd(), from_browser_write.as_raw_fd());
     // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork and exec. The pipe
     // ends are copied above fd 9 first, so placing one on 3 never overwrites the other.
@@ -98,25 +62,8 @@ pub fn run(args: &[String]) -> Result<i32, String> {
             std::thread::spawn(move || hub.serve_client(stream));
         }
     });
-    let status = child.wait().map_err(|e| e.to_string());
-    let _ = std::fs::remove_file(&socket);
-    Ok(status?.code().unwrap_or(1))
-}
-
-/// Sockets of relays that died without removing theirs (killed with their desktop).
-fn remove_stale_sockets(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let pid = name
-            .strip_suffix(".sock")
-            .and_then(|p| p.parse::<u32>().ok());
-        if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    Ok(status.code().unwrap_or(1))
 }
 
 /// The relay itself, as the sender of a command (its replies go to no client).
@@ -267,17 +214,5 @@ impl Hub {
                 json!({ "method": "Target.detachFromTarget", "params": { "sessionId": session } });
             let _ = self.to_browser(RELAY, detach);
         }
-    }
-}
-
-/// One NUL-terminated message; None at the end of the stream (or a message cut by it).
-pub(crate) fn read_message(reader: &mut impl BufRead) -> Option<Vec<u8>> {
-    let mut message = Vec::new();
-    match reader.read_until(0, &mut message) {
-        Ok(_) if message.last() == Some(&0) => {
-            message.pop();
-            Some(message)
-        }
-        _ => None,
     }
 }
