@@ -4,10 +4,11 @@
 //! back: `get_text`, `query_dom` (buttons and inputs with two attributes), and, as the peer
 //! an agent would otherwise use for the same text, `get_window_state` without a screenshot
 //! (window lookup, accessibility tree, Markdown). Each call opens the debugging connection,
-//! finds the window's tab, evaluates and closes. Chromium runs twice: as launch_app starts
-//! it (a pipe behind the `cua-page-relay` helper, reachable by this user only) and, as the
-//! peer, with a loopback port of its own (`--remote-debugging-port=0`, a WebSocket: what
-//! launch_app gave it before, and what Firefox still has). `cargo bench --bench page`.
+//! finds the window's tab, evaluates and closes. Each browser runs twice: as launch_app
+//! starts it (behind the `cua-page-relay` helper, reachable by this user only: Chromium's
+//! pipe, Firefox's one BiDi session held) and, as the peer, with a loopback port of its own
+//! (`--remote-debugging-port=0`, a WebSocket per call: what launch_app gave them before).
+//! `cargo bench --bench page`.
 //!
 //! Target (issue #15): `page get_text` on a launched Chromium ≤ 20 ms median.
 
@@ -37,14 +38,21 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|");
     let mut chromium_get_text = f64::NAN;
     let mut port_get_text = f64::NAN;
-    let runs: [(&str, &str, &[&str]); 3] = [
+    let mut firefox_get_text = f64::NAN;
+    let mut firefox_port_get_text = f64::NAN;
+    let runs: [(&str, &str, &[&str]); 4] = [
         ("chromium (relay)", "chromium", &[]),
         (
             "chromium (port)",
             "chromium",
             &["--remote-debugging-port=0"],
         ),
-        ("firefox-esr (port)", "firefox-esr", &[]),
+        ("firefox-esr (relay)", "firefox-esr", &[]),
+        (
+            "firefox-esr (port)",
+            "firefox-esr",
+            &["--remote-debugging-port=0"],
+        ),
     ];
     for (label, browser, flags) in runs {
         let sandbox = Sandbox::start(SandboxOptions {
@@ -114,6 +122,8 @@ fn main() {
         match label {
             "chromium (relay)" => chromium_get_text = text.0,
             "chromium (port)" => port_get_text = text.0,
+            "firefox-esr (relay)" => firefox_get_text = text.0,
+            "firefox-esr (port)" => firefox_port_get_text = text.0,
             _ => {}
         }
         println!(
@@ -128,8 +138,9 @@ fn main() {
         );
     }
     println!(
-        "\nthe relay's cost: get_text {chromium_get_text:.2} ms through it, {port_get_text:.2} ms on a port ({:.2}x)",
-        chromium_get_text / port_get_text
+        "\nthe relay's cost: Chromium get_text {chromium_get_text:.2} ms through it, {port_get_text:.2} ms on a port ({:.2}x); Firefox {firefox_get_text:.2} ms, {firefox_port_get_text:.2} ms ({:.2}x)",
+        chromium_get_text / port_get_text,
+        firefox_get_text / firefox_port_get_text
     );
     println!(
         "page get_text on a launched Chromium: {chromium_get_text:.2} ms median (target ≤ 20 ms: {})",
