@@ -62,7 +62,7 @@ pub enum ImageFormat {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotArgs {
-    /// X11 window id to capture (from list_windows).
+    /// Window id to capture (from list_windows).
     pub window_id: u64,
     /// Image format. Default png.
     pub format: Option<ImageFormat>,

@@ -103,7 +103,7 @@ async fn read_settled_tree(
 pub struct GetWindowStateArgs {
     /// Process id that owns the window.
     pub pid: u32,
-    /// X11 window id (from list_windows or launch_app). Must belong to pid.
+    /// Window id (from list_windows or launch_app). Must belong to pid.
     pub window_id: u64,
     /// Keep only tree lines holding this substring (any case), with their ancestors; indices unchanged.
     pub query: Option<String>,
