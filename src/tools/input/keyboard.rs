@@ -158,7 +158,7 @@ impl ToolSpec for TypeText {
                             format!("typed {chars} characters into {}", describe(node))
                         };
                         let mut outcome = Outcome::new(what, Route::ElementText)
-                            .with("element", element_json(index, node))
+                            .with("element", element_brief(index, node))
                             .with("replaced_chars", json!(edit.replaced));
                         let expect = match before.as_deref().and_then(|b| spliced(b, edit, &a.text))
                         {
@@ -230,7 +230,7 @@ impl ToolSpec for TypeText {
         let path = event_path(mode);
         let mut outcome = Outcome::new(format!("typed {chars} characters as key events"), path);
         if let Some(node) = &element {
-            outcome = outcome.with("element", element_json(index, node));
+            outcome = outcome.with("element", element_brief(index, node));
         }
         if mode == Delivery::Background {
             outcome.escalation = synthetic_caveat(p, a.pid, Synthetic::Keys).await;
@@ -340,7 +340,7 @@ impl KeysInto<'_> {
             ),
             event_path(Delivery::Background),
         )
-        .with("element", element_json(self.index, self.node))
+        .with("element", element_brief(self.index, self.node))
         .with(
             "note",
             json!("the app answered the accessibility text insert without changing the text; the element was focused and the text typed as key events"),
@@ -415,7 +415,7 @@ pub(super) async fn send_combo(
     let path = event_path(mode);
     let mut outcome = Outcome::new(format!("pressed {label}"), path).with("keys", json!(label));
     if let Some((node, index)) = &element {
-        outcome = outcome.with("element", element_json(*index, node));
+        outcome = outcome.with("element", element_brief(*index, node));
     }
     if mode == Delivery::Background {
         outcome.escalation = synthetic_caveat(p, pid, Synthetic::Keys).await;

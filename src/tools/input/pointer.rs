@@ -112,7 +112,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
                 let mut outcome =
                     Outcome::new(format!("{verb} {}", describe(node)), Route::ElementAction)
                         .with("action", json!(action))
-                        .with("element", element_json(index, node));
+                        .with("element", element_brief(index, node));
                 if let Some(f) = node.frame {
                     let (cx, cy) = f.center();
                     outcome = outcome.with("click_point", json!({ "x": cx, "y": cy }));
@@ -176,7 +176,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
     let mut outcome = Outcome::new(format!("{verb} at ({x}, {y})"), path)
         .with("click_point", json!({ "x": x, "y": y }));
     if let Some(node) = &element {
-        outcome = outcome.with("element", element_json(index, node));
+        outcome = outcome.with("element", element_brief(index, node));
     }
     if mode == Delivery::Background {
         outcome.escalation = synthetic_caveat(p, r.pid, Synthetic::Pointer(window.window_id)).await;

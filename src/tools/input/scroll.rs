@@ -139,7 +139,7 @@ impl ToolSpec for Scroll {
                         .to_lowercase(),
                         Route::ElementValue,
                     )
-                    .with("scroll_bar", element_json(None, &bar))
+                    .with("scroll_bar", element_brief(None, &bar))
                     .with("value", json!(target_value));
                     let expect = Expect::ValueIs {
                         handle: bar.handle.clone(),

@@ -323,7 +323,9 @@ pub(super) async fn element_at(
     Some(tree.nodes.swap_remove(i))
 }
 
-pub(super) fn element_json(index: Option<usize>, n: &AxNode) -> Value {
+/// The element an action result names: index, role, name and frame (get_window_state's
+/// element, `snapshot::element_json`, also has its value, states and actions).
+pub(super) fn element_brief(index: Option<usize>, n: &AxNode) -> Value {
     json!({ "index": index, "role": n.role, "name": n.name, "frame": n.frame })
 }
 

@@ -53,7 +53,7 @@ impl ToolSpec for SetValue {
         live_element(p, &node).await?;
         let label = describe(&node);
         let base = |what: String, path| {
-            Outcome::new(what, path).with("element", element_json(Some(index), &node))
+            Outcome::new(what, path).with("element", element_brief(Some(index), &node))
         };
 
         let (mut outcome, expect) = if CHOICE_ROLES.contains(&node.role.as_str()) {
