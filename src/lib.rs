@@ -28,6 +28,7 @@ pub mod page;
 pub mod platform;
 pub mod policy;
 pub mod recording;
+pub mod relay;
 pub mod replay;
 pub mod report;
 pub mod sandbox;

@@ -4,7 +4,7 @@
 //! [`evaluate`] takes a [`PageEndpoint`] (from the platform: where a browser that cua
 //! launched listens), the window's title (which names its tab) and a script. Chromium
 //! speaks the Chrome DevTools Protocol ([`cdp`]), Firefox WebDriver BiDi ([`bidi`]). A
-//! browser launch_app started is reached through its page relay ([`relay`], a Unix socket
+//! browser launch_app started is reached through its page relay ([`crate::relay`], a Unix socket
 //! only this user can open), others on a loopback WebSocket (tungstenite). Both are JSON
 //! messages, on a connection opened per call and closed after it, so no state outlives a
 //! call and a one-shot CLI call works as well as the daemon. Nothing here raises or
@@ -12,7 +12,6 @@
 
 mod bidi;
 mod cdp;
-pub mod relay;
 
 use std::io::{BufRead, Write};
 use std::net::TcpStream;
@@ -93,7 +92,7 @@ fn no_tab(window_title: &str, titles: &[String]) -> PageError {
     ))
 }
 
-/// How a call reaches the browser: a page relay's Unix socket ([`relay`]), which carries
+/// How a call reaches the browser: a page relay's Unix socket ([`crate::relay`]), which carries
 /// the protocol's JSON messages, each ended by a NUL; or a WebSocket on the loopback (a
 /// browser started with a debugging flag of the caller's own).
 enum Link {
@@ -214,7 +213,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 }
 
 /// A WebSocket to `url`, which must be on the loopback.
-pub(crate) fn connect_websocket(url: &str) -> Result<WebSocket<TcpStream>, PageError> {
+fn connect_websocket(url: &str) -> Result<WebSocket<TcpStream>, PageError> {
     let authority = url
         .strip_prefix("ws://")
         .and_then(|rest| rest.split('/').next())

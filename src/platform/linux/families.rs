@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use super::apps::basename;
-use crate::page::relay;
 use crate::platform::{PageEndpoint, PageProtocol, PlatformError, PlatformResult};
+use crate::relay;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -120,7 +120,7 @@ impl Family {
 pub struct Flags {
     /// Before the caller's own arguments.
     pub args: Vec<String>,
-    /// The page relay ([`crate::page::relay`]) the browser is started through, and how it
+    /// The page relay ([`crate::relay`]) the browser is started through, and how it
     /// holds the browser's debugging endpoint.
     pub relay: Option<(PathBuf, relay::Mode)>,
 }

@@ -58,13 +58,13 @@ fn open_session(
     child: &mut std::process::Child,
 ) -> Result<WebSocket<TcpStream>, String> {
     let deadline = Instant::now() + PORT_WAIT;
-    let url = loop {
+    let (host, port) = loop {
         let server: Value = std::fs::read_to_string(server_file)
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
         if let (Some(host), Some(port)) = (server["ws_host"].as_str(), server["ws_port"].as_u64()) {
-            break format!("ws://{host}:{port}/session");
+            break (host.to_string(), port as u16);
         }
         if let Ok(Some(status)) = child.try_wait() {
             return Err(format!("Firefox ended ({status}) before opening its port"));
@@ -78,7 +78,9 @@ fn open_session(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let mut ws = crate::page::connect_websocket(&url).map_err(|e| e.to_string())?;
+    let url = format!("ws://{host}:{port}/session");
+    let stream = TcpStream::connect((host.as_str(), port)).map_err(|e| format!("{url}: {e}"))?;
+    let (mut ws, _) = tungstenite::client(&url, stream).map_err(|e| format!("{url}: {e}"))?;
     let reply = exchange(
         &mut ws,
         json!({ "id": 0, "method": "session.new", "params": { "capabilities": {} } }),
