@@ -13,7 +13,6 @@
 mod bidi;
 mod cdp;
 
-use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -160,11 +159,7 @@ impl Socket {
     fn send(&mut self, text: String) -> std::io::Result<()> {
         match &mut self.link {
             Link::WebSocket(ws) => ws.send(Message::text(text)).map_err(std::io::Error::other),
-            Link::Relay(stream) => {
-                let mut bytes = text.into_bytes();
-                bytes.push(0);
-                stream.get_mut().write_all(&bytes)
-            }
+            Link::Relay(stream) => crate::relay::write_message(stream.get_mut(), &text),
         }
     }
 
@@ -182,14 +177,12 @@ impl Socket {
             }
             Link::Relay(stream) => {
                 let _ = stream.get_ref().set_read_timeout(Some(left));
-                let mut message = Vec::new();
-                stream.read_until(0, &mut message)?;
-                if message.pop() != Some(0) {
-                    return Err(std::io::Error::new(
+                let message = crate::relay::read_message(stream)?.ok_or_else(|| {
+                    std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
                         "the browser's relay closed the connection; did the browser exit?",
-                    ));
-                }
+                    )
+                })?;
                 String::from_utf8(message)
                     .map(Some)
                     .map_err(std::io::Error::other)

@@ -5,7 +5,7 @@
 //! connection at a time, each command answered before the next is read; a client's
 //! `session.new` and `session.end` are answered by the relay, whose session it is.
 
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::net::TcpStream;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
-use super::read_message;
+use super::{read_message, write_message};
 
 /// How long Firefox may take to open its port after it starts.
 const PORT_WAIT: Duration = Duration::from_secs(60);
@@ -137,7 +137,7 @@ fn take_turns(listener: UnixListener, mut session: WebSocket<TcpStream>) {
             continue;
         };
         let mut reader = BufReader::new(stream);
-        while let Some(message) = read_message(&mut reader) {
+        while let Ok(Some(message)) = read_message(&mut reader) {
             let Ok(mut command) = serde_json::from_slice::<Value>(&message) else {
                 break;
             };
@@ -161,9 +161,7 @@ fn take_turns(listener: UnixListener, mut session: WebSocket<TcpStream>) {
                     }
                 }
             };
-            let mut bytes = reply.to_string().into_bytes();
-            bytes.push(0);
-            if writer.write_all(&bytes).is_err() {
+            if write_message(&mut writer, &reply.to_string()).is_err() {
                 break;
             }
         }

@@ -14,7 +14,7 @@
 mod bidi;
 mod pipe;
 
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -106,14 +106,18 @@ fn remove_stale_sockets(dir: &Path) {
     }
 }
 
-/// One NUL-terminated message; None at the end of the stream (or a message cut by it).
-pub(crate) fn read_message(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+/// One message of the socket's framing, without its NUL; None at the end of the stream
+/// (or for a message the end cut). The relay and the page client both read with this.
+pub fn read_message(reader: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
     let mut message = Vec::new();
-    match reader.read_until(0, &mut message) {
-        Ok(_) if message.last() == Some(&0) => {
-            message.pop();
-            Some(message)
-        }
-        _ => None,
-    }
+    reader.read_until(0, &mut message)?;
+    Ok((message.pop() == Some(0)).then_some(message))
+}
+
+/// Writes one message and the NUL that ends it.
+pub fn write_message(writer: &mut impl Write, message: &str) -> std::io::Result<()> {
+    let mut bytes = Vec::with_capacity(message.len() + 1);
+    bytes.extend_from_slice(message.as_bytes());
+    bytes.push(0);
+    writer.write_all(&bytes)
 }

@@ -5,7 +5,7 @@
 //! events go to no one (no client subscribes).
 
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::read_message;
+use super::{read_message, write_message};
 
 /// A client that does not take a reply within this long is dropped, so one stuck client
 /// never holds up the others.
@@ -110,9 +110,7 @@ impl Hub {
         };
         self.pending.lock().unwrap().insert(global, pending);
         message["id"] = json!(global);
-        let mut bytes = message.to_string().into_bytes();
-        bytes.push(0);
-        self.browser.lock().unwrap().write_all(&bytes)
+        write_message(&mut *self.browser.lock().unwrap(), &message.to_string())
     }
 
     fn to_client(&self, client: u64, message: &Value) {
@@ -120,9 +118,7 @@ impl Hub {
         let Some(stream) = clients.get_mut(&client) else {
             return;
         };
-        let mut bytes = message.to_string().into_bytes();
-        bytes.push(0);
-        if stream.write_all(&bytes).is_err() {
+        if write_message(stream, &message.to_string()).is_err() {
             // Its reader sees the socket close and cleans up after it.
             let _ = stream.shutdown(std::net::Shutdown::Both);
             clients.remove(&client);
@@ -133,7 +129,7 @@ impl Hub {
     /// session events to the session's client.
     fn read_browser(&self, from_browser: OwnedFd) {
         let mut reader = BufReader::new(std::fs::File::from(from_browser));
-        while let Some(message) = read_message(&mut reader) {
+        while let Ok(Some(message)) = read_message(&mut reader) {
             let Ok(mut message) = serde_json::from_slice::<Value>(&message) else {
                 continue;
             };
@@ -181,7 +177,7 @@ impl Hub {
         let _ = writer.set_write_timeout(Some(CLIENT_WRITE_TIMEOUT));
         self.clients.lock().unwrap().insert(client, writer);
         let mut reader = BufReader::new(stream);
-        while let Some(message) = read_message(&mut reader) {
+        while let Ok(Some(message)) = read_message(&mut reader) {
             let command = serde_json::from_slice::<Value>(&message)
                 .ok()
                 .filter(|m| m.get("id").is_some() && m["method"].is_string());

@@ -162,7 +162,9 @@ pub fn installed_apps() -> Vec<InstalledApp> {
 /// The executable basename of a running process (`/proc/PID/exe`, else `comm`).
 pub fn process_executable(pid: u32) -> Option<String> {
     if let Ok(target) = std::fs::read_link(format!("/proc/{pid}/exe")) {
-        return Some(basename(&target.to_string_lossy()));
+        // A program replaced while it runs (upgraded, rebuilt) reads "NAME (deleted)".
+        let target = target.to_string_lossy();
+        return Some(basename(target.trim_end_matches(" (deleted)")));
     }
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .ok()
@@ -195,6 +197,11 @@ fn proc_stat(pid: u32) -> Option<ProcStat> {
         pgid: rest.get(2)?.parse().ok()?,
         started_s: rest.get(19)?.parse::<f64>().ok()? / ticks,
     })
+}
+
+/// The parent of process `pid`.
+pub fn parent_pid(pid: u32) -> Option<u32> {
+    proc_stat(pid).map(|s| s.ppid)
 }
 
 /// How long ago `pid` started.

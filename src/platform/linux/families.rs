@@ -255,10 +255,13 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| args.first().cloned().unwrap_or_default());
     let not_reachable = |why: String| PlatformError::Unsupported(format!("{why}; {RELAUNCH}"));
-    match Family::of(&program) {
-        Some(Family::Chromium | Family::Firefox) if relay_endpoint(pid).is_some() => {
-            Ok(relay_endpoint(pid).expect("just found"))
+    let family = Family::of(&program);
+    if family.is_some_and(Family::is_browser) {
+        if let Some(endpoint) = relay_endpoint(pid) {
+            return Ok(endpoint);
         }
+    }
+    match family {
         Some(Family::Chromium) if args.iter().any(|a| a == "--remote-debugging-pipe") => {
             Err(not_reachable(format!(
                 "Chromium pid {pid} holds a debugging pipe that another program started it on"
@@ -327,16 +330,8 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
 /// The socket of the relay that started browser `pid`: the relay is its parent, and its
 /// command line names how it holds the browser and the socket's folder.
 fn relay_endpoint(pid: u32) -> Option<PageEndpoint> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let parent: u32 = stat[stat.rfind(')')? + 2..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    let exe = std::fs::read_link(format!("/proc/{parent}/exe")).ok()?;
-    // A helper rebuilt or reinstalled while it runs reads "cua-page-relay (deleted)".
-    let exe = exe.to_string_lossy();
-    if basename(exe.trim_end_matches(" (deleted)")) != relay::HELPER {
+    let parent = super::apps::parent_pid(pid)?;
+    if super::apps::process_executable(parent)? != relay::HELPER {
         return None;
     }
     let cmdline = std::fs::read(format!("/proc/{parent}/cmdline")).ok()?;
