@@ -84,6 +84,7 @@ fn main() {
             allow_driver_changes: false,
             launch: false,
             apps: Vec::new(),
+            volatile: Vec::new(),
         };
         let mut per_turn = Vec::new();
         let mut last = Instant::now();

@@ -271,6 +271,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
             allow_driver_changes: false,
             launch: false,
             apps: Vec::new(),
+            volatile: Vec::new(),
         },
         |t| {
             eprintln!(

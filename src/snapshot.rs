@@ -169,6 +169,12 @@ pub fn render_markdown(tree: &AxTree) -> (String, Vec<usize>) {
     (out, elements)
 }
 
+/// A name as a Markdown line quotes it (without the quotes): how a line that names an
+/// element is found again by its name.
+pub fn escape_name(name: &str) -> String {
+    escape(name, usize::MAX)
+}
+
 fn escape(s: &str, max_chars: usize) -> String {
     let mut out = String::new();
     for (k, c) in s.chars().enumerate() {

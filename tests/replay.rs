@@ -53,6 +53,7 @@ impl Run {
             allow_driver_changes: false,
             launch: false,
             apps: Vec::new(),
+            volatile: Vec::new(),
         };
         self.rt
             .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))
@@ -257,6 +258,7 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
         allow_driver_changes: false,
         launch: false,
         apps: Vec::new(),
+        volatile: Vec::new(),
     };
     let err = run
         .rt

@@ -414,6 +414,7 @@ pub fn main() -> i32 {
                 allow_driver_changes: allow_config,
                 launch,
                 apps: app,
+                volatile: Vec::new(),
             },
             record_to.as_deref(),
             json,

@@ -86,6 +86,9 @@ pub(super) fn run_replay(
                     .map(|r| format!(" [{r}]"))
                     .unwrap_or_default()
             ));
+            if let Some(heal) = &t.heal {
+                out(&format!("{:<6} healed: {heal}", ""));
+            }
         }
         for l in &report.launched {
             out(&format!(
@@ -96,11 +99,16 @@ pub(super) fn run_replay(
                 l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
             ));
         }
+        let healed = report.turns.iter().filter(|t| t.heal.is_some()).count();
         out(&format!(
-            "{} of {total} turns attempted: {} succeeded, {} failed{}",
+            "{} of {total} turns attempted: {} succeeded, {} failed{}{}",
             report.attempted,
             report.succeeded,
             report.failed,
+            match healed {
+                0 => String::new(),
+                n => format!(", {n} healed (see above)"),
+            },
             report
                 .first_failure
                 .map(|n| format!(" (first failure: turn {n})"))

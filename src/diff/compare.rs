@@ -35,13 +35,21 @@ pub(super) fn short(v: &Value) -> String {
 }
 
 /// `role "name" @ path` of a recorded target, the identity an element index stands for.
+/// Each step of the path says its role, its name when it has one and its place, so a press
+/// on a look-alike (another "Add", in another panel or another place) shows as a change.
 pub(super) fn target_identity(action: &Value) -> Option<String> {
     let t = action.get("target").filter(|t| !t.is_null())?;
     let path: Vec<String> = t["path"]
         .as_array()
         .map(|p| {
             p.iter()
-                .map(|s| format!("{}[{}]", s["role"].as_str().unwrap_or(""), s["index"]))
+                .map(|s| {
+                    let role = s["role"].as_str().unwrap_or("");
+                    match s["name"].as_str().filter(|n| !n.is_empty()) {
+                        Some(name) => format!("{role} {name:?}[{}]", s["index"]),
+                        None => format!("{role}[{}]", s["index"]),
+                    }
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -314,6 +314,7 @@ pub(super) async fn replay_steps(
         allow_driver_changes: false,
         launch: false,
         apps: Vec::new(),
+        volatile: Vec::new(),
     };
     // Dispatched turns are recorded (the verdict and the diff judge them); the others
     // are handed back, since nothing in the run shows them.

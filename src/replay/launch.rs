@@ -249,6 +249,79 @@ impl Tool for BoundLaunch<'_> {
     }
 }
 
+/// A recorded launch_app turn: the app is launched again (from a new build when one is
+/// given for it), or bound to the scenario's running app under `cua test`; the recorded
+/// pid and window are bound to the live ones.
+pub(super) async fn replay_launch(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    action: &Value,
+    args: Value,
+    opts: &super::ReplayOptions,
+    bindings: &mut super::Bindings,
+    result: &mut super::TurnResult,
+) -> Result<String, String> {
+    let tool = "launch_app";
+    let names = recorded_names(action, None);
+    let new_build = override_for(&opts.apps, &names);
+    let out = match &opts.bound_app {
+        None => match new_build {
+            None => registry.call(ctx, tool, args).await,
+            Some(o) => {
+                let mut build = candidates(&names, action, Some(o)).remove(0);
+                if let Some(urls) = args.get("urls") {
+                    build["urls"] = urls.clone();
+                }
+                let out = registry.call(ctx, tool, build.clone()).await;
+                if let Ok(out) = &out {
+                    let recorded = o.recorded.clone();
+                    let launched = Launched::new(result.turn, recorded, build, &out.structured);
+                    bindings.launched.push(launched);
+                }
+                out
+            }
+        },
+        Some(app) => {
+            let recorded = ["path", "name", "desktop_id"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(Value::as_str))
+                .unwrap_or("an app")
+                .to_string();
+            let launch = registry.get(tool).map_err(|e| e.to_string())?;
+            let bound = BoundLaunch {
+                launch,
+                pid: app.pid,
+                window_id: app.window_id,
+                recorded,
+            };
+            ToolRegistry::call_tool(ctx, &bound, app.launch_args.clone()).await
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    let pid = out.structured["pid"].as_u64();
+    let window = out
+        .structured
+        .pointer("/windows/0/window_id")
+        .and_then(Value::as_u64);
+    if let (Some(old), Some(new)) = (action.get("pid").and_then(Value::as_u64), pid) {
+        bindings.pids.insert(old, new);
+    }
+    if let (Some(old), Some(new)) = (action.get("window_id").and_then(Value::as_u64), window) {
+        bindings.windows.insert(old, new);
+    }
+    bindings.last_launched = window.or(bindings.last_launched);
+    result.rebinding = Some(match (&opts.bound_app, new_build) {
+        (Some(_), _) => format!("bound to the scenario's app, pid {}", pid.unwrap_or(0)),
+        (None, Some(o)) => format!(
+            "launched the new build {} as pid {}",
+            o.path,
+            pid.unwrap_or(0)
+        ),
+        (None, None) => format!("launched pid {}", pid.unwrap_or(0)),
+    });
+    Ok(out.summary)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

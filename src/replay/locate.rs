@@ -1,10 +1,10 @@
-//! Finding a recorded element again in a live snapshot, where indices differ: through
-//! the turn's locator (ours), or, for a recording that kept none (the reference driver's
-//! and cua-driver's), through the element's line in the before-state's tree_markdown:
-//! its role and name, its ancestors' names, and its rank among look-alikes.
+//! Finding a recorded element again in a live snapshot, where indices differ, for a
+//! recording that kept no locator (the reference driver's and cua-driver's): through the
+//! element's line in the before-state's tree_markdown, its role and name, its ancestors'
+//! names, and its rank among look-alikes. Ours keep a locator, which the healing ladder
+//! ([`super::heal`]) resolves; both compare names with [`same_name`].
 
 use crate::snapshot::Snapshot;
-use crate::trajectory::Locator;
 use crate::trajectory::markdown::{self, role_key};
 
 /// Whether a recorded name designates a live one. Names recorded before cua read them as
@@ -22,98 +22,6 @@ pub fn same_name(recorded: &str, live: &str) -> bool {
             && r[half..].starts_with(' ')
             && r[..half] == r[half + 1..]
             && &r[..half] == live)
-}
-
-/// Whether a recorded locator path is the live one, step by step ([`same_name`]).
-fn same_path(
-    recorded: &[crate::trajectory::PathStep],
-    live: &[crate::trajectory::PathStep],
-) -> bool {
-    recorded.len() == live.len()
-        && recorded
-            .iter()
-            .zip(live)
-            .all(|(r, l)| r.role == l.role && r.index == l.index && same_name(&r.name, &l.name))
-}
-
-/// How a locator was matched in a snapshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocatorRule {
-    ExactPath,
-    RoleName,
-    NearestFrame,
-}
-
-impl LocatorRule {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LocatorRule::ExactPath => "exact_path",
-            LocatorRule::RoleName => "role_name",
-            LocatorRule::NearestFrame => "nearest_frame",
-        }
-    }
-}
-
-/// The element index in `snapshot` that a locator designates, and the rule that found it:
-/// exact path, then role + name (the nearest frame among several), then the nearest frame
-/// of the same role. On failure the message lists the closest candidates.
-pub fn resolve_locator(snapshot: &Snapshot, loc: &Locator) -> Result<(usize, LocatorRule), String> {
-    let nodes = &snapshot.tree.nodes;
-    let node = |i: usize| &nodes[snapshot.elements[i]];
-    let count = snapshot.elements.len();
-    if loc.path.len() > 1 {
-        let found = (0..count).find(|&i| {
-            let n = node(i);
-            // Cheap filter before building the path.
-            n.role == loc.role
-                && same_name(&loc.name, &n.name)
-                && same_path(
-                    &loc.path,
-                    &Locator::of(&snapshot.tree, snapshot.elements[i], i).path,
-                )
-        });
-        if let Some(i) = found {
-            return Ok((i, LocatorRule::ExactPath));
-        }
-    }
-    let distance = |i: usize| -> i64 {
-        let (Some(f), Some(r)) = (node(i).frame, loc.frame) else {
-            return i64::MAX / 2;
-        };
-        let ((x, y), (cx, cy)) = (f.center(), r.center());
-        (x as i64 - cx as i64).abs() + (y as i64 - cy as i64).abs()
-    };
-    let same = (0..count)
-        .filter(|&i| node(i).role == loc.role && same_name(&loc.name, &node(i).name))
-        .min_by_key(|&i| distance(i));
-    if let Some(i) = same {
-        return Ok((i, LocatorRule::RoleName));
-    }
-    if loc.frame.is_some() {
-        let near = (0..count)
-            .filter(|&i| node(i).role == loc.role)
-            .min_by_key(|&i| distance(i))
-            .filter(|&i| distance(i) < 40);
-        if let Some(i) = near {
-            return Ok((i, LocatorRule::NearestFrame));
-        }
-    }
-    let mut closest: Vec<(i64, String)> = (0..count)
-        .map(|i| {
-            let n = node(i);
-            let score = (n.role == loc.role) as i64 * 2
-                + (n.name.contains(&loc.name) || loc.name.contains(&n.name)) as i64;
-            (-score, format!("[{i}] {} \"{}\"", n.role, n.name))
-        })
-        .collect();
-    closest.sort();
-    let shown: Vec<String> = closest.into_iter().take(3).map(|(_, s)| s).collect();
-    Err(format!(
-        "no element matches {} \"{}\" (closest: {})",
-        loc.role,
-        loc.name,
-        shown.join(", ")
-    ))
 }
 
 /// An element as a recorded tree_markdown shows it.
@@ -209,7 +117,6 @@ pub fn resolve_markdown(snapshot: &Snapshot, target: &MarkdownTarget) -> Result<
 mod tests {
     use super::*;
     use crate::platform::{AxNode, AxTree, Rect};
-    use crate::trajectory::Locator;
 
     #[test]
     fn names_recorded_before_tidy_names_still_match() {
@@ -262,46 +169,6 @@ mod tests {
             },
             elements: vec![2, 3, 5],
         }
-    }
-
-    #[test]
-    fn exact_path_wins_then_role_name_by_nearest_frame_then_nearest_frame() {
-        let snap = snapshot();
-        let second_one = Locator::of(&snap.tree, 3, 1);
-        assert_eq!(
-            resolve_locator(&snap, &second_one),
-            Ok((1, LocatorRule::ExactPath))
-        );
-
-        let mut moved = second_one.clone();
-        moved.path[1].name = "renamed panel".into();
-        moved.frame = Some(Rect {
-            x: 90,
-            ..moved.frame.unwrap()
-        });
-        assert_eq!(
-            resolve_locator(&snap, &moved),
-            Ok((1, LocatorRule::RoleName))
-        );
-
-        let mut renamed = Locator::of(&snap.tree, 5, 2);
-        renamed.name = "two".into();
-        renamed.path.last_mut().unwrap().name = "two".into();
-        assert_eq!(
-            resolve_locator(&snap, &renamed),
-            Ok((2, LocatorRule::NearestFrame))
-        );
-
-        renamed.frame = Some(Rect {
-            x: 700,
-            ..renamed.frame.unwrap()
-        });
-        let err = resolve_locator(&snap, &renamed).unwrap_err();
-        assert!(
-            err.contains("no element matches push_button \"two\""),
-            "{err}"
-        );
-        assert!(err.contains("closest: [0] push_button \"1\""), "{err}");
     }
 
     #[test]

@@ -1,59 +1,91 @@
 //! A replayed turn's postcondition: the change between the turn's recorded before-state
-//! and after-state (`before_state.json`, `app_state.json`). After dispatching the turn,
-//! replay waits until the live window shows that change before the next turn goes, so
-//! `--delay-ms 0` is as correct as a slow replay: a digit clicked before the previous
-//! click's effect showed is what lost "58 × 83" its 8 on GTK 4.
+//! and after-state (`before_state.json`, `app_state.json`), which the live app must make
+//! again, exactly. Replay reads the live window just before dispatching the turn and waits
+//! (bounded, on the app's accessibility events) until the change from that reading to the
+//! live window is the recorded change; so `--delay-ms 0` is as correct as a slow replay,
+//! and only what happened after the dispatch counts, never a state that was already there.
 //!
-//! The change is compared as tree lines without their element indices (indices shift when
-//! elements come and go): a line that the recording gained must be there as often as in
-//! the after-state, a line it lost must be gone down to its count there. Waiting is on the
-//! app's accessibility events, bounded. When most of the change shows and the app then goes
-//! quiet, the turn passes with the rest named (an incidental line such as a tooltip need not
-//! come back); when half of it or more is missing in the end, the turn fails naming what
-//! is missing: a turn whose effect landed elsewhere (typing that went into another window)
-//! often still shows a line or two of its change, such as a focus moving.
+//! A change is compared as tree lines without their element indices (indices shift when
+//! elements come and go), each with the count it gained or lost. The turn passes only when
+//! every recorded line changed by its recorded count and nothing else changed. Otherwise it
+//! fails, element by element: a live line in the recorded line's place (same depth and
+//! role) that shows another name or value is a contradiction (`expected label "Total: 3",
+//! the app shows label "Total: -3"`); a recorded line with no counterpart is missing; a
+//! line the recording did not change is an unrecorded change. No "partly shown" pass.
+//!
+//! Roles are read in one vocabulary ([`role_key`]: `frame` and `window`, `push button` and
+//! `button` are one), so a recording from another driver compares with the live tree.
+//! What is not a turn's effect is left out of every line: the focus and the actions an
+//! element offers (both follow how an action was delivered), tool tips (they follow the
+//! pointer), and text the caller marks volatile (a clock; a scenario's `[diff]` redactions).
+//! A healed element's recorded role and name are read as its live ones ([`Rename`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use regex::Regex;
+
 use crate::platform::{Platform, WindowInfo};
+use crate::trajectory::markdown::{self, role_key};
 
 /// How long a turn's change may take to show.
 pub const WAIT: Duration = Duration::from_secs(3);
-/// Part of the change shows and the app sent nothing for this long: take it as done.
+/// The app sent nothing for this long after a reading: its change is as done as it gets.
 const QUIET: Duration = Duration::from_millis(150);
 /// Without an event feed, read again this often.
 const POLL: Duration = Duration::from_millis(50);
-/// At most this many missing lines are named.
+/// At most this many differences are named.
 const NAMED: usize = 3;
+/// Roles whose lines (and everything under them) follow the pointer, not the action.
+const VOLATILE_ROLES: &[&str] = &["tool_tip"];
 
-/// One tree line the recorded turn changed: its count before and after.
+/// A healed element: its recorded role and name are read as the live ones in the
+/// recorded lines, so a relabelled check box that toggled is its recorded change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Change {
-    line: String,
-    before: usize,
-    after: usize,
+pub struct Rename {
+    pub from_role: String,
+    pub from_name: String,
+    pub to_role: String,
+    pub to_name: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct Postcondition {
-    changes: Vec<Change>,
+impl Rename {
+    /// The recorded line `line` (a normalized line's body, `role "name"…`) as the live
+    /// app names it, or None when it is not this element's line.
+    fn apply(&self, body: &str) -> Option<String> {
+        let quoted = |role: &str, name: &str| {
+            let role = role_key(role);
+            if name.is_empty() {
+                role
+            } else {
+                format!("{role} \"{}\"", crate::snapshot::escape_name(name))
+            }
+        };
+        let from = quoted(&self.from_role, &self.from_name);
+        let rest = body.strip_prefix(&from)?;
+        // The name must end there: `button "Add"` is not `button "Add"` + more name.
+        if !(rest.is_empty() || rest.starts_with(' ')) {
+            return None;
+        }
+        Some(format!("{}{rest}", quoted(&self.to_role, &self.to_name)))
+    }
 }
 
-/// What a replayed turn's live window showed of its recorded change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shown {
-    All,
-    /// Most of it; these lines (as `+ line` / `- line`) did not show.
-    Part(Vec<String>),
+/// How lines are read for the check: volatile text and the renames of healed elements.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// Each match becomes `<volatile>` on every line, recorded and live.
+    pub volatile: Vec<Regex>,
+    /// Applied to recorded lines only.
+    pub renames: Vec<Rename>,
 }
+
+/// A tree as counted lines.
+type Counts = HashMap<String, i64>;
 
 /// A markdown tree line as a turn's effect is compared: without its `[N] ` index, its
-/// `[actions=…]` and its `focused` state, indentation kept (it is the depth). Where focus
-/// lands depends on how an action was delivered (an accessibility action never moves it,
-/// a pointer click does), and which actions an element offers on its history (GTK 4's
-/// display gains `text.undo` once typed into): neither is part of a turn's effect.
+/// `[actions=…]` and its `focused` state, indentation kept (it is the depth).
 fn normalize(line: &str) -> String {
     let trimmed = line.trim_start();
     let indent = &line[..line.len() - trimmed.len()];
@@ -62,7 +94,10 @@ fn normalize(line: &str) -> String {
         Some((n, tail)) if n.chars().all(|c| c.is_ascii_digit()) => tail,
         _ => rest,
     };
-    format!("{indent}- {}", without_incidentals(rest))
+    // Roles in one vocabulary: a recording from another driver says `window` or `push
+    // button` where the live tree says `frame` or `button`.
+    let (role, tail) = markdown::split_role(rest);
+    format!("{indent}- {}{}", role_key(role), without_incidentals(tail))
 }
 
 /// The line without its `[actions=…]`, and with `focused` taken out of its states group:
@@ -88,12 +123,64 @@ fn without_incidentals(rest: &str) -> String {
     format!("{}{group}", &head[..open])
 }
 
-fn counts(markdown: &str) -> HashMap<String, usize> {
-    let mut out = HashMap::new();
-    for line in markdown.lines().filter(|l| !l.trim().is_empty()) {
-        *out.entry(normalize(line)).or_insert(0) += 1;
+/// The body of a normalized line: `role "name"…` without its indentation and dash.
+fn body(line: &str) -> &str {
+    line.trim_start().trim_start_matches("- ")
+}
+
+impl Reading {
+    /// A tree's lines, counted; `recorded` applies the renames.
+    fn counts(&self, markdown: &str, recorded: bool) -> Counts {
+        let mut out = HashMap::new();
+        let mut volatile_depth: Option<usize> = None;
+        for raw in markdown.lines().filter(|l| !l.trim().is_empty()) {
+            let depth = (raw.len() - raw.trim_start().len()) / 2;
+            if volatile_depth.is_some_and(|d| depth > d) {
+                continue;
+            }
+            volatile_depth = None;
+            let line = normalize(raw);
+            let parsed = markdown::parse(&line);
+            if parsed
+                .first()
+                .is_some_and(|l| VOLATILE_ROLES.contains(&role_key(&l.role).as_str()))
+            {
+                volatile_depth = Some(depth);
+                continue;
+            }
+            let mut line = line;
+            if recorded {
+                if let Some(renamed) = self.renames.iter().find_map(|r| r.apply(body(&line))) {
+                    line = format!("{}- {renamed}", "  ".repeat(depth));
+                }
+            }
+            for pattern in &self.volatile {
+                line = pattern.replace_all(&line, "<volatile>").into_owned();
+            }
+            *out.entry(line).or_insert(0) += 1;
+        }
+        out
     }
-    out
+}
+
+/// What changed from `before` to `after`: each line's gain (or loss, negative).
+fn delta(before: &Counts, after: &Counts) -> BTreeMap<String, i64> {
+    before
+        .keys()
+        .chain(after.keys())
+        .map(|line| {
+            let n = |c: &Counts| c.get(line).copied().unwrap_or(0);
+            (line.clone(), n(after) - n(before))
+        })
+        .filter(|(_, d)| *d != 0)
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+pub struct Postcondition {
+    /// The recorded change, each line's gain or loss.
+    recorded: BTreeMap<String, i64>,
+    reading: Reading,
 }
 
 impl Postcondition {
@@ -103,99 +190,152 @@ impl Postcondition {
         use crate::trajectory::read::{State, state_markdown};
         let before = state_markdown(turn_dir, State::Before)?;
         let after = state_markdown(turn_dir, State::After)?;
-        Self::between(&before, &after)
+        Self::between(&before, &after, Reading::default())
     }
 
-    pub fn between(before: &str, after: &str) -> Option<Postcondition> {
-        let (b, a) = (counts(before), counts(after));
-        let mut changes: Vec<Change> = b
-            .keys()
-            .chain(a.keys())
-            .map(|line| Change {
-                line: line.clone(),
-                before: b.get(line).copied().unwrap_or(0),
-                after: a.get(line).copied().unwrap_or(0),
-            })
-            .filter(|c| c.before != c.after)
-            .collect();
-        changes.sort_by(|x, y| x.line.cmp(&y.line));
-        changes.dedup();
-        (!changes.is_empty()).then_some(Postcondition { changes })
+    pub fn between(before: &str, after: &str, reading: Reading) -> Option<Postcondition> {
+        let recorded = delta(&reading.counts(before, true), &reading.counts(after, true));
+        (!recorded.is_empty()).then_some(Postcondition { recorded, reading })
     }
 
-    /// The changes a live tree does not show yet, as `+ line` / `- line`.
-    fn missing(&self, live: &str) -> Vec<String> {
-        let live = counts(live);
-        self.changes
+    /// How the change from `live_before` to `live_after` differs from the recorded one,
+    /// each difference as a sentence naming the element; empty when it is the same.
+    fn differences(&self, live_before: &Counts, live_after: &Counts) -> Vec<String> {
+        let live = delta(live_before, live_after);
+        let got = |line: &str| live.get(line).copied().unwrap_or(0);
+        let mut unrecorded: Vec<(&String, i64)> = live
             .iter()
-            .filter(|c| {
-                let n = live.get(&c.line).copied().unwrap_or(0);
-                if c.after > c.before {
-                    n < c.after
-                } else {
-                    n > c.after
-                }
-            })
-            .map(|c| {
-                let sign = if c.after > c.before { '+' } else { '-' };
-                format!("{sign} {}", c.line.trim_start().trim_start_matches("- "))
-            })
-            .collect()
+            .filter(|(line, _)| !self.recorded.contains_key(*line))
+            .map(|(line, &d)| (line, d))
+            .collect();
+        // Recorded losses that did not happen: the element may still show its old line.
+        let mut unchanged: Vec<(&String, i64)> = self
+            .recorded
+            .iter()
+            .filter(|(line, want)| **want < 0 && got(line) == 0)
+            .map(|(line, _)| (line, 1))
+            .collect();
+        // First the gains that did not show, each with what stands in its place: a line
+        // the recording never had (the same element showing something else), or its old
+        // line, still there.
+        let mut out = Vec::new();
+        let mut paired_losses: Vec<&String> = Vec::new();
+        for (line, &want) in &self.recorded {
+            if want <= 0 || got(line) > 0 {
+                continue;
+            }
+            if let Some(shown) = take_partner(line, &mut unrecorded) {
+                out.push(format!(
+                    "expected {}, the app shows {}",
+                    body(line),
+                    body(shown)
+                ));
+            } else if let Some(old) = take_partner(line, &mut unchanged) {
+                paired_losses.push(old);
+                out.push(format!(
+                    "expected {}, the app still shows {}",
+                    body(line),
+                    body(old)
+                ));
+            } else {
+                out.push(format!("expected {}, not shown", body(line)));
+            }
+        }
+        for (line, &want) in &self.recorded {
+            let got = got(line);
+            let told = (want > 0 && got <= 0) || paired_losses.contains(&line);
+            if want != got && !told {
+                let shown_after = live_after.get(line).copied().unwrap_or(0);
+                out.push(describe_off(body(line), want, got, shown_after));
+            }
+        }
+        for (line, d) in unrecorded {
+            out.push(if d > 0 {
+                format!("the app also shows {} (not recorded)", body(line))
+            } else {
+                format!("{} went away (not recorded)", body(line))
+            });
+        }
+        out
     }
 
-    /// Waits (bounded by [`WAIT`]) until the live window shows the change.
+    /// Waits (bounded by [`WAIT`]) until the change from `live_before` shows in the live
+    /// window as recorded. Fails naming the differences when the app went quiet with another
+    /// change, or when the time is up.
     pub async fn wait(
         &self,
         platform: &dyn Platform,
         pid: u32,
         window: &WindowInfo,
-    ) -> Result<Shown, String> {
+        live_before: &str,
+    ) -> Result<(), String> {
         let deadline = Instant::now() + WAIT;
+        let live_before = self.reading.counts(live_before, false);
+        let mut quiet_readings = 0;
         loop {
             let read_at = Instant::now();
             let live = crate::snapshot::window_state_json(platform, pid, window).await;
-            let missing = self.missing(live["tree_markdown"].as_str().unwrap_or(""));
-            if missing.is_empty() {
-                return Ok(Shown::All);
+            let live_after = self
+                .reading
+                .counts(live["tree_markdown"].as_str().unwrap_or(""), false);
+            let differences = self.differences(&live_before, &live_after);
+            if differences.is_empty() {
+                return Ok(());
             }
-            let some_shown = missing.len() < self.changes.len();
+            let changed = !delta(&live_before, &live_after).is_empty();
             let event = next_event(platform, pid, read_at, deadline).await;
-            if Instant::now() >= deadline {
-                return self.judge(missing);
-            }
-            // Quiet with most of the change shown: done. With less, the effect may still be
-            // on its way (GTK 4 shows a click's ~250 ms later, with no event before): wait on.
-            if some_shown && !event {
-                if let Ok(shown) = self.judge(missing) {
-                    return Ok(shown);
-                }
+            quiet_readings = if event { 0 } else { quiet_readings + 1 };
+            // The app changed something else and then went quiet twice over: that is its
+            // answer. With nothing changed yet the effect may still be on its way (GTK 4
+            // shows a click's ~250 ms later, with no event before it): wait on.
+            if Instant::now() >= deadline || (changed && quiet_readings >= 2) {
+                let lead = if changed {
+                    "the app's change is not the recorded one".to_string()
+                } else {
+                    format!(
+                        "the recorded change never showed within {} s",
+                        WAIT.as_secs()
+                    )
+                };
+                return Err(format!("{lead}: {}", name(&differences)));
             }
         }
     }
 }
 
-impl Postcondition {
-    /// What the end of the wait says: most of the change shown passes (named), less fails.
-    fn judge(&self, missing: Vec<String>) -> Result<Shown, String> {
-        let total = self.changes.len();
-        if missing.is_empty() {
-            Ok(Shown::All)
-        } else if missing.len() == total {
-            Err(format!(
-                "the recorded change never showed within {} s: {}",
-                WAIT.as_secs(),
-                name(&missing)
-            ))
-        } else if missing.len() * 2 >= total {
-            Err(format!(
-                "most of the recorded change never showed ({} of {total} changed lines missing after {} s): {}",
-                missing.len(),
-                WAIT.as_secs(),
-                name(&missing)
-            ))
-        } else {
-            Ok(Shown::Part(missing))
+/// Takes from `unrecorded` the gained line that stands where `expected` would: same depth
+/// and role, the same name first (its value or states differ), else any name.
+fn take_partner<'a>(expected: &str, unrecorded: &mut Vec<(&'a String, i64)>) -> Option<&'a String> {
+    let key = |line: &str| {
+        let depth = (line.len() - line.trim_start().len()) / 2;
+        let parsed = markdown::parse(line).into_iter().next();
+        parsed.map(|l| (depth, role_key(&l.role), l.name))
+    };
+    let (depth, role, name) = key(expected)?;
+    let fits = |same_name: bool| {
+        unrecorded.iter().position(|(line, d)| {
+            *d > 0
+                && key(line).is_some_and(|(d2, r2, n2)| {
+                    d2 == depth && r2 == role && (!same_name || n2 == name)
+                })
+        })
+    };
+    let at = fits(true).or_else(|| fits(false))?;
+    Some(unrecorded.remove(at).0)
+}
+
+/// A recorded line that changed by `got` instead of `want`, with no line in its place;
+/// `shown_after` is how often the live window shows it now.
+fn describe_off(line: &str, want: i64, got: i64, shown_after: i64) -> String {
+    match (want > 0, got) {
+        (true, g) if g <= 0 => format!("expected {line}, not shown"),
+        (true, g) if want == 1 => format!("expected {line} once more, the app added it {g} times"),
+        (true, g) => format!("expected {line} {want} times more, the app added it {g} times"),
+        (false, g) if g < 0 => format!("expected {} of {line} to go, {} went", -want, -g),
+        (false, _) if shown_after == 0 => {
+            format!("expected {line} to go, the app did not show it before the turn")
         }
+        (false, _) => format!("expected {line} to go, the app still shows it"),
     }
 }
 
@@ -214,96 +354,14 @@ async fn next_event(platform: &dyn Platform, pid: u32, since: Instant, deadline:
     crate::platform::event_after(platform, pid, since, until).await
 }
 
-/// The first few missing lines, and how many more.
-pub fn name(missing: &[String]) -> String {
-    let mut shown: Vec<String> = missing.iter().take(NAMED).cloned().collect();
-    if missing.len() > NAMED {
-        shown.push(format!("and {} more", missing.len() - NAMED));
+/// The first few differences, and how many more.
+pub fn name(differences: &[String]) -> String {
+    let mut shown: Vec<String> = differences.iter().take(NAMED).cloned().collect();
+    if differences.len() > NAMED {
+        shown.push(format!("and {} more", differences.len() - NAMED));
     }
     shown.join("; ")
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BEFORE: &str =
-        "- frame \"Calculator\"\n  - [0] button \"7\"\n  - label \"5\"\n  - [1] button \"8\"\n";
-    const AFTER: &str =
-        "- frame \"Calculator\"\n  - [0] button \"7\"\n  - label \"58\"\n  - [1] button \"8\"\n";
-
-    #[test]
-    fn the_change_is_the_lines_gained_and_lost_without_indices() {
-        let post = Postcondition::between(BEFORE, AFTER).unwrap();
-        assert_eq!(post.missing(BEFORE), ["- label \"5\"", "+ label \"58\""]);
-        assert!(post.missing(AFTER).is_empty());
-        // Indices shift when elements come and go; the line is still the same.
-        let shifted = AFTER.replace("[1] button", "[4] button");
-        assert!(post.missing(&shifted).is_empty());
-        assert!(Postcondition::between(BEFORE, &BEFORE.replace("[1]", "[2]")).is_none());
-    }
-
-    #[test]
-    fn focus_and_actions_are_no_part_of_a_change() {
-        let before = "- frame\n  - [0] text \"Display\" value=\"7\" (focused) [actions=[copy]]\n";
-        let after = "- frame\n  - [0] text \"Display\" value=\"7×\" (focused) [actions=[copy]]\n";
-        let post = Postcondition::between(before, after).unwrap();
-        let live = "- frame\n  - [3] text \"Display\" value=\"7×\" [actions=[undo, copy]]\n";
-        assert!(post.missing(live).is_empty());
-        // Focus alone is no change; other states are.
-        assert!(Postcondition::between(&before.replace(" (focused)", ""), before).is_none());
-        assert_eq!(
-            without_incidentals("check_box \"Tax (net)\" (checked, focused) [actions=[click]]"),
-            "check_box \"Tax (net)\" (checked)"
-        );
-        assert_eq!(without_incidentals("label \"(a)\""), "label \"(a)\"");
-    }
-
-    #[test]
-    fn duplicates_count_and_depth_matters() {
-        let before = "- frame\n  - label \"0\"\n";
-        let after = "- frame\n  - label \"0\"\n  - label \"0\"\n";
-        let post = Postcondition::between(before, after).unwrap();
-        assert_eq!(post.missing(before), ["+ label \"0\""]);
-        assert_eq!(
-            post.missing("- frame\n  - label \"0\"\n    - label \"0\"\n")
-                .len(),
-            1
-        );
-        assert!(post.missing(after).is_empty());
-    }
-
-    #[test]
-    fn a_turn_fails_when_half_of_its_change_or_more_is_missing() {
-        let post = Postcondition::between(
-            "- frame\n  - label \"a\"\n  - label \"b\"\n",
-            "- frame\n  - label \"A\"\n  - label \"B\"\n  - tooltip \"t\"\n",
-        )
-        .unwrap();
-        assert_eq!(post.changes.len(), 5);
-        assert_eq!(post.judge(vec![]), Ok(Shown::All));
-        let tooltip = vec!["+ tooltip \"t\"".to_string()];
-        assert_eq!(post.judge(tooltip.clone()), Ok(Shown::Part(tooltip)));
-        let three: Vec<String> = (0..3).map(|i| format!("+ label \"{i}\"")).collect();
-        let e = post.judge(three).unwrap_err();
-        assert!(
-            e.starts_with("most of the recorded change never showed (3 of 5"),
-            "{e}"
-        );
-        let all: Vec<String> = (0..5).map(|i| format!("+ label \"{i}\"")).collect();
-        assert!(
-            post.judge(all)
-                .unwrap_err()
-                .starts_with("the recorded change never showed")
-        );
-    }
-
-    #[test]
-    fn missing_lines_are_named_a_few_at_a_time() {
-        let lines: Vec<String> = (0..5).map(|i| format!("+ label \"{i}\"")).collect();
-        assert_eq!(
-            name(&lines),
-            "+ label \"0\"; + label \"1\"; + label \"2\"; and 2 more"
-        );
-    }
-}
+mod tests;

@@ -47,6 +47,7 @@ impl ToolSpec for ReplayTrajectory {
             allow_driver_changes: a.allow_config.unwrap_or(false),
             launch: a.launch.unwrap_or(false),
             apps: a.apps.unwrap_or_default(),
+            volatile: Vec::new(),
         };
         if opts.delay_ms > 60_000 {
             return Err(ToolError::invalid(format!(

@@ -38,14 +38,9 @@ fn parse_line(raw: &str) -> Option<Line> {
             }
         }
     }
-    // The role runs to the name's quote or the first annotation; it may hold spaces
-    // (AT-SPI's own role names do: "push button").
-    let end = [" \"", " value=", " (", " [", " id="]
-        .iter()
-        .filter_map(|mark| rest.find(mark))
-        .min()
-        .unwrap_or(rest.len());
-    let role = rest[..end].trim();
+    let (role, _) = split_role(rest);
+    let end = role.len();
+    let role = role.trim();
     if role.is_empty() || role.contains('"') {
         return None;
     }
@@ -59,6 +54,18 @@ fn parse_line(raw: &str) -> Option<Line> {
         role: role.to_string(),
         name,
     })
+}
+
+/// A line's body (after `- ` and its index) as its role and the rest: the role runs to the
+/// name's quote or the first annotation; it may hold spaces (AT-SPI's own role names do:
+/// "push button").
+pub fn split_role(body: &str) -> (&str, &str) {
+    let end = [" \"", " value=", " (", " [", " id="]
+        .iter()
+        .filter_map(|mark| body.find(mark))
+        .min()
+        .unwrap_or(body.len());
+    body.split_at(end)
 }
 
 /// The text of a quoted name up to its closing quote, escapes undone.

@@ -1,0 +1,169 @@
+use super::*;
+
+const BEFORE: &str =
+    "- frame \"Calculator\"\n  - [0] button \"7\"\n  - label \"5\"\n  - [1] button \"8\"\n";
+const AFTER: &str =
+    "- frame \"Calculator\"\n  - [0] button \"7\"\n  - label \"58\"\n  - [1] button \"8\"\n";
+
+fn post(before: &str, after: &str) -> Postcondition {
+    Postcondition::between(before, after, Reading::default()).unwrap()
+}
+
+fn differences(post: &Postcondition, live_before: &str, live_after: &str) -> Vec<String> {
+    let r = &post.reading;
+    post.differences(&r.counts(live_before, false), &r.counts(live_after, false))
+}
+
+#[test]
+fn the_recorded_change_made_again_passes_whatever_the_indices() {
+    let p = post(BEFORE, AFTER);
+    assert!(differences(&p, BEFORE, AFTER).is_empty());
+    let shifted = AFTER.replace("[1] button", "[4] button");
+    assert!(differences(&p, BEFORE, &shifted).is_empty());
+    assert!(
+        Postcondition::between(BEFORE, &BEFORE.replace("[1]", "[2]"), Reading::default()).is_none()
+    );
+}
+
+#[test]
+fn nothing_changed_names_what_is_missing() {
+    let p = post(BEFORE, AFTER);
+    assert_eq!(
+        differences(&p, BEFORE, BEFORE),
+        ["expected label \"58\", the app still shows label \"5\""]
+    );
+}
+
+#[test]
+fn another_value_in_the_element_s_place_is_a_contradiction() {
+    let before = "- frame \"Order\"\n  - label \"Total: 0\"\n  - [0] button \"Add\"\n";
+    let after = before.replace("Total: 0", "Total: 3");
+    let p = post(before, &after);
+    let wrong = before.replace("Total: 0", "Total: -3");
+    assert_eq!(
+        differences(&p, before, &wrong),
+        ["expected label \"Total: 3\", the app shows label \"Total: -3\""]
+    );
+}
+
+#[test]
+fn a_change_made_twice_or_already_there_is_no_pass() {
+    let before = "- frame \"Order\"\n  - list \"Items\"\n";
+    let after = "- frame \"Order\"\n  - list \"Items\"\n    - list_item \"3 × apple\"\n";
+    let p = post(before, after);
+    let twice = format!("{after}    - list_item \"3 × apple\"\n");
+    assert_eq!(
+        differences(&p, before, &twice),
+        ["expected list_item \"3 × apple\" once more, the app added it 2 times"]
+    );
+    // Already there before the dispatch (an earlier doubled click made it): the turn's
+    // own change is nothing.
+    assert_eq!(
+        differences(&p, after, after),
+        ["expected list_item \"3 × apple\", not shown"]
+    );
+}
+
+#[test]
+fn an_unrecorded_change_fails_too() {
+    let before = "- frame\n  - [0] check_box \"Gift wrap\" (checked)\n  - label \"Total: 0\"\n";
+    let after = "- frame\n  - [0] check_box \"Gift wrap\" (checked)\n  - label \"Total: 3\"\n";
+    let p = post(before, after);
+    let unchecked = after.replace(" (checked)", "");
+    assert_eq!(
+        differences(&p, before, &unchecked),
+        [
+            "the app also shows check_box \"Gift wrap\" (not recorded)",
+            "check_box \"Gift wrap\" (checked) went away (not recorded)"
+        ]
+    );
+}
+
+#[test]
+fn focus_actions_and_tool_tips_are_no_part_of_a_change() {
+    let before = "- frame\n  - [0] text \"Display\" value=\"7\" (focused) [actions=[copy]]\n";
+    let after = "- frame\n  - [0] text \"Display\" value=\"7×\" (focused) [actions=[copy]]\n  - tool_tip \"Multiply\"\n    - label \"Multiply\"\n";
+    let p = post(before, after);
+    let live_before = before.replace(" (focused)", "");
+    let live = "- frame\n  - [3] text \"Display\" value=\"7×\" [actions=[undo, copy]]\n";
+    assert!(differences(&p, &live_before, live).is_empty());
+    assert!(
+        Postcondition::between(
+            &before.replace(" (focused)", ""),
+            before,
+            Reading::default()
+        )
+        .is_none()
+    );
+    assert_eq!(
+        without_incidentals("check_box \"Tax (net)\" (checked, focused) [actions=[click]]"),
+        "check_box \"Tax (net)\" (checked)"
+    );
+    assert_eq!(without_incidentals("label \"(a)\""), "label \"(a)\"");
+}
+
+#[test]
+fn a_healed_element_s_change_is_read_under_its_live_name() {
+    let before = "- frame\n  - [0] check_box \"Gift wrap\"\n";
+    let after = "- frame\n  - [0] check_box \"Gift wrap\" (checked)\n";
+    let reading = Reading {
+        renames: vec![Rename {
+            from_role: "check_box".into(),
+            from_name: "Gift wrap".into(),
+            to_role: "check_box".into(),
+            to_name: "Gift wrap (free)".into(),
+        }],
+        ..Reading::default()
+    };
+    let p = Postcondition::between(before, after, reading).unwrap();
+    let live_before = before.replace("Gift wrap", "Gift wrap (free)");
+    let live_after = after.replace("Gift wrap", "Gift wrap (free)");
+    assert!(differences(&p, &live_before, &live_after).is_empty());
+    // Only that element's own name: a longer name that starts alike is another element.
+    let other = Rename {
+        from_role: "button".into(),
+        from_name: "Add".into(),
+        to_role: "button".into(),
+        to_name: "Add item".into(),
+    };
+    assert_eq!(
+        other.apply("button \"Add\" (disabled)").as_deref(),
+        Some("button \"Add item\" (disabled)")
+    );
+    assert_eq!(other.apply("button \"Add all\""), None);
+}
+
+#[test]
+fn volatile_text_is_no_change() {
+    let before = "- frame\n  - label \"12:01\"\n  - label \"Total: 0\"\n";
+    let after = "- frame\n  - label \"12:02\"\n  - label \"Total: 3\"\n";
+    let reading = Reading {
+        volatile: vec![Regex::new(r"\d\d:\d\d").unwrap()],
+        ..Reading::default()
+    };
+    let p = Postcondition::between(before, after, reading).unwrap();
+    let live_after = after.replace("12:02", "17:45");
+    assert!(differences(&p, before, &live_after).is_empty());
+}
+
+#[test]
+fn duplicates_count_and_depth_matters() {
+    let before = "- frame\n  - label \"0\"\n";
+    let after = "- frame\n  - label \"0\"\n  - label \"0\"\n";
+    let p = post(before, after);
+    assert_eq!(differences(&p, before, before).len(), 1);
+    assert_eq!(
+        differences(&p, before, "- frame\n  - label \"0\"\n    - label \"0\"\n").len(),
+        2
+    );
+    assert!(differences(&p, before, after).is_empty());
+}
+
+#[test]
+fn differences_are_named_a_few_at_a_time() {
+    let lines: Vec<String> = (0..5).map(|i| format!("+ label \"{i}\"")).collect();
+    assert_eq!(
+        name(&lines),
+        "+ label \"0\"; + label \"1\"; + label \"2\"; and 2 more"
+    );
+}

@@ -1,0 +1,176 @@
+//! One replayed turn, as its steps: refuse what a trajectory may not do, bind the window,
+//! find (or heal) the element, read the live window, dispatch, check the change. Each step
+//! lives in the module that owns its rule: [`super::window`], [`super::element`] and the
+//! healing ladder [`super::heal`], [`super::escalate`], [`super::postcondition`].
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::dispatch::{ToolContext, ToolRegistry};
+use crate::platform::WindowInfo;
+
+use super::postcondition::{Postcondition, Reading};
+use super::window::{self, TurnStates};
+use super::{
+    Bindings, READY_TIMEOUT, REPLAY_TOOL, ReplayOptions, Turn, TurnResult, element, escalate,
+    launch, point,
+};
+
+/// Replays one turn; Ok with the tool's summary, or why the turn failed.
+pub(super) async fn replay_turn(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    turn: &Turn,
+    opts: &ReplayOptions,
+    bindings: &mut Bindings,
+    result: &mut TurnResult,
+) -> Result<String, String> {
+    let action = &turn.action;
+    let tool = refuse_driver_changes(registry, action, opts)?;
+    let mut args = arguments(action, result.turn)?;
+    if tool == "launch_app" {
+        result.dispatched = true;
+        return launch::replay_launch(ctx, registry, action, args, opts, bindings, result).await;
+    }
+    let states = TurnStates::read(&turn.dir);
+
+    let recorded = window::RecordedTarget::of(action, &states);
+    let window =
+        window::bind_window(ctx, registry, &recorded, opts, bindings, &mut args, result).await?;
+    let Some(window) = window else {
+        result.dispatched = true;
+        return dispatch(ctx, registry, tool, args).await;
+    };
+
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let found =
+        element::find_element(ctx, registry, action, &states, &window, &mut args, deadline).await?;
+    match found {
+        Some(element) => {
+            result.locator_match = Some(element.rule.to_string());
+            result.heal = element.heal;
+            result.healed_target = element.healed_target;
+            if let Some(rename) = element.rename {
+                bindings
+                    .renames
+                    .retain(|r| r.from_role != rename.from_role || r.from_name != rename.from_name);
+                bindings.renames.push(rename);
+            }
+        }
+        None => {
+            let recorded = point::RecordedLayout {
+                turn_dir: &turn.dir,
+                markdown: states.before.as_deref(),
+                frames: &states.before_frames,
+            };
+            result.point_moved =
+                point::map_points(ctx, registry, &recorded, &mut args, &window).await?;
+        }
+    }
+
+    let reading = Reading {
+        volatile: opts.volatile.clone(),
+        renames: bindings.renames.clone(),
+    };
+    let change = match (&states.before, &states.after) {
+        (Some(before), Some(after)) => Postcondition::between(before, after, reading),
+        _ => None,
+    };
+    let pid = args["pid"].as_u64().unwrap_or(0) as u32;
+    // Only what happens after the dispatch counts: the window as it is just before.
+    let live_before = match &change {
+        Some(_) => Some(read_markdown(ctx, pid, &window).await?),
+        None => None,
+    };
+
+    result.dispatched = true;
+    let summary = dispatch(ctx, registry, tool, args).await?;
+
+    if let (Some(change), Some(live_before)) = (change, live_before) {
+        let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+        change
+            .wait(platform.as_ref(), pid, &window, &live_before)
+            .await?;
+    }
+    Ok(summary)
+}
+
+/// The turn's tool, unless it changes the driver itself and may not: a trajectory is input
+/// from elsewhere.
+fn refuse_driver_changes<'a>(
+    registry: &ToolRegistry,
+    action: &'a Value,
+    opts: &ReplayOptions,
+) -> Result<&'a str, String> {
+    let tool = action["tool"].as_str().unwrap_or("");
+    if !registry
+        .get(tool)
+        .map_err(|e| e.to_string())?
+        .changes_driver()
+    {
+        return Ok(tool);
+    }
+    if tool == REPLAY_TOOL {
+        return Err(format!(
+            "refused: a trajectory's {tool} turn is never replayed (it could replay itself); replay that folder on its own"
+        ));
+    }
+    if !opts.allow_driver_changes {
+        return Err(format!(
+            "refused: {tool} changes the driver itself, and a trajectory's turns may not unless asked (`cua replay --allow-config`, or `allow_config: true` on replay_trajectory)"
+        ));
+    }
+    Ok(tool)
+}
+
+/// The recorded arguments, without the recorder's own (`_…`) fields, and with the secret
+/// a person gives for text that was redacted when recorded.
+fn arguments(action: &Value, turn: u32) -> Result<Value, String> {
+    let mut args = action.get("arguments").cloned().unwrap_or(json!({}));
+    let Value::Object(fields) = &mut args else {
+        return Err("`arguments` is not an object".into());
+    };
+    fields.retain(|k, _| !k.starts_with('_'));
+    // Text typed into a password field was not recorded: the person replaying gives it.
+    let redacted = action.get("redacted").and_then(Value::as_array);
+    if let Some(redacted) = redacted.filter(|f| !f.is_empty()) {
+        let var = format!("CUA_SECRET_TURN_{turn}");
+        let secret = std::env::var(&var).map_err(|_| {
+            format!(
+                "this turn typed into a password field (or an element redaction.names lists) and its text was redacted when recorded; set {var} to replay it"
+            )
+        })?;
+        for field in redacted.iter().filter_map(Value::as_str) {
+            args[field] = json!(secret);
+        }
+    }
+    Ok(args)
+}
+
+/// Calls the tool (escalated to the foreground where a sandbox allows it); its summary.
+async fn dispatch(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    tool: &str,
+    args: Value,
+) -> Result<String, String> {
+    escalate::call(ctx, registry, tool, args)
+        .await
+        .result
+        .map(|out| out.summary)
+        .map_err(|e| e.to_string())
+}
+
+/// The live window's tree as Markdown.
+async fn read_markdown(ctx: &ToolContext, pid: u32, window: &WindowInfo) -> Result<String, String> {
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    let state = crate::snapshot::window_state_json(platform.as_ref(), pid, window).await;
+    match state["tree_markdown"].as_str() {
+        Some(md) => Ok(md.to_string()),
+        None => Err(format!(
+            "cannot read the window before the turn: {}",
+            state["error"].as_str().unwrap_or("no tree")
+        )),
+    }
+}
