@@ -109,6 +109,10 @@ pub fn hermetic_env(dir: &Path) -> Vec<(String, String)> {
         // Python apps (the fixtures, many real apps) would write bytecode caches beside
         // their sources, outside the sandbox.
         ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+        // Qt's KDE theme (built into Qt), for the steady caret the sandbox's kdeglobals
+        // sets; it needs to be told a KDE session version to load.
+        ("QT_QPA_PLATFORMTHEME".into(), "kde".into()),
+        ("KDE_SESSION_VERSION".into(), "5".into()),
     ]
 }
 

@@ -1,6 +1,6 @@
-//! The replay mutation suite: one recording of the order form's base build
-//! (harness/apps/order_gtk3.py), replayed on changed builds of it, each three times on a
-//! fresh app. Cosmetic builds must heal and say how; breaking builds must fail with a reason
+//! The replay mutation suite: one recording of the order form's base build (GTK 3:
+//! harness/apps/order_gtk3.py; Qt 5: order_qt.py), replayed on changed builds of it, each
+//! three times on a fresh app. Cosmetic builds must heal and say how; breaking builds must fail with a reason
 //! that names the element. Whatever the replay says, the app's own journal is the truth:
 //! a replay that reports success must have left the recorded order, and no replay may ever
 //! press an element outside the recorded flow (Clear, or a look-alike "Add").
@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::runtime;
+use common::{copy_dir, runtime};
 use cua::replay::{ReplayOptions, ReplayReport, replay};
 use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolRegistry};
@@ -34,6 +34,8 @@ struct Run {
     rt: tokio::runtime::Runtime,
     ctx: ToolContext,
     registry: ToolRegistry,
+    /// The form's script in harness/apps, and its first arguments.
+    form: (&'static str, &'static [&'static str]),
 }
 
 impl Run {
@@ -46,12 +48,20 @@ impl Run {
 
     /// Starts the form's build `variant`, journaling to `journal`.
     fn launch(&self, variant: &str, journal: &Path) -> (Value, Value) {
-        let form = format!("{}/harness/apps/order_gtk3.py", env!("CARGO_MANIFEST_DIR"));
+        let (script, first) = self.form;
+        let path = format!("{}/harness/apps/{script}", env!("CARGO_MANIFEST_DIR"));
+        let mut arguments: Vec<Value> = first.iter().map(|a| json!(a)).collect();
+        arguments.extend([
+            json!("--journal"),
+            json!(journal),
+            json!("--variant"),
+            json!(variant),
+        ]);
         let out = self.call(
             "launch_app",
             json!({
-                "path": form,
-                "additional_arguments": ["--journal", journal, "--variant", variant],
+                "path": path,
+                "additional_arguments": arguments,
                 "creates_new_application_instance": true,
             }),
         );
@@ -183,10 +193,14 @@ fn replay_on(
             run.quit(&pid);
             let journal = read_journal(&journal);
             match report.turns.iter().find(|t| !t.ok) {
-                None => eprintln!("{variant:>13} run {i}: passed, heals {:?}", heals(&report)),
+                None => eprintln!(
+                    "{} {variant:>13} run {i}: passed, heals {:?}",
+                    run.form.0,
+                    heals(&report)
+                ),
                 Some(t) => eprintln!(
-                    "{variant:>13} run {i}: turn {} failed: {}",
-                    t.turn, t.result_summary
+                    "{} {variant:>13} run {i}: turn {} failed: {}",
+                    run.form.0, t.turn, t.result_summary
                 ),
             }
             // Never a silent incorrect success, never a press outside the flow.
@@ -209,24 +223,107 @@ fn replay_on(
         .collect()
 }
 
+/// `cua replay --heal` on a healing build writes what it met as the pending change
+/// `NAME.new`; accepted (`cua golden accept`), the next replay on that build matches
+/// exactly, nothing healed, and leaves the recorded order.
+fn heal_is_written_back_and_then_matches(
+    run: &Run,
+    sandbox: &Sandbox,
+    recording: &Path,
+    base: &Path,
+) -> Result<(), String> {
+    let healable = base.join("healable");
+    copy_dir(recording, &healable);
+    let desktop = sandbox.desktop();
+    let cua = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cua"));
+        cmd.args(args)
+            .env("DISPLAY", desktop.display.clone().unwrap_or_default())
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                desktop.dbus_address.clone().unwrap_or_default(),
+            )
+            .env(
+                "CUA_SANDBOX_DIR",
+                desktop.sandbox_dir.clone().unwrap_or_default(),
+            )
+            .env_remove("CI");
+        cmd.output().unwrap()
+    };
+    let variant = "relabel_gift";
+    let (pid, _) = run.launch(variant, &base.join("heal-1.jsonl"));
+    let out = cua(&[
+        "replay",
+        "--heal",
+        "--delay-ms",
+        "0",
+        healable.to_str().unwrap(),
+    ]);
+    run.quit(&pid);
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !said.contains("healed: the pending change is") {
+        return Err(format!("cua replay --heal: {}\n{said}", out.status));
+    }
+    let accepted = cua(&[
+        "golden",
+        "accept",
+        "healable",
+        "--goldens",
+        base.to_str().unwrap(),
+    ]);
+    if !accepted.status.success() || base.join("healable.new").exists() {
+        return Err(format!(
+            "cua golden accept: {}",
+            String::from_utf8_lossy(&accepted.stderr)
+        ));
+    }
+    let journal = base.join("heal-2.jsonl");
+    let (pid, _) = run.launch(variant, &journal);
+    let report = run.replay(&healable);
+    run.quit(&pid);
+    let journal = read_journal(&journal);
+    if report.failed > 0 || !heals(&report).is_empty() {
+        return Err(format!("after accepting the heal: {:#?}", report.turns));
+    }
+    if (journal.lines, journal.total) != recorded_order() {
+        return Err("after accepting the heal the order is not the recorded one".into());
+    }
+    Ok(())
+}
+
 fn heals(report: &ReplayReport) -> Vec<String> {
     report.turns.iter().filter_map(|t| t.heal.clone()).collect()
 }
 
 #[test]
-fn cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
+fn gtk3_cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
+    mutation_suite(("order_gtk3.py", &[]));
+}
+
+#[test]
+fn qt5_cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
+    mutation_suite(("order_qt.py", &["--qt", "5"]));
+}
+
+fn mutation_suite(form: (&'static str, &'static [&'static str])) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 900,
     })
     .expect("sandbox");
-    let base: PathBuf = std::env::temp_dir().join(format!("cua-mutations-{}", std::process::id()));
+    let base: PathBuf = std::env::temp_dir().join(format!(
+        "cua-mutations-{}-{}",
+        form.0.trim_end_matches(".py"),
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).unwrap();
     let run = Run {
         rt: runtime(),
         ctx: ToolContext::for_desktop(sandbox.desktop()),
         registry: ToolRegistry::new(),
+        form,
     };
     let recording = base.join("recorded");
     record(&run, &recording, &base.join("recorded.jsonl"));
@@ -316,6 +413,9 @@ fn cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
                 _ => {}
             }
         }
+    }
+    if let Err(e) = heal_is_written_back_and_then_matches(&run, &sandbox, &recording, &base) {
+        failures.push(format!("--heal: {e}"));
     }
     drop(sandbox);
     let _ = std::fs::remove_dir_all(&base);

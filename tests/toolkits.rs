@@ -503,7 +503,8 @@ fn deliver(
     }
 }
 
-fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
+/// Starts a fresh instance of a fixture: its pid and window.
+fn launch(h: &Harness, fx: &Fixture) -> (u64, u64) {
     let request = match fx.launch {
         Launch::Script(script, args) => json!({
             "path": project().join(script).to_string_lossy(),
@@ -523,6 +524,11 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
     let window_id = launched.structured["windows"][0]["window_id"]
         .as_u64()
         .unwrap();
+    (pid, window_id)
+}
+
+fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
+    let (pid, window_id) = launch(h, fx);
     let result = (|| {
         let Some(background) = deliver(h, fx, journal_path, case, pid, window_id, "background")
         else {
@@ -740,4 +746,65 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
             "docs/toolkits.md's matrix differs from what the fixtures showed; rerun with CUA_UPDATE_DOCS=1 after checking the change"
         );
     }
+}
+
+/// Two runs of one build diff clean because nothing on screen blinks: in a sandbox a
+/// focused text field's caret is steady on every toolkit (GTK and the browsers through
+/// GTK's settings.ini, Qt through its KDE theme's kdeglobals). The field is focused with a
+/// real click, then shot every 200 ms for 2.4 s, two blink periods or more everywhere (the
+/// sampling over time is what is measured, so it is paced, not waited on): every shot must
+/// be the same.
+#[test]
+fn a_focused_text_field_draws_the_same_pixels_through_two_blink_periods() {
+    let (_sandbox, _journal, h) = sandboxed();
+    let mut blinking = Vec::new();
+    for fx in FIXTURES {
+        let (pid, window_id) = launch(&h, fx);
+        let at = json!({ "pid": pid, "window_id": window_id });
+        let state = |screenshot: bool| {
+            let mut args = at.clone();
+            args["include_screenshot"] = json!(screenshot);
+            h.call("get_window_state", args)
+                .unwrap_or_else(|e| panic!("{}: get_window_state: {e}", fx.toolkit))
+        };
+        let name = find(&state(false), "text|entry", "Name")
+            .unwrap_or_else(|| panic!("{}: no Name field", fx.toolkit));
+        let mut click = at.clone();
+        click["element_index"] = json!(name);
+        click["delivery_mode"] = json!("foreground");
+        h.call("click", click)
+            .unwrap_or_else(|e| panic!("{}: click: {e}", fx.toolkit));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !find_element(&state(false), "text|entry", "Name").is_some_and(|e| {
+            e["states"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s == "focused"))
+        }) {
+            assert!(
+                Instant::now() < deadline,
+                "{}: Name never took the focus",
+                fx.toolkit
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut shots = Vec::new();
+        for _ in 0..12 {
+            let shot = state(true).image.expect("a screenshot").data;
+            if !shots.contains(&shot) {
+                shots.push(shot);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if shots.len() > 1 {
+            blinking.push(format!("{} ({} different frames)", fx.toolkit, shots.len()));
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    assert!(
+        blinking.is_empty(),
+        "a focused field still changes: {blinking:?}"
+    );
 }

@@ -125,6 +125,12 @@ enum Command {
         /// Record the replay into this folder (the trajectory to diff against the original).
         #[arg(long, value_name = "OUT")]
         record_to: Option<PathBuf>,
+        /// When the replay passes and healed any element, write what it met (its recording:
+        /// healed locators, new names, the new build's trees) as the pending change
+        /// `DIR.new`, to review and accept like a golden (`cua golden review NAME --goldens
+        /// PARENT`). Nothing is written when a turn fails, or with CI set.
+        #[arg(long, conflicts_with = "record_to")]
+        heal: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -401,6 +407,7 @@ pub fn main() -> i32 {
             no_stop_on_error,
             delay_ms,
             record_to,
+            heal,
             json,
             allow_config,
             launch,
@@ -417,6 +424,7 @@ pub fn main() -> i32 {
                 volatile: Vec::new(),
             },
             record_to.as_deref(),
+            heal,
             json,
         ),
         Command::Diff {

@@ -7,6 +7,7 @@ pub(super) fn run_replay(
     dir: &std::path::Path,
     opts: ReplayOptions,
     record_to: Option<&std::path::Path>,
+    heal: bool,
     json: bool,
 ) -> i32 {
     use crate::replay::{replay, turn_dirs};
@@ -14,6 +15,12 @@ pub(super) fn run_replay(
         Ok(t) => t.len(),
         Err(e) => return fail(e.exit_code(), e),
     };
+    // --heal records the replay beside the trajectory, kept only as a pending change.
+    let healing = match heal.then(|| HealTarget::of(dir)).transpose() {
+        Ok(h) => h,
+        Err(e) => return fail(2, e),
+    };
+    let record_to = healing.as_ref().map(|h| h.scratch.as_path()).or(record_to);
     let runtime = match runtime() {
         Ok(r) => r,
         Err(code) => return code,
@@ -52,18 +59,29 @@ pub(super) fn run_replay(
         Ok(r) => r,
         Err(e) => return fail(e.exit_code(), e),
     };
-    // Beside the replay's recording: what it replayed, and the apps it started itself.
+    let healed_turns: Vec<serde_json::Value> = report
+        .turns
+        .iter()
+        .filter_map(|t| Some(serde_json::json!({ "turn": t.turn, "heal": t.heal.as_ref()? })))
+        .collect();
+    // Beside the replay's recording: what it replayed, the apps it started itself, and
+    // what it healed.
     if let Some(out_dir) = record_to {
         let note = serde_json::json!({
             "replayed": report.directory,
             "launch": opts.launch,
             "apps": opts.apps,
             "launched": report.launched,
+            "healed": healed_turns,
         });
         let bytes = serde_json::to_vec_pretty(&note).unwrap_or_default();
         if let Err(e) = crate::files::write_atomic(&out_dir.join("replay.json"), &bytes) {
             eprintln!("warning: cannot write replay.json: {e}");
         }
+    }
+    if let Some(h) = &healing {
+        let written = h.keep(report.failed == 0 && !healed_turns.is_empty());
+        eprintln!("{}", written.unwrap_or_else(|e| format!("--heal: {e}")));
     }
     if json {
         out(&serde_json::to_string_pretty(&report).unwrap_or_default());
@@ -116,6 +134,63 @@ pub(super) fn run_replay(
         ));
     }
     if report.failed > 0 { 1 } else { 0 }
+}
+
+/// Where `cua replay --heal` records the replay, and the pending change it may become: the
+/// trajectory `PARENT/NAME` gets `PARENT/NAME.new`, which `cua golden review NAME
+/// --goldens PARENT` and `cua golden accept` treat as a pending golden.
+struct HealTarget {
+    goldens: crate::golden::Goldens,
+    name: String,
+    parent: std::path::PathBuf,
+    /// The replay's recording while it runs (removed after).
+    scratch: std::path::PathBuf,
+}
+
+impl HealTarget {
+    fn of(dir: &std::path::Path) -> Result<HealTarget, String> {
+        if crate::golden::in_ci() {
+            return Err(
+                "`--heal`: CI is set, and CI never writes a heal back (unset CI to write one)"
+                    .into(),
+            );
+        }
+        let dir = std::path::absolute(dir).map_err(|e| format!("`dir`: {e}"))?;
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Err(format!(
+                "`--heal`: {} has no parent folder to write NAME.new into",
+                dir.display()
+            ));
+        };
+        let name = name.to_string_lossy().into_owned();
+        Ok(HealTarget {
+            goldens: crate::golden::Goldens::new(parent),
+            scratch: parent.join(format!(".{name}.heal-{}", std::process::id())),
+            parent: parent.to_path_buf(),
+            name,
+        })
+    }
+
+    /// Makes the replay's recording the pending change when `worth_it` (the replay passed
+    /// and healed something); says what happened.
+    fn keep(&self, worth_it: bool) -> Result<String, String> {
+        let outcome = if worth_it {
+            self.goldens.store_pending(&self.name, &self.scratch).map(|pending| {
+                format!(
+                    "healed: the pending change is {}; review it with `cua golden review {} --goldens {}` (or --web), then `cua golden accept {} --goldens {}`",
+                    pending.display(),
+                    self.name,
+                    self.parent.display(),
+                    self.name,
+                    self.parent.display()
+                )
+            })
+        } else {
+            Ok("--heal: nothing written (no turn was healed, or a turn failed: only a replay that passed writes its heals back)".into())
+        };
+        let _ = std::fs::remove_dir_all(&self.scratch);
+        outcome
+    }
 }
 
 pub(super) fn run_record(cmd: RecordCommand) -> i32 {

@@ -63,12 +63,8 @@ impl Recorded {
             Recorded::Locator(loc, neighbours) => {
                 let found = heal::find(snapshot, loc, neighbours.as_ref())?;
                 let node = &snapshot.tree.nodes[snapshot.elements[found.index]];
-                let recorded_enabled = enabled(&loc.states);
-                if recorded_enabled && !enabled(&node.states) {
-                    return Err(format!(
-                        "{} is disabled in the app (it was enabled when recorded); not pressed",
-                        heal::describe(&node.role, &node.name)
-                    ));
+                if heal::enabled(&loc.states) && !heal::enabled(&node.states) {
+                    return Err(heal::disabled_message(&node.role, &node.name));
                 }
                 let healed = found.rule != LocatorRule::ExactPath;
                 let renamed = found.role != loc.role || found.name != loc.name;
@@ -96,12 +92,6 @@ impl Recorded {
             }),
         }
     }
-}
-
-/// Whether an element's states say it takes input (AT-SPI's `sensitive`, a browser's
-/// `enabled`).
-fn enabled(states: &[String]) -> bool {
-    states.iter().any(|s| s == "sensitive" || s == "enabled")
 }
 
 /// The live element of an element-indexed turn (None for other turns), found by

@@ -148,6 +148,20 @@ fn loose_match(recorded: &str, live: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether an element's states say it takes input (AT-SPI's `sensitive`, a browser's
+/// `enabled`).
+pub fn enabled(states: &[String]) -> bool {
+    states.iter().any(|s| s == "sensitive" || s == "enabled")
+}
+
+/// Why an element that was enabled when recorded is not pressed.
+pub fn disabled_message(role: &str, name: &str) -> String {
+    format!(
+        "{} is disabled in the app (it was enabled when recorded); not pressed",
+        describe(role, name)
+    )
+}
+
 /// `role "name"`, as reports show an element.
 pub fn describe(role: &str, name: &str) -> String {
     if name.is_empty() {
@@ -358,6 +372,17 @@ fn tell_apart(
 /// The refusal when no rung finds anything: the nearest element of the recorded role
 /// (of any role when none has it), which was not pressed.
 fn not_found(live: &Live, loc: &Locator) -> String {
+    // Some toolkits (Qt) drop a disabled control from the elements (it offers no
+    // action): it is still the recorded element, and the reason is that it is disabled.
+    let disabled = live
+        .snapshot
+        .tree
+        .nodes
+        .iter()
+        .find(|n| n.role == loc.role && same_name(&loc.name, &n.name) && !enabled(&n.states));
+    if let (Some(n), true) = (disabled, enabled(&loc.states)) {
+        return disabled_message(&n.role, &n.name);
+    }
     let same_role: Vec<usize> = (0..live.count())
         .filter(|&i| live.node(i).role == loc.role)
         .collect();

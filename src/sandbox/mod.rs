@@ -32,8 +32,12 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// GTK settings for apps in the sandbox: no caret blink and no animations, so two runs of
-/// the same steps draw the same pixels (goldens compare screenshots).
+/// Toolkit settings for apps in the sandbox: no caret blink and no animations, so two runs
+/// of the same steps draw the same pixels (goldens compare screenshots). GTK reads its
+/// settings.ini (browsers on Linux follow GTK's caret setting). Qt takes a caret rate
+/// only from a platform theme: the KDE one is built into Qt and reads `kdeglobals`
+/// (selected by [`crate::desktop::hermetic_env`]); its colours are set to Qt's own Fusion
+/// palette, so a Qt window draws exactly as under Qt's default theme, with a steady caret.
 fn write_toolkit_settings(dir: &Path) -> std::io::Result<()> {
     for toolkit in ["gtk-3.0", "gtk-4.0"] {
         let folder = config_home(dir).join(toolkit);
@@ -43,8 +47,27 @@ fn write_toolkit_settings(dir: &Path) -> std::io::Result<()> {
             "[Settings]\ngtk-cursor-blink = false\ngtk-enable-animations = false\n",
         )?;
     }
+    std::fs::write(config_home(dir).join("kdeglobals"), KDE_GLOBALS)?;
     Ok(())
 }
+
+/// Qt's KDE theme settings: a caret that never blinks, in Fusion's colours.
+const KDE_GLOBALS: &str = "[KDE]
+CursorBlinkRate=0
+[Colors:Button]
+BackgroundNormal=239,239,239
+ForegroundNormal=0,0,0
+[Colors:Window]
+BackgroundNormal=239,239,239
+ForegroundNormal=0,0,0
+[Colors:View]
+BackgroundNormal=255,255,255
+ForegroundNormal=0,0,0
+BackgroundAlternate=247,247,247
+[Colors:Selection]
+BackgroundNormal=48,140,198
+ForegroundNormal=255,255,255
+";
 /// How long the accessibility bus and the window manager may take to come up (usually
 /// well under a second).
 #[cfg_attr(not(feature = "linux"), allow(dead_code))]
