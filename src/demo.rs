@@ -331,6 +331,7 @@ fn regression(out: &Path) -> Result<(), String> {
         retries: 0,
         repeat: 1,
         work_dir: out.join("runs"),
+        heal: false,
     };
     if opts.update {
         let made = crate::harness::run_scenario(&scenario, &opts);

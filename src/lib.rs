@@ -23,6 +23,7 @@ pub mod images;
 pub mod keys;
 pub mod logs;
 pub mod mcp;
+pub mod names;
 pub mod output;
 pub mod page;
 pub mod platform;

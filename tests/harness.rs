@@ -741,10 +741,15 @@ fn a_recorded_launch_binds_to_the_scenario_app_so_the_build_under_test_is_the_on
     let out = run(&[]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
+    // Never the button of another name in its place: refused, naming it.
     assert!(
-        said.contains("no element matches button \"Increment\""),
+        said.contains("no button \"Increment\"; the window has ")
+            && said.contains("button \"Add\"")
+            && said.contains("(none pressed)"),
         "{said}"
     );
+    let journal = std::fs::read_to_string(work.join("bound/journal.jsonl")).unwrap();
+    assert!(!journal.contains("\"Reset\""), "{journal}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -72,6 +72,11 @@ enum Command {
         /// Make each run the new golden instead of comparing (refused when CI is set).
         #[arg(long)]
         update: bool,
+        /// A scenario that replays a recording, passes and healed elements writes its run
+        /// back as the recording's pending change `<trajectory>.new`, to review and accept
+        /// like a golden. Nothing is written with CI set.
+        #[arg(long, conflicts_with = "update")]
+        heal: bool,
         /// Run a failing scenario again up to N times; a pass on a retry is reported flaky.
         #[arg(long, value_name = "N", default_value_t = 0)]
         retries: usize,
@@ -131,6 +136,10 @@ enum Command {
         /// PARENT`). Nothing is written when a turn fails, or with CI set.
         #[arg(long, conflicts_with = "record_to")]
         heal: bool,
+        /// Text that changes by itself (a clock, a counter), a regex; its matches are no
+        /// part of a turn's change. Repeatable.
+        #[arg(long, value_name = "REGEX", value_parser = parse_volatile)]
+        volatile: Vec<regex::Regex>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -227,6 +236,18 @@ enum GoldenCommand {
         #[command(flatten)]
         dirs: HarnessDirs,
     },
+}
+
+/// `--volatile REGEX`: a pattern that must match some text, never the empty text (which it
+/// would match everywhere).
+fn parse_volatile(s: &str) -> Result<regex::Regex, String> {
+    let pattern = regex::Regex::new(s).map_err(|e| e.to_string())?;
+    if pattern.is_match("") {
+        return Err(format!(
+            "{s:?} matches empty text; make it match at least one character"
+        ));
+    }
+    Ok(pattern)
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -408,6 +429,7 @@ pub fn main() -> i32 {
             delay_ms,
             record_to,
             heal,
+            volatile,
             json,
             allow_config,
             launch,
@@ -421,7 +443,7 @@ pub fn main() -> i32 {
                 allow_driver_changes: allow_config,
                 launch,
                 apps: app,
-                volatile: Vec::new(),
+                volatile,
             },
             record_to.as_deref(),
             heal,
@@ -438,6 +460,7 @@ pub fn main() -> i32 {
             jobs,
             shard,
             update,
+            heal,
             retries,
             fail_on_flaky,
             repeat,
@@ -452,6 +475,7 @@ pub fn main() -> i32 {
                 jobs,
                 shard,
                 update,
+                heal,
                 retries,
                 repeat,
                 work_dir: work_dir.clone().unwrap_or_else(default_work_dir),

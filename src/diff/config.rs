@@ -108,6 +108,15 @@ impl DiffConfig {
         for (i, r) in self.redact.iter().enumerate() {
             let pattern =
                 regex::Regex::new(&r.pattern).map_err(|e| format!("`redact[{i}].pattern`: {e}"))?;
+            // A pattern that matches empty text puts its replacement between every two
+            // characters: each such rule multiplies the text (a few of them made a 2-turn
+            // diff take seconds and megabytes). Never meant; refused.
+            if pattern.is_match("") {
+                return Err(format!(
+                    "`redact[{i}].pattern` {:?} matches empty text, so it would insert its replacement between every two characters; make it match at least one character",
+                    r.pattern
+                ));
+            }
             rules.push(Redaction {
                 pattern,
                 replacement: r.replacement.clone().unwrap_or_else(|| "<redacted>".into()),

@@ -117,6 +117,24 @@ mod tests {
     }
 
     #[test]
+    fn a_redaction_that_matches_empty_text_is_refused() {
+        for pattern in ["x*", "^", "(a|)"] {
+            let config = crate::diff::DiffConfig::from_toml(
+                &format!("[[redact]]\npattern = '{pattern}'\nreplacement = 'zz'\n"),
+                "c.toml",
+            );
+            let e = config.unwrap_err();
+            assert!(
+                e.contains("`redact[0].pattern`") && e.contains("matches empty text"),
+                "{e}"
+            );
+        }
+        assert!(
+            crate::diff::DiffConfig::from_toml("[[redact]]\npattern = 'x+'\n", "c.toml").is_ok()
+        );
+    }
+
+    #[test]
     fn unified_diff_names_the_changed_line_only() {
         let expected = "- [0] push_button \"7\"\n- [1] push_button \"8\"\n- [2] label \"42\"\n";
         let actual = "- [0] push_button \"7\"\n- [1] push_button \"8\"\n- [2] label \"41\"\n";

@@ -36,6 +36,9 @@ pub struct ToolContext {
     pub cursor: crate::cursor::AgentCursor,
     /// A one-shot CLI call: it ends before an overlay could be seen, so it draws none.
     one_shot: bool,
+    /// When input whose effect was not read back was last sent to each app that shows
+    /// effects late ([`crate::platform::AppQuirks::late_effects`]), and how late they get.
+    pending_effects: Mutex<HashMap<u32, (std::time::Instant, std::time::Duration)>>,
 }
 
 impl ToolContext {
@@ -57,6 +60,44 @@ impl ToolContext {
         let ctx = Self::default();
         let _ = ctx.platform.set(platform);
         ctx
+    }
+
+    /// Before acting on app `pid`: when the last input sent to it may still be on its way
+    /// (an app that shows effects late, and its effect not read back), waits until the app
+    /// shows something after it (its accessibility events), or until that effect's latest.
+    /// So input never lands while the previous effect is pending (GTK 4 drops a click sent
+    /// then) and a state read next shows it.
+    pub async fn await_pending_effect(&self, pid: u32) {
+        let pending = self
+            .pending_effects
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&pid).copied());
+        let Some((sent, latest)) = pending else {
+            return;
+        };
+        let until = sent + latest;
+        if std::time::Instant::now() < until {
+            if let Ok(platform) = self.platform().await {
+                crate::platform::event_after(platform.as_ref(), pid, sent, until).await;
+            }
+        }
+        if let Ok(mut p) = self.pending_effects.lock() {
+            p.remove(&pid);
+        }
+    }
+
+    /// Input was sent to app `pid` at `sent` and its effect was not read back: the next
+    /// action waits for it when the app shows effects late.
+    pub async fn effect_pending(&self, pid: u32, sent: std::time::Instant) {
+        let Ok(platform) = self.platform().await else {
+            return;
+        };
+        if let Some(latest) = platform.app_quirks(pid).await.late_effects {
+            if let Ok(mut p) = self.pending_effects.lock() {
+                p.insert(pid, (sent, latest));
+            }
+        }
     }
 
     /// The desktop this context talks to.

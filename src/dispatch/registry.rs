@@ -66,8 +66,33 @@ impl ToolRegistry {
     }
 
     /// Runs a tool that need not be registered (replay's bound launch_app), recorded when
-    /// recording is on, like [`ToolRegistry::call`].
+    /// recording is on, like [`ToolRegistry::call`]. Input to an app that shows effects
+    /// late waits for the previous input's effect first ([`ToolContext::await_pending_effect`]).
     pub async fn call_tool(
+        ctx: &ToolContext,
+        tool: &dyn Tool,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let acting_on = (tool.acts(&args) && !tool.changes_driver())
+            .then(|| args.get("pid").and_then(Value::as_u64))
+            .flatten()
+            .map(|p| p as u32);
+        let Some(pid) = acting_on else {
+            return Self::call_recorded(ctx, tool, args).await;
+        };
+        ctx.await_pending_effect(pid).await;
+        let sent = std::time::Instant::now();
+        let out = Self::call_recorded(ctx, tool, args).await;
+        let read_back = out
+            .as_ref()
+            .is_ok_and(|o| o.structured["effect"] == "confirmed");
+        if out.is_ok() && !read_back {
+            ctx.effect_pending(pid, sent).await;
+        }
+        out
+    }
+
+    async fn call_recorded(
         ctx: &ToolContext,
         tool: &dyn Tool,
         args: Value,

@@ -4,15 +4,22 @@
 
 use super::*;
 
+/// What driving a scenario showed besides its run's turns.
+#[derive(Default)]
+pub(super) struct Driven {
+    /// Replayed turns that never reached their tool (window or element not found: they
+    /// leave no turn in the run) or did not make their recorded change.
+    pub unhonoured: Vec<verdict::Unhonoured>,
+    /// Turns of steps that say `expect_effect = false`.
+    pub quiet: Vec<u32>,
+    /// The replay's heals, `turn N: …`, for the report.
+    pub heals: Vec<String>,
+}
+
 /// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
 /// also receives files the app writes there, such as the fixture's journal; the diff reads
-/// only turn folders). Returns the replayed turns that never reached their tool (window or
-/// element not found: they leave no turn in the run), and the turns of steps that say
-/// `expect_effect = false`.
-pub(super) fn drive(
-    scenario: &Scenario,
-    run_dir: &Path,
-) -> Result<(Vec<verdict::Unhonoured>, Vec<u32>), String> {
+/// only turn folders).
+pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, String> {
     if run_dir.exists() {
         std::fs::remove_dir_all(run_dir)
             .map_err(|e| format!("cannot empty {}: {e}", run_dir.display()))?;
@@ -59,13 +66,21 @@ pub(super) fn drive(
                     window_id: window,
                     launch_args: app_as_written(&scenario.spec.app),
                 };
-                replay_steps(&ctx, &registry, &scenario.root.join(t), app)
-                    .await
-                    .map(|u| (u, Vec::new()))
+                let volatile = scenario
+                    .spec
+                    .diff
+                    .redact
+                    .iter()
+                    .filter_map(|r| regex::Regex::new(&r.pattern).ok())
+                    .collect();
+                replay_steps(&ctx, &registry, &scenario.root.join(t), app, volatile).await
             }
             None => inline_steps(&ctx, &registry, scenario, pid, window)
                 .await
-                .map(|quiet| (Vec::new(), quiet)),
+                .map(|quiet| Driven {
+                    quiet,
+                    ..Driven::default()
+                }),
         };
         let stopped = registry
             .call(&ctx, "set_recording", json!({ "enabled": false }))
@@ -301,36 +316,48 @@ pub(super) fn app_as_written(app: &AppSpec) -> Value {
     Value::Object(args)
 }
 
+/// Replays a scenario's recording against its running app. Dispatched turns are recorded
+/// (the verdict and the diff judge them); turns that never ran, or whose recorded change
+/// did not happen, are handed back, and so are the heals.
 pub(super) async fn replay_steps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     dir: &Path,
     app: crate::replay::BoundApp,
-) -> Result<Vec<verdict::Unhonoured>, String> {
+    volatile: Vec<regex::Regex>,
+) -> Result<Driven, String> {
     let opts = ReplayOptions {
-        delay_ms: 0,
-        stop_on_error: false,
         bound_app: Some(app),
-        allow_driver_changes: false,
-        launch: false,
-        apps: Vec::new(),
-        volatile: Vec::new(),
+        volatile,
+        ..ReplayOptions::default()
     };
-    // Dispatched turns are recorded (the verdict and the diff judge them); the others
-    // are handed back, since nothing in the run shows them.
     let report = crate::replay::replay(ctx, registry, dir, &opts, |_| {})
         .await
         .map_err(|e| format!("replay {}: {e}", dir.display()))?;
-    Ok(report
+    let heals = report
+        .turns
+        .iter()
+        .filter_map(|t| Some(format!("turn {}: {}", t.turn, t.heal.as_ref()?)))
+        .collect();
+    let unhonoured = report
         .turns
         .into_iter()
-        .filter(|t| !t.ok && !t.dispatched)
+        .filter(|t| !t.ok)
         .map(|t| verdict::Unhonoured {
             turn: t.turn,
             tool: t.tool,
-            reason: format!("the recording's turn was never run: {}", t.result_summary),
+            reason: if t.dispatched {
+                format!("the recording's turn ran, but {}", t.result_summary)
+            } else {
+                format!("the recording's turn was never run: {}", t.result_summary)
+            },
         })
-        .collect())
+        .collect();
+    Ok(Driven {
+        unhonoured,
+        heals,
+        ..Driven::default()
+    })
 }
 
 /// Saves what the window shows (screenshot and tree) in the run folder, for the report of

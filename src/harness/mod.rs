@@ -72,6 +72,8 @@ pub struct TestOptions {
     pub repeat: usize,
     /// Where runs are recorded (one folder per scenario, emptied first).
     pub work_dir: PathBuf,
+    /// Write a passing run that healed back as its recording's pending change.
+    pub heal: bool,
 }
 
 /// Parses `I/N` (I from 1).
@@ -267,6 +269,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         failed_attempts: Vec::new(),
         recorded_turns: 0,
         failure_state: None,
+        heals: Vec::new(),
     };
     let finish = |mut r: ScenarioReport| {
         r.duration_ms = started.elapsed().as_millis() as u64;
@@ -281,11 +284,9 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
             return finish(report);
         }
     };
-    let (undispatched, no_effect_expected) = driven;
-    let mut unhonoured = undispatched;
-    unhonoured.extend(verdict::unhonoured(&run_dir, |n| {
-        no_effect_expected.contains(&n)
-    }));
+    report.heals = driven.heals;
+    let mut unhonoured = driven.unhonoured;
+    unhonoured.extend(verdict::unhonoured(&run_dir, |n| driven.quiet.contains(&n)));
     if !unhonoured.is_empty() {
         let list: Vec<String> = unhonoured.iter().map(|u| format!("  {u}")).collect();
         report.error = Some(format!(
@@ -333,6 +334,9 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         Err(e) => report.error = Some(format!("golden {}: {e}", golden.display())),
         Ok(d) => {
             report.passed = d.passed;
+            if d.passed && opts.heal && !report.heals.is_empty() {
+                report.notes.push(write_heal(scenario, &run_dir, ci));
+            }
             if d.passed {
                 if !ci && goldens.pending(&scenario.name).exists() {
                     let _ = goldens.reject(&scenario.name);
@@ -370,6 +374,34 @@ fn write_pending(
     })
 }
 
+/// `cua test --heal`: a passing run that healed is written back as the pending change of
+/// the scenario's recording (`<trajectory>.new`), to review and accept like a golden.
+fn write_heal(scenario: &Scenario, run_dir: &Path, ci: bool) -> String {
+    if ci {
+        return "CI is set: --heal wrote nothing".into();
+    }
+    let Some(recording) = scenario
+        .spec
+        .trajectory
+        .as_ref()
+        .map(|t| scenario.root.join(t))
+    else {
+        return "--heal: the scenario replays no recording, so nothing was healed".into();
+    };
+    let (Some(parent), Some(name)) = (recording.parent(), recording.file_name()) else {
+        return format!("--heal: {} has no parent folder", recording.display());
+    };
+    let name = name.to_string_lossy();
+    match Goldens::new(parent).store_pending(&name, run_dir) {
+        Ok(p) => format!(
+            "healed: the pending change of the recording is {} (review: cua golden review {name} --goldens {d}; accept: cua golden accept {name} --goldens {d})",
+            p.display(),
+            d = parent.display()
+        ),
+        Err(e) => format!("--heal: could not write the pending change: {e}"),
+    }
+}
+
 pub use golden::obsolete_goldens;
 
 #[cfg(test)]
@@ -387,6 +419,7 @@ mod tests {
             retries: 0,
             repeat: 1,
             work_dir: PathBuf::from("unused"),
+            heal: false,
         }
     }
 

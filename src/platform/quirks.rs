@@ -28,6 +28,11 @@ pub struct AppQuirks {
     pub silent_value_set: bool,
     /// It shows web pages, whose trees are built after the window maps.
     pub web_engine: bool,
+    /// Its effects show up to this long after the input that caused them, with no event
+    /// before (GTK 4.8: a click's ~250 ms later). Input sent sooner, while one is still
+    /// on its way, can vanish, and a state read then shows the previous action's effect
+    /// late: the next action to such an app waits (bounded) for the previous effect.
+    pub late_effects: Option<std::time::Duration>,
 }
 
 impl AppQuirks {

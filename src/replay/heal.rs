@@ -171,13 +171,16 @@ pub fn describe(role: &str, name: &str) -> String {
     }
 }
 
-/// Whether a recorded locator path is the live one, step by step ([`same_name`]).
+/// Whether a recorded locator path is the live one, step by step: role, place, and name
+/// ([`same_name`]; a container's name as cua reads names today, so a class name an
+/// earlier cua recorded, `AdwLeaflet`, is the unnamed container it is).
 fn same_path(recorded: &[PathStep], live: &[PathStep]) -> bool {
     recorded.len() == live.len()
-        && recorded
-            .iter()
-            .zip(live)
-            .all(|(r, l)| r.role == l.role && r.index == l.index && same_name(&r.name, &l.name))
+        && recorded.iter().zip(live).all(|(r, l)| {
+            r.role == l.role
+                && r.index == l.index
+                && (same_name(&r.name, &l.name) || crate::names::readable(&r.name) == l.name)
+        })
 }
 
 /// A snapshot seen by the ladder: its elements' nodes, paths and places.
@@ -391,21 +394,32 @@ fn not_found(live: &Live, loc: &Locator) -> String {
     } else {
         same_role
     };
-    let nearest = pool.iter().min_by_key(|&&i| live.distance(i, loc));
-    match nearest {
-        Some(&i) => {
-            let n = live.node(i);
-            format!(
-                "no {}; nearest is {} (not pressed)",
-                describe(&loc.role, &loc.name),
-                describe(&n.role, &n.name)
-            )
-        }
-        None => format!(
-            "no {}; the window has no elements",
-            describe(&loc.role, &loc.name)
-        ),
+    let wanted = describe(&loc.role, &loc.name);
+    if pool.is_empty() {
+        return format!("no {wanted}; the window has no elements");
     }
+    if loc.frame.is_none() {
+        // No recorded place to be near to: say what is there instead.
+        let shown: Vec<String> = pool
+            .iter()
+            .take(3)
+            .map(|&i| describe(&live.node(i).role, &live.node(i).name))
+            .collect();
+        let more = match pool.len().saturating_sub(3) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        return format!(
+            "no {wanted}; the window has {}{more} (none pressed)",
+            shown.join(", ")
+        );
+    }
+    let nearest = pool.iter().copied().min_by_key(|&i| live.distance(i, loc));
+    let n = live.node(nearest.unwrap_or(pool[0]));
+    format!(
+        "no {wanted}; nearest is {} (not pressed)",
+        describe(&n.role, &n.name)
+    )
 }
 
 #[cfg(test)]

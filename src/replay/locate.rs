@@ -11,17 +11,7 @@ use crate::trajectory::markdown::{self, role_key};
 /// a person does (untrimmed; GTK 4's doubled labels such as `"7 7"`) still match the
 /// tidy name the platform gives today (`"7"`).
 pub fn same_name(recorded: &str, live: &str) -> bool {
-    if recorded == live {
-        return true;
-    }
-    let r = recorded.trim();
-    let half = r.len() / 2;
-    r == live
-        || (r.len() % 2 == 1
-            && r.is_char_boundary(half)
-            && r[half..].starts_with(' ')
-            && r[..half] == r[half + 1..]
-            && &r[..half] == live)
+    recorded == live || crate::names::undoubled(recorded) == live
 }
 
 /// An element as a recorded tree_markdown shows it.

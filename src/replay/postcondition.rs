@@ -54,14 +54,7 @@ impl Rename {
     /// The recorded line `line` (a normalized line's body, `role "name"…`) as the live
     /// app names it, or None when it is not this element's line.
     fn apply(&self, body: &str) -> Option<String> {
-        let quoted = |role: &str, name: &str| {
-            let role = role_key(role);
-            if name.is_empty() {
-                role
-            } else {
-                format!("{role} \"{}\"", crate::snapshot::escape_name(name))
-            }
-        };
+        let quoted = |role: &str, name: &str| format!("{}{}", role_key(role), quoted_name(name));
         let from = quoted(&self.from_role, &self.from_name);
         let rest = body.strip_prefix(&from)?;
         // The name must end there: `button "Add"` is not `button "Add"` + more name.
@@ -94,10 +87,26 @@ fn normalize(line: &str) -> String {
         Some((n, tail)) if n.chars().all(|c| c.is_ascii_digit()) => tail,
         _ => rest,
     };
-    // Roles in one vocabulary: a recording from another driver says `window` or `push
-    // button` where the live tree says `frame` or `button`.
+    // Roles and names in one vocabulary: a recording from another driver says `window` or
+    // `push button` where the live tree says `frame` or `button`, and one from an earlier
+    // cua kept raw names (`"7 7"`, `"GtkSourceView"`) where the live tree reads `"7"` or none.
     let (role, tail) = markdown::split_role(rest);
-    format!("{indent}- {}{}", role_key(role), without_incidentals(tail))
+    let (name, tail) = markdown::split_name(tail);
+    format!(
+        "{indent}- {}{}{}",
+        role_key(role),
+        quoted_name(name.as_deref().unwrap_or("")),
+        without_incidentals(tail)
+    )
+}
+
+/// ` "name"` as a line quotes a name read as today ([`crate::names::readable`]); nothing
+/// for no name.
+fn quoted_name(name: &str) -> String {
+    match crate::names::readable(name) {
+        "" => String::new(),
+        name => format!(" \"{}\"", crate::snapshot::escape_name(name)),
+    }
 }
 
 /// The line without its `[actions=…]`, and with `focused` taken out of its states group:
@@ -180,6 +189,8 @@ fn delta(before: &Counts, after: &Counts) -> BTreeMap<String, i64> {
 pub struct Postcondition {
     /// The recorded change, each line's gain or loss.
     recorded: BTreeMap<String, i64>,
+    /// How often the recorded after-state shows each line the turn gained.
+    recorded_after: HashMap<String, i64>,
     reading: Reading,
 }
 
@@ -194,8 +205,18 @@ impl Postcondition {
     }
 
     pub fn between(before: &str, after: &str, reading: Reading) -> Option<Postcondition> {
-        let recorded = delta(&reading.counts(before, true), &reading.counts(after, true));
-        (!recorded.is_empty()).then_some(Postcondition { recorded, reading })
+        let after = reading.counts(after, true);
+        let recorded = delta(&reading.counts(before, true), &after);
+        let recorded_after = recorded
+            .iter()
+            .filter(|(_, d)| **d > 0)
+            .map(|(line, _)| (line.clone(), after.get(line).copied().unwrap_or(0)))
+            .collect();
+        (!recorded.is_empty()).then_some(Postcondition {
+            recorded,
+            recorded_after,
+            reading,
+        })
     }
 
     /// How the change from `live_before` to `live_after` differs from the recorded one,
@@ -203,6 +224,17 @@ impl Postcondition {
     fn differences(&self, live_before: &Counts, live_after: &Counts) -> Vec<String> {
         let live = delta(live_before, live_after);
         let got = |line: &str| live.get(line).copied().unwrap_or(0);
+        // A gained line the live window already showed as often as the recording ends with
+        // (a list that shows one of several identical rows: a second "7×6 = 42" in GTK 4's
+        // calculator history) is the recorded state, not a missing change, once the turn
+        // made its own change: another recorded line changed exactly as recorded.
+        let own = self.recorded.iter().any(|(line, &want)| got(line) == want);
+        let already_shown = |line: &String, want: i64| {
+            own && want > 0
+                && got(line) == 0
+                && live_after.get(line).copied().unwrap_or(0)
+                    >= self.recorded_after.get(line).copied().unwrap_or(i64::MAX)
+        };
         let mut unrecorded: Vec<(&String, i64)> = live
             .iter()
             .filter(|(line, _)| !self.recorded.contains_key(*line))
@@ -221,7 +253,7 @@ impl Postcondition {
         let mut out = Vec::new();
         let mut paired_losses: Vec<&String> = Vec::new();
         for (line, &want) in &self.recorded {
-            if want <= 0 || got(line) > 0 {
+            if want <= 0 || got(line) > 0 || already_shown(line, want) {
                 continue;
             }
             if let Some(shown) = take_partner(line, &mut unrecorded) {

@@ -290,6 +290,17 @@ fn write_page(
                 esc(&f.tree_markdown)
             );
         }
+        if !r.heals.is_empty() {
+            let items: String = r
+                .heals
+                .iter()
+                .map(|h| format!("<li>{}</li>", esc(h)))
+                .collect();
+            let _ = write!(
+                body,
+                "<div class=\"heals\"><p class=\"note\">healed (the recording's element was found another way; review it):</p><ul>{items}</ul></div>"
+            );
+        }
         for n in &r.notes {
             let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
         }

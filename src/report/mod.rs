@@ -30,6 +30,9 @@ pub struct ScenarioReport {
     pub recorded_turns: usize,
     /// What the window showed when a step failed before its turn ran.
     pub failure_state: Option<FailureState>,
+    /// How replayed elements were healed (`turn 4: button "Add" → button "Add item"
+    /// (name contains)`): every heal is shown, in every report.
+    pub heals: Vec<String>,
 }
 
 /// The window when a step failed: its screenshot and tree, saved in the run folder.
@@ -67,6 +70,7 @@ impl ScenarioReport {
             duration_ms,
             failed_attempts: Vec::new(),
             failure_state: None,
+            heals: Vec::new(),
         }
     }
 
@@ -82,6 +86,7 @@ impl ScenarioReport {
             failed_attempts: Vec::new(),
             recorded_turns: 0,
             failure_state: None,
+            heals: Vec::new(),
         }
     }
 
@@ -156,6 +161,9 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
                     }
                 ));
             }
+        }
+        for h in &r.heals {
+            out.push_str(&format!("    healed {h}\n"));
         }
         for n in &r.notes {
             out.push_str(&format!("    {n}\n"));
@@ -236,6 +244,11 @@ pub fn junit(reports: &[ScenarioReport]) -> String {
                 case.set_classname(r.name.clone());
                 suite.add_test_case(case);
             }
+        }
+        if !r.heals.is_empty() {
+            // Every heal is shown: CI views print a suite's system-out beside its cases.
+            let healed: Vec<String> = r.heals.iter().map(|h| format!("healed {h}")).collect();
+            suite.set_system_out(healed.join("\n"));
         }
         report.add_test_suite(suite);
     }

@@ -68,6 +68,23 @@ pub fn split_role(body: &str) -> (&str, &str) {
     body.split_at(end)
 }
 
+/// A line's tail after its role: its name (quoted, escapes undone), if it has one, and the
+/// rest after the name's closing quote.
+pub fn split_name(tail: &str) -> (Option<String>, &str) {
+    let Some(quoted) = tail.strip_prefix(" \"") else {
+        return (None, tail);
+    };
+    let mut escaped = false;
+    for (i, c) in quoted.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '"' if !escaped => return (Some(unquote(quoted)), &quoted[i + 1..]),
+            _ => escaped = false,
+        }
+    }
+    (Some(unquote(quoted)), "")
+}
+
 /// The text of a quoted name up to its closing quote, escapes undone.
 fn unquote(s: &str) -> String {
     let mut out = String::new();
@@ -184,6 +201,16 @@ mod tests {
         assert_eq!(chain, ["Calculator", "keypad"]);
         assert_eq!(rank(&lines, line), 1);
         assert!(element_with_ancestors(&lines, 9).is_none());
+    }
+
+    #[test]
+    fn a_tail_splits_into_its_name_and_the_rest() {
+        assert_eq!(
+            split_name(" \"say \\\"hi\\\"\" value=\"x\" (checked)"),
+            (Some("say \"hi\"".to_string()), " value=\"x\" (checked)")
+        );
+        assert_eq!(split_name(" value=\"x\""), (None, " value=\"x\""));
+        assert_eq!(split_name(" \"open"), (Some("open".to_string()), ""));
     }
 
     #[test]

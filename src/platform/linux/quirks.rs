@@ -20,6 +20,7 @@ pub const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
 ///   `<select>`'s option through Selection, without firing the page's `input` / `change`
 ///   events (the conformance fixture's journal showed nothing).
 /// - Chromium and Gecko show web pages.
+/// - GTK 4 shows an effect ~250 ms after the input (a click's; with no event before it).
 pub fn of_toolkit(toolkit: &str) -> AppQuirks {
     let lower = toolkit.to_ascii_lowercase();
     let gtk = |major: &str| lower.starts_with(&format!("gtk {major}."));
@@ -42,6 +43,8 @@ pub fn of_toolkit(toolkit: &str) -> AppQuirks {
         hides_entry_text: gtk("4"),
         silent_value_set: lower.starts_with("gecko"),
         web_engine: web,
+        // Measured: ~250 ms from a click to its effect; 400 ms bounds it with a margin.
+        late_effects: gtk("4").then_some(std::time::Duration::from_millis(400)),
     }
 }
 

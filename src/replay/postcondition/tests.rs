@@ -167,3 +167,24 @@ fn differences_are_named_a_few_at_a_time() {
         "+ label \"0\"; + label \"1\"; + label \"2\"; and 2 more"
     );
 }
+
+#[test]
+fn a_row_already_shown_is_the_recorded_state_once_the_turn_made_its_own_change() {
+    let before = "- frame\n  - text value=\"7×6\"\n  - list\n";
+    let after = "- frame\n  - text value=\"42\"\n  - list\n    - list_item\n      - label \"42\"\n";
+    let p = post(before, after);
+    // A second identical calculation: the history shows its one row, unchanged.
+    let live_before =
+        "- frame\n  - text value=\"7×6\"\n  - list\n    - list_item\n      - label \"42\"\n";
+    let live_after = live_before.replace("value=\"7×6\"", "value=\"42\"");
+    assert!(differences(&p, live_before, &live_after).is_empty());
+    // Without a change of its own, the row that was there proves nothing.
+    assert_eq!(
+        differences(&p, live_before, live_before),
+        [
+            "expected label \"42\", not shown",
+            "expected list_item, not shown",
+            "expected text value=\"42\", the app still shows text value=\"7×6\""
+        ]
+    );
+}
