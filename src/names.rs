@@ -5,8 +5,9 @@
 //! recorded by earlier versions of cua, which kept the toolkit's raw names, the same way,
 //! so an old recording and a live tree speak one vocabulary.
 
-/// GTK 4's doubled label said once: two equal halves around one space. The backend
-/// applies it to GTK 4 apps only; a recorded name from any app may carry it.
+/// GTK 4's doubled label said once: two equal halves around one space (`"7 7"`), or the
+/// label with its mnemonic mark and then its text (`"_ADD ADD"`). The backend applies it
+/// to GTK 4 apps only; a recorded name from any app may carry it.
 pub fn undoubled(name: &str) -> &str {
     let name = name.trim();
     let (half, odd) = (name.len() / 2, name.len() % 2 == 1);
@@ -15,10 +16,22 @@ pub fn undoubled(name: &str) -> &str {
         && name[half..].starts_with(' ')
         && name[..half] == name[half + 1..]
     {
-        &name[..half]
-    } else {
-        name
+        return &name[..half];
     }
+    // The marked label is one byte (`_`) longer than its text.
+    if let Some(text_len) = name.len().checked_sub(2).map(|n| n / 2) {
+        let (marked, text) = (text_len + 1, name.len() - text_len);
+        if name.len() % 2 == 0
+            && text_len > 0
+            && name.is_char_boundary(marked)
+            && name.is_char_boundary(text)
+            && name[marked..].starts_with(' ')
+            && name[..marked].replacen('_', "", 1) == name[text..]
+        {
+            return &name[text..];
+        }
+    }
+    name
 }
 
 /// Whether `name` is a GTK / libadwaita widget class name (`GtkButton`, `AdwLeaflet`).
@@ -51,6 +64,10 @@ mod tests {
         assert_eq!(undoubled("Walla Walla x"), "Walla Walla x");
         assert_eq!(undoubled("a  a"), "a  a");
         assert_eq!(undoubled("Open…   "), "Open…");
+        assert_eq!(undoubled("_ADD ADD"), "ADD");
+        assert_eq!(undoubled("Save _as Save as"), "Save as");
+        assert_eq!(undoubled("_A B"), "_A B");
+        assert_eq!(undoubled("AB A"), "AB A");
         assert!(is_widget_class_name("GtkButton"));
         assert!(is_widget_class_name("AdwLeaflet"));
         assert!(!is_widget_class_name("Gtk"));

@@ -34,8 +34,18 @@ struct Run {
     rt: tokio::runtime::Runtime,
     ctx: ToolContext,
     registry: ToolRegistry,
-    /// The form's script in harness/apps, and its first arguments.
-    form: (&'static str, &'static [&'static str]),
+    form: Form,
+}
+
+/// One toolkit's order form.
+#[derive(Clone, Copy)]
+struct Form {
+    /// Its script in harness/apps, and its first arguments.
+    script: &'static str,
+    args: &'static [&'static str],
+    /// GTK 4: check boxes offer no accessible action, so they are clicked in the
+    /// foreground, as an agent does after the escalation.
+    gtk4: bool,
 }
 
 impl Run {
@@ -48,7 +58,7 @@ impl Run {
 
     /// Starts the form's build `variant`, journaling to `journal`.
     fn launch(&self, variant: &str, journal: &Path) -> (Value, Value) {
-        let (script, first) = self.form;
+        let (script, first) = (self.form.script, self.form.args);
         let path = format!("{}/harness/apps/{script}", env!("CARGO_MANIFEST_DIR"));
         let mut arguments: Vec<Value> = first.iter().map(|a| json!(a)).collect();
         arguments.extend([
@@ -162,9 +172,13 @@ fn record(run: &Run, dir: &Path, journal: &Path) {
     };
     act("type_text", "text", "Item", json!({ "text": "apple" }));
     act("type_text", "text", "Quantity", json!({ "text": "3" }));
-    act("click", "check_box", "Gift wrap", json!({}));
+    let check = match run.form.gtk4 {
+        true => json!({ "delivery_mode": "foreground" }),
+        false => json!({}),
+    };
+    act("click", "check_box", "Gift wrap", check.clone());
     act("click", "button", "Add", json!({}));
-    act("click", "check_box", "Gift wrap", json!({}));
+    act("click", "check_box", "Gift wrap", check);
     act("set_value", "text", "Quantity", json!({ "value": "2" }));
     act("click", "button", "Add", json!({}));
     act("click", "button", "Add", json!({}));
@@ -195,12 +209,12 @@ fn replay_on(
             match report.turns.iter().find(|t| !t.ok) {
                 None => eprintln!(
                     "{} {variant:>13} run {i}: passed, heals {:?}",
-                    run.form.0,
+                    run.form.script,
                     heals(&report)
                 ),
                 Some(t) => eprintln!(
                     "{} {variant:>13} run {i}: turn {} failed: {}",
-                    run.form.0, t.turn, t.result_summary
+                    run.form.script, t.turn, t.result_summary
                 ),
             }
             // Never a silent incorrect success, never a press outside the flow.
@@ -298,15 +312,32 @@ fn heals(report: &ReplayReport) -> Vec<String> {
 
 #[test]
 fn gtk3_cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
-    mutation_suite(("order_gtk3.py", &[]));
+    mutation_suite(Form {
+        script: "order_gtk3.py",
+        args: &[],
+        gtk4: false,
+    });
+}
+
+#[test]
+fn gtk4_cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
+    mutation_suite(Form {
+        script: "order_gtk4.py",
+        args: &[],
+        gtk4: true,
+    });
 }
 
 #[test]
 fn qt5_cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element() {
-    mutation_suite(("order_qt.py", &["--qt", "5"]));
+    mutation_suite(Form {
+        script: "order_qt.py",
+        args: &["--qt", "5"],
+        gtk4: false,
+    });
 }
 
-fn mutation_suite(form: (&'static str, &'static [&'static str])) {
+fn mutation_suite(form: Form) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 900,
@@ -314,7 +345,7 @@ fn mutation_suite(form: (&'static str, &'static [&'static str])) {
     .expect("sandbox");
     let base: PathBuf = std::env::temp_dir().join(format!(
         "cua-mutations-{}-{}",
-        form.0.trim_end_matches(".py"),
+        form.script.trim_end_matches(".py"),
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&base);

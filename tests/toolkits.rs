@@ -751,9 +751,9 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
 /// Two runs of one build diff clean because nothing on screen blinks: in a sandbox a
 /// focused text field's caret is steady on every toolkit (GTK and the browsers through
 /// GTK's settings.ini, Qt through its KDE theme's kdeglobals). The field is focused with a
-/// real click, then shot every 200 ms for 2.4 s, two blink periods or more everywhere (the
-/// sampling over time is what is measured, so it is paced, not waited on): every shot must
-/// be the same.
+/// real click and drawn (two shots in a row agree), then shot every 200 ms for 2.4 s, two
+/// blink periods or more everywhere (the sampling over time is what is measured, so it is
+/// paced, not waited on): every shot must be the same.
 #[test]
 fn a_focused_text_field_draws_the_same_pixels_through_two_blink_periods() {
     let (_sandbox, _journal, h) = sandboxed();
@@ -787,9 +787,22 @@ fn a_focused_text_field_draws_the_same_pixels_through_two_blink_periods() {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+        // The field draws its focus a little after the tree says focused (later under
+        // load): start once two shots 200 ms apart agree, then sample.
+        let shot = || state(true).image.expect("a screenshot").data;
+        let mut last = shot();
+        let settle = Instant::now() + Duration::from_secs(3);
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let next = shot();
+            if next == last || Instant::now() >= settle {
+                break;
+            }
+            last = next;
+        }
         let mut shots = Vec::new();
         for _ in 0..12 {
-            let shot = state(true).image.expect("a screenshot").data;
+            let shot = shot();
             if !shots.contains(&shot) {
                 shots.push(shot);
             }
