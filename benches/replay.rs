@@ -1,7 +1,9 @@
-//! Benchmark: replay overhead per turn beyond the action itself (delay 0, no settle),
-//! including rebinding and locator resolution. Element clicks are recorded on a GTK4 app
-//! (calculator) and a GTK3 app (widget factory), then replayed; the overhead is a turn's
-//! replay time minus the median of the same click dispatched directly.
+//! Benchmark: replay overhead per turn beyond the action itself (delay 0), including
+//! rebinding, locator resolution, the live window read before each turn and the check that
+//! the app made the turn's recorded change. Element clicks are recorded on a fresh GTK4 app
+//! (calculator) and a fresh GTK3 app (widget factory), then replayed on another fresh one
+//! (a replay makes the recorded changes again, from the recorded start); the overhead is a
+//! turn's replay time minus the median of the same click dispatched directly.
 //! `cargo bench --bench replay`.
 
 #[path = "support/stats.rs"]
@@ -41,24 +43,52 @@ fn main() {
     ] {
         let ctx = ToolContext::for_desktop(sandbox.desktop());
         let call = |tool: &str, args: Value| rt.block_on(registry.call(&ctx, tool, args)).unwrap();
-        let launched = call("launch_app", json!({ "name": app })).structured;
-        let (pid, window) = (
-            launched["pid"].clone(),
-            launched["windows"][0]["window_id"].clone(),
-        );
-        let state = call(
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
-        )
-        .structured;
-        let index = state["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| pick(e))
-            .unwrap()["index"]
-            .clone();
-        let click = json!({ "pid": pid, "window_id": window, "element_index": index });
+        // A fresh instance of the app, and the click on its element.
+        let fresh_app = || {
+            let launched = call(
+                "launch_app",
+                json!({ "name": app, "creates_new_application_instance": true }),
+            )
+            .structured;
+            let (pid, window) = (
+                launched["pid"].clone(),
+                launched["windows"][0]["window_id"].clone(),
+            );
+            let state = call(
+                "get_window_state",
+                json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+            )
+            .structured;
+            let index = state["elements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| pick(e))
+                .unwrap()["index"]
+                .clone();
+            (
+                pid.clone(),
+                json!({ "pid": pid, "window_id": window, "element_index": index }),
+            )
+        };
+        let quit = |pid: &Value| {
+            let pid = pid.as_i64().unwrap() as i32;
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            let deadline = Instant::now() + std::time::Duration::from_secs(10);
+            while call("list_windows", json!({})).structured["windows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["pid"] == pid)
+            {
+                assert!(Instant::now() < deadline, "{app} did not quit");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        };
+        let (pid, click) = fresh_app();
         let mut direct = Vec::new();
         for _ in 0..TURNS {
             let t = Instant::now();
@@ -68,6 +98,8 @@ fn main() {
         let dir =
             std::env::temp_dir().join(format!("cua-bench-replay-{}-{app}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        quit(&pid);
+        let (pid, click) = fresh_app();
         call(
             "set_recording",
             json!({ "enabled": true, "output_dir": dir }),
@@ -76,15 +108,12 @@ fn main() {
             call("click", click.clone());
         }
         call("set_recording", json!({ "enabled": false }));
+        quit(&pid);
+        let (pid, _) = fresh_app();
         let fresh = ToolContext::for_desktop(sandbox.desktop());
         let opts = ReplayOptions {
-            delay_ms: 0,
             stop_on_error: true,
-            bound_app: None,
-            allow_driver_changes: false,
-            launch: false,
-            apps: Vec::new(),
-            volatile: Vec::new(),
+            ..ReplayOptions::default()
         };
         let mut per_turn = Vec::new();
         let mut last = Instant::now();
@@ -101,6 +130,7 @@ fn main() {
             "| {app} | {TURNS} | {first:.1} ms | {turn:.1} ms | {click_ms:.2} ms | {:.1} ms |",
             turn - click_ms
         );
+        quit(&pid);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -178,6 +178,9 @@ struct Bindings {
     launched: Vec<Launched>,
     /// Healed elements' recorded names → live ones, read into later turns' changes.
     renames: Vec<postcondition::Rename>,
+    /// The last reading of each live window that showed a turn's change: the next turn's
+    /// before-state while the app has sent nothing since.
+    last_state: HashMap<u64, postcondition::LiveState>,
 }
 
 /// Replays every turn of `dir`.

@@ -185,6 +185,25 @@ fn delta(before: &Counts, after: &Counts) -> BTreeMap<String, i64> {
         .collect()
 }
 
+/// A reading of the live window's tree, and when it was taken: while the app has sent no
+/// event since, it is still the window's state (the next turn's before-state, without
+/// reading the window again).
+#[derive(Debug, Clone)]
+pub struct LiveState {
+    pub markdown: String,
+    pub read_at: Instant,
+}
+
+impl LiveState {
+    /// Whether the window is still as read: the app has an event feed and sent nothing since.
+    pub async fn still_current(&self, platform: &dyn Platform, pid: u32) -> bool {
+        platform
+            .app_activity(pid)
+            .await
+            .is_some_and(|a| a.events > 0 && a.last.is_some_and(|t| t <= self.read_at))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Postcondition {
     /// The recorded change, each line's gain or loss.
@@ -292,27 +311,29 @@ impl Postcondition {
     }
 
     /// Waits (bounded by [`WAIT`]) until the change from `live_before` shows in the live
-    /// window as recorded. Fails naming the differences when the app went quiet with another
-    /// change, or when the time is up.
+    /// window as recorded; the reading that showed it. Fails naming the differences when
+    /// the app went quiet with another change, or when the time is up.
     pub async fn wait(
         &self,
         platform: &dyn Platform,
         pid: u32,
         window: &WindowInfo,
         live_before: &str,
-    ) -> Result<(), String> {
+    ) -> Result<LiveState, String> {
         let deadline = Instant::now() + WAIT;
         let live_before = self.reading.counts(live_before, false);
         let mut quiet_readings = 0;
         loop {
             let read_at = Instant::now();
             let live = crate::snapshot::window_state_json(platform, pid, window).await;
-            let live_after = self
-                .reading
-                .counts(live["tree_markdown"].as_str().unwrap_or(""), false);
+            let markdown = live["tree_markdown"].as_str().unwrap_or("");
+            let live_after = self.reading.counts(markdown, false);
             let differences = self.differences(&live_before, &live_after);
             if differences.is_empty() {
-                return Ok(());
+                return Ok(LiveState {
+                    markdown: markdown.to_string(),
+                    read_at,
+                });
             }
             let changed = !delta(&live_before, &live_after).is_empty();
             let event = next_event(platform, pid, read_at, deadline).await;

@@ -80,20 +80,39 @@ pub(super) async fn replay_turn(
     let pid = args["pid"].as_u64().unwrap_or(0) as u32;
     // Only what happens after the dispatch counts: the window as it is just before.
     let live_before = match &change {
-        Some(_) => Some(read_markdown(ctx, pid, &window).await?),
+        Some(_) => Some(window_now(ctx, bindings, pid, &window).await?),
         None => None,
     };
+    bindings.last_state.remove(&window.window_id);
 
     result.dispatched = true;
     let summary = dispatch(ctx, registry, tool, args).await?;
 
     if let (Some(change), Some(live_before)) = (change, live_before) {
         let platform = ctx.platform().await.map_err(|e| e.to_string())?;
-        change
+        let shown = change
             .wait(platform.as_ref(), pid, &window, &live_before)
             .await?;
+        bindings.last_state.insert(window.window_id, shown);
     }
     Ok(summary)
+}
+
+/// The live window's tree now: the previous turn's last reading of it while the app has
+/// sent nothing since (one tree read a turn, not two), else a fresh read.
+async fn window_now(
+    ctx: &ToolContext,
+    bindings: &Bindings,
+    pid: u32,
+    window: &WindowInfo,
+) -> Result<String, String> {
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    if let Some(last) = bindings.last_state.get(&window.window_id) {
+        if last.still_current(platform.as_ref(), pid).await {
+            return Ok(last.markdown.clone());
+        }
+    }
+    read_markdown(ctx, pid, window).await
 }
 
 /// The turn's tool, unless it changes the driver itself and may not: a trajectory is input
