@@ -270,7 +270,12 @@ impl Platform for LinuxPlatform {
             {
                 break (w.id, w.pid.unwrap_or(pid));
             }
-            if !apps::group_alive(pid) {
+            // One scan of /proc can miss a forking launcher's child: listed before the fork,
+            // the launcher gone by the time its entry is read. Empty twice is gone.
+            if !apps::group_alive(pid) && {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                !apps::group_alive(pid)
+            } {
                 return Err(PlatformError::Launch(launch_died(
                     &plan.program,
                     pid,
