@@ -39,6 +39,9 @@ pub struct ToolContext {
     /// When input whose effect was not read back was last sent to each app that shows
     /// effects late ([`crate::platform::AppQuirks::late_effects`]), and how late they get.
     pending_effects: Mutex<HashMap<u32, (std::time::Instant, std::time::Duration)>>,
+    /// Each app's `late_effects`, asked once (an app not on the accessibility bus takes
+    /// the platform's registration wait to answer).
+    late_effects: Mutex<HashMap<u32, Option<std::time::Duration>>>,
 }
 
 impl ToolContext {
@@ -93,7 +96,22 @@ impl ToolContext {
         let Ok(platform) = self.platform().await else {
             return;
         };
-        if let Some(latest) = platform.app_quirks(pid).await.late_effects {
+        let known = self
+            .late_effects
+            .lock()
+            .ok()
+            .and_then(|l| l.get(&pid).copied());
+        let late = match known {
+            Some(late) => late,
+            None => {
+                let late = platform.app_quirks(pid).await.late_effects;
+                if let Ok(mut l) = self.late_effects.lock() {
+                    l.insert(pid, late);
+                }
+                late
+            }
+        };
+        if let Some(latest) = late {
             if let Ok(mut p) = self.pending_effects.lock() {
                 p.insert(pid, (sent, latest));
             }
