@@ -6,11 +6,13 @@
 //! calls: neither of those knows a tool or a context, so no module imports in a circle.
 
 mod context;
+mod contract;
 mod registry;
 mod schema;
 mod tool;
 
 pub use context::{RECENT_SNAPSHOTS, Sessions, ToolContext, runtime};
+pub use contract::{CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, Risk};
 pub use registry::ToolRegistry;
 pub use schema::{SESSION_ARGUMENT, output_schema_of, parse_args, schema_of};
 pub use tool::{Tool, ToolSpec};

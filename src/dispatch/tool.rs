@@ -21,6 +21,8 @@ pub trait ToolSpec: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// Read-only tools observe; the others act on the desktop.
     const READ_ONLY: bool;
+    /// Capability tokens, risk class and hints, as cua-driver's clients read them.
+    const CONTRACT: super::Contract;
     /// Whether a call is a turn of a recording (replay acts, but its inner calls are the turns).
     const RECORDED: bool = !Self::READ_ONLY;
     /// Whether this call acts on the desktop (checked by the policy, recorded as a turn):
@@ -54,6 +56,7 @@ pub trait Tool: Send + Sync {
     fn read_only(&self) -> bool;
     fn recorded(&self) -> bool;
     fn changes_driver(&self) -> bool;
+    fn contract(&self) -> super::Contract;
     /// [`ToolSpec::acts`] for raw arguments (arguments that do not parse: as the tool).
     fn acts(&self, args: &Value) -> bool;
     fn input_schema(&self) -> Value;
@@ -79,6 +82,9 @@ impl<T: ToolSpec> Tool for T {
     }
     fn changes_driver(&self) -> bool {
         T::CHANGES_DRIVER
+    }
+    fn contract(&self) -> super::Contract {
+        T::CONTRACT
     }
     fn acts(&self, args: &Value) -> bool {
         T::Args::deserialize(args)

@@ -22,6 +22,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+mod wire;
+
 use crate::errors::ToolError;
 use crate::tools::{Sessions, ToolContext, ToolOutput, ToolRegistry};
 
@@ -49,13 +51,18 @@ impl CuaServer {
                     Value::Object(m) => m,
                     _ => serde_json::Map::new(),
                 };
-                // destructiveHint means something only for a tool that is not read-only
-                // (where MCP's default is true).
+                let contract = t.contract();
+                // destructiveHint and idempotentHint mean something only for a tool that
+                // is not read-only (where MCP's defaults are true and false).
                 let annotations = if t.read_only() {
                     ToolAnnotations::new().read_only(true)
                 } else {
-                    ToolAnnotations::new().read_only(false).destructive(false)
-                };
+                    ToolAnnotations::new()
+                        .read_only(false)
+                        .destructive(contract.destructive)
+                        .idempotent(contract.idempotent)
+                }
+                .open_world(contract.open_world);
                 let tool = Tool::new(t.name().to_string(), t.description().to_string(), schema)
                     .with_annotations(annotations);
                 match t.output_schema() {
@@ -96,6 +103,29 @@ impl CuaServer {
             }
         }
     }
+}
+
+/// cua-driver's fields of `tools/list`: the token vocabulary's version, and each tool's
+/// capability tokens and risk ([`crate::tools::Contract`]).
+fn list_extensions(registry: &ToolRegistry) -> wire::ListExtensions {
+    let mut ext = wire::ListExtensions::default();
+    ext.top.insert(
+        "capability_version".into(),
+        json!(crate::tools::CAPABILITY_VERSION),
+    );
+    ext.top.insert(
+        "schema_version".into(),
+        json!(crate::tools::CONTRACT_SCHEMA_VERSION),
+    );
+    for t in registry.tools() {
+        let contract = t.contract();
+        let fields = serde_json::Map::from_iter([
+            ("capabilities".to_string(), json!(contract.capabilities)),
+            ("risk".to_string(), contract.risk_json(!t.read_only())),
+        ]);
+        ext.per_tool.insert(t.name().to_string(), fields);
+    }
+    ext
 }
 
 /// What an agent reads once, not twice: get_window_state's tree is in the text block (as
@@ -179,116 +209,6 @@ impl ServerHandler for CuaServer {
     }
 }
 
-/// Stdin/stdout with a guard in front of rmcp: a line that is not JSON gets the JSON-RPC
-/// parse error (-32700) it is owed, and the server goes on reading; rmcp only ever sees
-/// lines that parse. Responses from both reach stdout whole lines at a time. When stdin
-/// closes, requests still running are answered before rmcp is told the client left (a
-/// client that writes its requests and closes its end is owed every reply).
-fn guarded_stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    const PIPE: usize = 1 << 20;
-    let (server_in, mut feed) = tokio::io::duplex(PIPE);
-    let (drain, server_out) = tokio::io::duplex(PIPE);
-    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let in_flight = Arc::new(InFlight::default());
-    let requests = in_flight.clone();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Value>(&line) {
-                Ok(message) => {
-                    requests.sent(&message);
-                    if feed
-                        .write_all(format!("{line}\n").as_bytes())
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    let reply = json!({
-                        "jsonrpc": "2.0",
-                        "id": null,
-                        "error": { "code": -32700, "message": format!("parse error: {e}") },
-                    });
-                    let _ = errors_tx.send(reply.to_string());
-                }
-            }
-        }
-        // stdin closed: once the requests in flight are answered, closing the feed ends
-        // the rmcp service (the client disconnected).
-        requests.drained(DRAIN_WAIT).await;
-        drop(feed);
-    });
-    tokio::spawn(async move {
-        let mut out = tokio::io::stdout();
-        let mut responses = BufReader::new(drain).lines();
-        loop {
-            let line = tokio::select! {
-                r = responses.next_line() => match r {
-                    Ok(Some(l)) => l,
-                    _ => break,
-                },
-                Some(e) = errors_rx.recv() => e,
-            };
-            let written = out.write_all(format!("{line}\n").as_bytes()).await;
-            let _ = out.flush().await;
-            if let Ok(message) = serde_json::from_str::<Value>(&line) {
-                in_flight.answered(&message);
-            }
-            if written.is_err() {
-                break;
-            }
-        }
-    });
-    (server_in, server_out)
-}
-
-/// The longest stdin's end waits for requests still running to be answered.
-const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Ids of the client's requests that have not been answered yet.
-#[derive(Default)]
-struct InFlight {
-    ids: std::sync::Mutex<std::collections::HashSet<String>>,
-    answered: tokio::sync::Notify,
-}
-
-impl InFlight {
-    /// A message from the client: a request (method and id) now awaits its answer.
-    fn sent(&self, message: &Value) {
-        if message.get("method").is_some() && !message["id"].is_null() {
-            self.ids.lock().unwrap().insert(message["id"].to_string());
-        }
-    }
-
-    /// A message to the client: a response (id, no method) answers its request.
-    fn answered(&self, message: &Value) {
-        if message.get("method").is_none() && !message["id"].is_null() {
-            self.ids.lock().unwrap().remove(&message["id"].to_string());
-            self.answered.notify_waiters();
-        }
-    }
-
-    /// Waits until every request has been answered, at most `bound`.
-    async fn drained(&self, bound: std::time::Duration) {
-        let deadline = tokio::time::Instant::now() + bound;
-        loop {
-            let next = self.answered.notified();
-            if self.ids.lock().unwrap().is_empty() {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, next).await.is_err() {
-                return;
-            }
-        }
-    }
-}
-
 /// Serves MCP on stdin/stdout until the client disconnects or SIGTERM/SIGINT arrives;
 /// then finalizes any recording this server holds.
 pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
@@ -321,7 +241,9 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         None => Backend::InProcess(sessions.clone()),
     };
     let server = CuaServer::new(backend)
-        .serve(guarded_stdio())
+        .serve(wire::guarded_stdio(Arc::new(list_extensions(
+            &ToolRegistry::new(),
+        ))))
         .await
         .map_err(|e| format!("MCP initialization failed: {e}"))?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

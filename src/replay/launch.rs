@@ -197,6 +197,9 @@ impl Tool for BoundLaunch<'_> {
     fn changes_driver(&self) -> bool {
         false
     }
+    fn contract(&self) -> crate::dispatch::Contract {
+        self.launch.contract()
+    }
     fn acts(&self, _args: &Value) -> bool {
         true
     }

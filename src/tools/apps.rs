@@ -1,5 +1,6 @@
 //! `list_apps` (installed and running applications) and `launch_app`.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,6 +22,7 @@ impl ToolSpec for ListApps {
     const NAME: &'static str = "list_apps";
     const DESCRIPTION: &'static str = "List applications, installed (desktop entries) and running, each with running, active (owns the focused window) and pid (0 when not running).";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R2, &["app.list"]);
 
     async fn run(&self, ctx: &ToolContext, _args: ListAppsArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
@@ -127,6 +129,13 @@ impl ToolSpec for LaunchApp {
     const NAME: &'static str = "launch_app";
     const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (as list_windows). An app already running is reused unless creates_new_application_instance. A window of a process the launched one started counts (pid: the window's owner, launcher_pid: the process started). Browsers get the flags their accessibility tree needs and a fresh private profile.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["app.launch"],
+        risk: Risk::R1,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
 
     async fn run(&self, ctx: &ToolContext, args: LaunchAppArgs) -> Result<ToolOutput, ToolError> {
         let given = [

@@ -1,5 +1,6 @@
 //! `screenshot` and `zoom`, plus the image encoders the other tools share.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -82,6 +83,8 @@ impl ToolSpec for Screenshot {
     const NAME: &'static str = "screenshot";
     const DESCRIPTION: &'static str = "Capture one window's client area as PNG (default) or JPEG; covered windows come out right.";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract =
+        Contract::reads(Risk::R3, &["screen.capture", "screen.capture.window"]);
 
     async fn run(&self, ctx: &ToolContext, args: ScreenshotArgs) -> Result<ToolOutput, ToolError> {
         let format = args.format.unwrap_or(ImageFormat::Png);
@@ -157,6 +160,14 @@ impl ToolSpec for Zoom {
     const NAME: &'static str = "zoom";
     const DESCRIPTION: &'static str = "A region of a window's screenshot at native resolution (20% padding, clamped), in get_window_state's screenshot pixels.";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(
+        Risk::R2,
+        &[
+            "screen.capture",
+            "screen.capture.window",
+            "screen.capture.region",
+        ],
+    );
 
     async fn run(&self, ctx: &ToolContext, a: ZoomArgs) -> Result<ToolOutput, ToolError> {
         for (name, v) in [("x1", a.x1), ("y1", a.y1), ("x2", a.x2), ("y2", a.y2)] {

@@ -2,6 +2,7 @@
 //! (an MCP connection) set_config is an in-memory override for that session only; from the
 //! anonymous CLI it writes the persisted global default.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -22,6 +23,7 @@ impl ToolSpec for GetConfig {
     const NAME: &'static str = "get_config";
     const DESCRIPTION: &'static str = "Report the effective driver config: this session's overrides over the global default ($XDG_CONFIG_HOME/cua/config.json); overridden lists the keys this session set.";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R0, &["system.config.read"]);
 
     async fn run(&self, ctx: &ToolContext, _a: GetConfigArgs) -> Result<ToolOutput, ToolError> {
         let (values, overridden) = ctx.config_snapshot();
@@ -55,6 +57,13 @@ impl ToolSpec for SetConfig {
     const NAME: &'static str = "set_config";
     const DESCRIPTION: &'static str = "Set one config key: over MCP an in-memory override for this session; from the CLI the global default ($XDG_CONFIG_HOME/cua/config.json). A call's own argument wins over both.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["system.config.write"],
+        risk: Risk::R2,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 

@@ -24,8 +24,9 @@ use crate::errors::ToolError;
 use crate::platform::Platform;
 
 pub use crate::dispatch::{
-    RECENT_SNAPSHOTS, SESSION_ARGUMENT, Sessions, Tool, ToolContext, ToolRegistry, ToolSpec,
-    output_schema_of, parse_args, runtime, schema_of,
+    CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, RECENT_SNAPSHOTS, Risk,
+    SESSION_ARGUMENT, Sessions, Tool, ToolContext, ToolRegistry, ToolSpec, output_schema_of,
+    parse_args, runtime, schema_of,
 };
 pub use crate::output::{ImageBlock, ToolOutput};
 pub use crate::snapshot::{Snapshot, render_markdown, window_state_json};

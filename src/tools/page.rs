@@ -3,6 +3,7 @@
 //! `execute_javascript` acts (the policy checks it, a recording keeps it as a turn, a
 //! replay runs it again).
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -50,6 +51,13 @@ impl ToolSpec for Page {
     const NAME: &'static str = "page";
     const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match. Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["page.action"],
+        risk: Risk::R3,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
 
     fn acts(args: &PageArgs) -> bool {
         args.action == PageAction::ExecuteJavascript

@@ -1,5 +1,6 @@
 //! `check_permissions`: can this process see and drive the desktop, and how to fix it if not.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -25,6 +26,14 @@ impl ToolSpec for CheckPermissions {
     const NAME: &'static str = "check_permissions";
     const DESCRIPTION: &'static str = "Report whether the desktop can be observed and driven (display, input and capture extensions, window manager, accessibility bus); every failed check carries a fix hint.";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(
+        Risk::R2,
+        &[
+            "system.permissions.tcc",
+            "system.permissions.tcc.accessibility",
+            "system.permissions.tcc.screen_recording",
+        ],
+    );
 
     async fn run(&self, ctx: &ToolContext, _args: Self::Args) -> Result<ToolOutput, ToolError> {
         let checks = match ctx.platform().await {

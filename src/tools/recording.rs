@@ -1,5 +1,6 @@
 //! `set_recording` and `get_recording_state`: the trajectory recorder of this process.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -31,6 +32,13 @@ impl ToolSpec for SetRecording {
     const CHANGES_DRIVER: bool = true;
     const DESCRIPTION: &'static str = "Start or stop trajectory recording: while on, every action call (also failed or refused) writes turn-NNNNN/ under output_dir (action, states and screenshots before and after). A folder that holds turns is refused unless append.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["recording.start", "recording.stop"],
+        risk: Risk::R3,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
 
     async fn run(&self, ctx: &ToolContext, a: SetRecordingArgs) -> Result<ToolOutput, ToolError> {
         if !a.enabled {
@@ -103,6 +111,7 @@ impl ToolSpec for GetRecordingState {
     const NAME: &'static str = "get_recording_state";
     const DESCRIPTION: &'static str = "Report the recorder: enabled, output_dir, next_turn (the number the next turn folder gets), video, and last_error (a failed turn write, which never fails the action itself).";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R0, &["recording.state"]);
 
     async fn run(&self, ctx: &ToolContext, _a: NoArgs) -> Result<ToolOutput, ToolError> {
         let state = ctx.recorder.state();

@@ -1,5 +1,6 @@
 //! `replay_trajectory`: re-drives a recorded trajectory through this registry.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -35,6 +36,13 @@ impl ToolSpec for ReplayTrajectory {
     const NAME: &'static str = crate::replay::REPLAY_TOOL;
     const DESCRIPTION: &'static str = "Replay a recorded trajectory (ours or cua-driver's): each turn's call runs again in order on the live apps, pids and windows rebound, elements found again by their recorded locator (exact path, role + name, role + loose name, same name under another role; each heal reported; never an element of another name, a disabled one, or a guess between look-alikes), pixel points moved with their element. Each turn waits (up to 5 s) for its window and element, then (up to 3 s) for the app to make the turn's recorded change exactly, counted from just before the turn; a missing, doubled, contradicted or unrecorded change fails the turn, naming the element. Recorded too while recording is on. Returns attempted, succeeded, failed, first_failure and per-turn results.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["recording.replay"],
+        risk: Risk::R3,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 

@@ -1,5 +1,6 @@
 //! `get_screen_size` and `get_cursor_position`.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,6 +22,7 @@ impl ToolSpec for GetScreenSize {
     const DESCRIPTION: &'static str =
         "Return the size of the screen in points and its scale factor (always 1.0 on X11).";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R0, &["screen.dimensions"]);
 
     async fn run(&self, ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
         let (width, height) = ctx.platform().await?.screen_size().await?;
@@ -40,6 +42,7 @@ impl ToolSpec for GetCursorPosition {
     const DESCRIPTION: &'static str =
         "Return the mouse pointer position in screen points (origin top-left).";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R0, &["screen.cursor.position"]);
 
     async fn run(&self, ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
         let (x, y) = ctx.platform().await?.cursor_position().await?;

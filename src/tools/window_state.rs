@@ -1,6 +1,7 @@
 //! `get_window_state`: a window's accessibility tree as indexed Markdown plus its
 //! screenshot. The snapshot it takes is what element indices in later actions refer to.
 
+use crate::dispatch::{Contract, Risk};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -129,6 +130,18 @@ impl ToolSpec for GetWindowState {
     const NAME: &'static str = "get_window_state";
     const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also element_count, snapshot_id, the window's screenshot (PNG, with its open menus and popups) and, when asked, elements[] (index, role, name, value, value_truncated, states, actions, frame in window-local pixels). Indices refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(
+        Risk::R3,
+        &[
+            "accessibility.window_state",
+            "accessibility.tree",
+            "accessibility.tree.structured",
+            "accessibility.tree.bounded",
+            "accessibility.element_tokens",
+            "screen.capture",
+            "screen.capture.window",
+        ],
+    );
 
     async fn run(
         &self,

@@ -1,5 +1,6 @@
 //! `list_windows`: top-level windows with owner pid, title, bounds and stacking.
 
+use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -25,6 +26,7 @@ impl ToolSpec for ListWindows {
     const NAME: &'static str = "list_windows";
     const DESCRIPTION: &'static str = "List top-level windows: window_id, pid, app_name, title, bounds (screen points), z_index (higher is nearer the front), is_on_screen, space_id; and current_space_id.";
     const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R2, &["window.list"]);
 
     async fn run(&self, ctx: &ToolContext, args: ListWindowsArgs) -> Result<ToolOutput, ToolError> {
         let list = ctx.platform().await?.list_windows().await?;

@@ -2,6 +2,7 @@
 //! element, text splicing and combos run as widget actions where keys would be ignored.
 
 use super::*;
+use crate::dispatch::Contract;
 
 /// The focused editable element of a window, if its tree reports one.
 pub(super) async fn focused_editable(
@@ -76,6 +77,11 @@ impl ToolSpec for TypeText {
     const NAME: &'static str = "type_text";
     const DESCRIPTION: &'static str = "Insert text (any Unicode) at the caret of an editable element (element_index, the one at x/y, or the focused one) through the accessibility API, else as key events. Special keys belong to press_key / hotkey.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&[
+        "input.keyboard.type",
+        "accessibility.element_tokens",
+        "input.delivery_mode",
+    ]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
@@ -500,6 +506,11 @@ impl ToolSpec for PressKey {
     const NAME: &'static str = "press_key";
     const DESCRIPTION: &'static str = "Press and release one key (with optional modifiers), delivered to the window without activating it (background) or through the real keyboard (foreground).";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&[
+        "input.keyboard.press",
+        "accessibility.element_tokens",
+        "input.delivery_mode",
+    ]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
@@ -555,6 +566,7 @@ impl ToolSpec for Hotkey {
     const NAME: &'static str = "hotkey";
     const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&["input.keyboard.hotkey", "input.delivery_mode"]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())

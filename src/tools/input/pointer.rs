@@ -2,6 +2,7 @@
 //! points the agent cursor (tools/cursor.rs) at its point before it acts.
 
 use super::*;
+use crate::dispatch::{Contract, Risk};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ClickKind {
@@ -234,6 +235,12 @@ impl ToolSpec for Click {
     const NAME: &'static str = "click";
     const DESCRIPTION: &'static str = "Click an element or a point. element_index + window_id runs the element's accessibility action (press/click/activate/toggle, or `action`): no pointer move, no focus change. x, y (window-local pixels) + pid: in background a point on an actionable element runs its action, elsewhere synthetic button events go to the window; foreground clicks with the real pointer, then restores. Returns path, verified, effect and escalation.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&[
+        "input.pointer.click",
+        "input.pointer.click.left",
+        "accessibility.element_tokens",
+        "input.delivery_mode",
+    ]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
@@ -293,6 +300,13 @@ impl ToolSpec for DoubleClick {
     const NAME: &'static str = "double_click";
     const DESCRIPTION: &'static str = "Double-click an element (its activate/open action when it has one, else a double click at its centre) or a window-local point.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&[
+        "input.pointer.click",
+        "input.pointer.click.left",
+        "input.pointer.click.double",
+        "accessibility.element_tokens",
+        "input.delivery_mode",
+    ]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
@@ -354,6 +368,12 @@ impl ToolSpec for RightClick {
     const NAME: &'static str = "right_click";
     const DESCRIPTION: &'static str = "Right-click an element (its context-menu action, or `action`) or a window-local point (button 3).";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&[
+        "input.pointer.click",
+        "input.pointer.click.right",
+        "accessibility.element_tokens",
+        "input.delivery_mode",
+    ]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
@@ -419,6 +439,7 @@ impl ToolSpec for Drag {
     const NAME: &'static str = "drag";
     const DESCRIPTION: &'static str = "Press, move in steps and release between two window-local points (sliders, selections, drag and drop). Background sends synthetic pointer events, which some toolkits ignore (GTK 4): the result then recommends foreground, which moves the real pointer and restores it.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract::input(&["input.pointer.drag", "input.delivery_mode"]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
@@ -544,6 +565,13 @@ impl ToolSpec for MoveCursor {
     const NAME: &'static str = "move_cursor";
     const DESCRIPTION: &'static str = "Move the real mouse pointer to a screen point (screen points, origin top-left). This is the one tool that changes the pointer by design.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["agent_cursor.move", "input.pointer.move"],
+        risk: Risk::R1,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())

@@ -2,6 +2,7 @@
 //! page keys at a point.
 
 use super::*;
+use crate::dispatch::Contract;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -72,6 +73,15 @@ impl ToolSpec for Scroll {
     const NAME: &'static str = "scroll";
     const DESCRIPTION: &'static str = "Scroll a view. With an element (element_index or at x/y) its scroll bar moves through the accessibility API, or its rows are scrolled into view (background-safe, verified); otherwise wheel events (line) or Page Up/Down (page) go to the window.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        destructive: false,
+        ..Contract::input(&[
+            "input.pointer.scroll",
+            "input.scroll.coordinates",
+            "accessibility.element_tokens",
+            "input.delivery_mode",
+        ])
+    };
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())

@@ -2,6 +2,7 @@
 //! with keys where the toolkit would not tell its scripts.
 
 use super::*;
+use crate::dispatch::Contract;
 
 // set_value, scroll, drag, move_cursor.
 
@@ -30,6 +31,8 @@ impl ToolSpec for SetValue {
     const NAME: &'static str = "set_value";
     const DESCRIPTION: &'static str = "Set an element's value through the accessibility API, without opening popups or moving focus: the numeric value of sliders and spin buttons, the selected option of combo boxes and lists (by label, case-insensitive), or the whole text of a text field.";
     const READ_ONLY: bool = false;
+    const CONTRACT: Contract =
+        Contract::input(&["input.keyboard.type", "accessibility.element_tokens"]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
