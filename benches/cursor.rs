@@ -49,7 +49,8 @@ fn main() {
         .find(|e| e["name"] == "Increment")
         .cloned()
         .expect("Increment");
-    let click = json!({ "pid": pid, "window_id": window_id, "element_index": increment["index"] });
+    let click =
+        json!({ "pid": pid, "window_id": window_id, "element_index": increment["element_index"] });
     // Each click moves the cursor between two points, as an agent's clicks do.
     let elsewhere = json!({ "x": 40, "y": 40 });
     let measure = |runs: usize| {

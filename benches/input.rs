@@ -89,7 +89,7 @@ fn main() {
             "click (element, element_action)",
             measure(
                 "click",
-                json!({ "pid": pid, "window_id": window_id, "element_index": toggle["index"] }),
+                json!({ "pid": pid, "window_id": window_id, "element_index": toggle["element_index"] }),
                 &|| {},
             ),
         ),
@@ -97,11 +97,11 @@ fn main() {
             "type_text 100 chars (element, element_text)",
             measure(
                 "type_text",
-                json!({ "pid": pid, "window_id": window_id, "element_index": entry["index"], "text": text }),
+                json!({ "pid": pid, "window_id": window_id, "element_index": entry["element_index"], "text": text }),
                 &|| {
                     call(
                         "set_value",
-                        json!({ "pid": pid, "window_id": window_id, "element_index": entry["index"], "value": "" }),
+                        json!({ "pid": pid, "window_id": window_id, "element_index": entry["element_index"], "value": "" }),
                     );
                 },
             ),

@@ -93,7 +93,7 @@ fn main() {
                 .into_iter()
                 .flatten()
                 .find(|e| e["role"] == case.role && e["name"] == case.name)
-                .map(|e| e["index"].clone());
+                .map(|e| e["element_index"].clone());
             if let Some(i) = found {
                 break i;
             }

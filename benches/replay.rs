@@ -64,7 +64,7 @@ fn main() {
                 .unwrap()
                 .iter()
                 .find(|e| pick(e))
-                .unwrap()["index"]
+                .unwrap()["element_index"]
                 .clone();
             (
                 pid.clone(),

@@ -240,7 +240,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
             .into_iter()
             .flatten()
             .find(|e| e["role"] == "button" && e["name"] == key)
-            .and_then(|e| e["index"].as_u64())
+            .and_then(crate::snapshot::element_index)
             .ok_or_else(|| format!("no button {key}"))?;
         demo.call(
             "click",

@@ -89,26 +89,41 @@ pub async fn window_state_json(
     }
 }
 
+/// One element as get_window_state reports it, in cua-driver's field names
+/// (`element_index`, `label`, `frame {x, y, w, h}`) so its clients read it as they read
+/// cua-driver's; `name` is the exact accessible name, `label` what a reader calls it (the
+/// name, else the value).
 pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
     // The platform reads one character more than it keeps, so a cut value says so.
     let max = crate::platform::MAX_TEXT_CHARS;
     let cut = n.value.as_ref().filter(|v| v.chars().nth(max).is_some());
+    let value = match cut {
+        Some(v) => Some(v.chars().take(max).collect::<String>()),
+        None => n.value.clone(),
+    };
+    let label = Some(n.name.as_str())
+        .filter(|s| !s.is_empty())
+        .or(value.as_deref().filter(|s| !s.is_empty()));
     let mut e = json!({
-        "index": index,
+        "element_index": index,
         "role": n.role,
         "name": n.name,
-        "value": match cut {
-            Some(v) => Some(v.chars().take(max).collect::<String>()),
-            None => n.value.clone(),
-        },
+        "label": label,
+        "value": value,
         "states": n.states,
         "actions": n.actions,
-        "frame": n.frame,
+        "frame": n.frame.map(|f| json!({ "x": f.x, "y": f.y, "w": f.width, "h": f.height })),
     });
     if cut.is_some() {
         e["value_truncated"] = json!(true);
     }
     e
+}
+
+/// An element's index in a state: `element_index`, or `index` in states recorded before
+/// cua wrote cua-driver's field names.
+pub fn element_index(e: &serde_json::Value) -> Option<u64> {
+    e["element_index"].as_u64().or_else(|| e["index"].as_u64())
 }
 
 /// Renders the tree as Markdown and returns, in index order, the node of each element.
@@ -192,6 +207,58 @@ fn escape(s: &str, max_chars: usize) -> String {
         }
     }
     out
+}
+
+/// The tree cut to `max_depth` levels below the window and `max_nodes` nodes in walk
+/// order (get_window_state's bounds for huge trees), or None when nothing is cut.
+pub fn bounded(
+    tree: &AxTree,
+    max_depth: Option<usize>,
+    max_nodes: Option<usize>,
+) -> Option<AxTree> {
+    if tree.nodes.is_empty() {
+        return None;
+    }
+    let (max_depth, max_nodes) = (
+        max_depth.unwrap_or(usize::MAX),
+        max_nodes.unwrap_or(usize::MAX),
+    );
+    let mut kept: Vec<AxNode> = Vec::new();
+    // (node in `tree`, its parent in `kept`, depth)
+    let mut stack = vec![(0usize, None::<usize>, 0usize)];
+    let mut cut = false;
+    while let Some((i, parent, depth)) = stack.pop() {
+        if depth > max_depth || kept.len() >= max_nodes.max(1) {
+            cut = true;
+            continue;
+        }
+        let at = kept.len();
+        let mut node = tree.nodes[i].clone();
+        node.parent = parent;
+        node.children.clear();
+        kept.push(node);
+        if let Some(p) = parent {
+            kept[p].children.push(at);
+        }
+        for &c in tree.nodes[i].children.iter().rev() {
+            stack.push((c, Some(at), depth + 1));
+        }
+    }
+    cut.then(|| AxTree {
+        nodes: kept,
+        warning: tree.warning.clone(),
+    })
+}
+
+/// The element indices on a (filtered) Markdown tree's lines.
+pub fn indices_in_markdown(markdown: &str) -> std::collections::HashSet<u64> {
+    markdown
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix("- [")?;
+            rest.split_once(']')?.0.parse().ok()
+        })
+        .collect()
 }
 
 /// Keeps the lines containing `query` (case-insensitive) and the lines above them in the tree.

@@ -117,7 +117,7 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
             .unwrap()
             .iter()
             .find(|e| e["role"] == "check_box" && e["name"] == "Enable feature")
-            .expect("the fixture's check box")["index"]
+            .expect("the fixture's check box")["element_index"]
             .clone();
         let actor = {
             let socket = socket.clone();

@@ -160,7 +160,7 @@ fn record_two_clicks(run: &Run, overlay: bool) -> [(i64, i64); 2] {
     let started = Instant::now();
     run.call(
         "click",
-        json!({ "pid": app.pid, "window_id": app.window_id, "element_index": increment["index"] }),
+        json!({ "pid": app.pid, "window_id": app.window_id, "element_index": increment["element_index"] }),
     );
     let glided = started.elapsed();
     let bounds = run

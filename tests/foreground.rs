@@ -70,8 +70,8 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
         .any(|s| s == "checked");
     let f = &toggle["frame"];
     let (x, y) = (
-        f["x"].as_i64().unwrap() + f["width"].as_i64().unwrap() / 2,
-        f["y"].as_i64().unwrap() + f["height"].as_i64().unwrap() / 2,
+        f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
+        f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,
     );
     let out = call(
         "click",
@@ -87,12 +87,12 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
         "get_window_state",
         json!({ "pid": wf_pid, "window_id": wf_win, "include_screenshot": false }),
     );
-    let now_checked =
-        after.structured["elements"][toggle["index"].as_u64().unwrap() as usize]["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s == "checked");
+    let now_checked = after.structured["elements"]
+        [toggle["element_index"].as_u64().unwrap() as usize]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s == "checked");
     assert_ne!(
         was_checked, now_checked,
         "the real click toggled the button"

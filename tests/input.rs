@@ -72,7 +72,7 @@ impl Session {
             .into_iter()
             .find(|e| pred(e))
             .unwrap_or_else(|| panic!("no such element in\n{}", state.structured["tree_markdown"]));
-        (el["index"].as_u64().unwrap() as usize, el)
+        (el["element_index"].as_u64().unwrap() as usize, el)
     }
 
     /// Polls the app's tree until `pred` holds (the effect shows), bounded.
@@ -444,7 +444,7 @@ fn a_disabled_element_is_refused_with_the_reason_and_never_clicked_by_pixel() {
     let err = s
         .call(
             "click",
-            json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": el["index"] }),
+            json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": el["element_index"] }),
         )
         .expect_err("a disabled element is refused");
     assert!(
@@ -487,7 +487,7 @@ fn an_index_with_its_snapshot_id_acts_on_that_element_or_is_refused() {
         elements(state)
             .into_iter()
             .find(button(name))
-            .unwrap_or_else(|| panic!("no {name}:\n{}", state.structured["tree_markdown"]))["index"]
+            .unwrap_or_else(|| panic!("no {name}:\n{}", state.structured["tree_markdown"]))["element_index"]
             .as_u64()
             .unwrap()
     };

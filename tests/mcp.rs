@@ -387,8 +387,8 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
     assert!((sf["x"].as_f64().unwrap() - f["x"].as_f64().unwrap() * scale).abs() <= 1.0);
 
     // A pixel click at the centre of the scaled frame presses 7 (read from the app's tree).
-    let cx = sf["x"].as_f64().unwrap() + sf["width"].as_f64().unwrap() / 2.0;
-    let cy = sf["y"].as_f64().unwrap() + sf["height"].as_f64().unwrap() / 2.0;
+    let cx = sf["x"].as_f64().unwrap() + sf["w"].as_f64().unwrap() / 2.0;
+    let cy = sf["y"].as_f64().unwrap() + sf["h"].as_f64().unwrap() / 2.0;
     let r = mcp_calls(
         &envs,
         &[
@@ -591,7 +591,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
         .unwrap()
         .iter()
         .find(|e| e["name"] == "7")
-        .unwrap()["index"]
+        .unwrap()["element_index"]
         .clone();
     // B never read the window: A's element cache is not B's.
     let r = b.call(
@@ -630,7 +630,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
         .unwrap()
         .iter()
         .find(|e| e["name"] == "6")
-        .unwrap()["index"]
+        .unwrap()["element_index"]
         .clone();
     assert_eq!(
         b.call(
@@ -834,7 +834,7 @@ fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
     let typed = "0123456789".repeat(450);
     let r = client.call(
         "type_text",
-        json!({"pid": pid, "window_id": window, "element_index": before["index"], "text": typed}),
+        json!({"pid": pid, "window_id": window, "element_index": before["element_index"], "text": typed}),
     );
     assert_eq!(r["isError"], false, "{r}");
     let editor = editor(&mut client);

@@ -74,7 +74,7 @@ fn names_are_as_a_person_reads_them_in_gtk4_and_in_gtk3_menus() {
         let index = elements(&state)
             .into_iter()
             .find(|e| e["role"] == "menu" && e["name"] == menu)
-            .unwrap_or_else(|| panic!("no menu {menu}"))["index"]
+            .unwrap_or_else(|| panic!("no menu {menu}"))["element_index"]
             .clone();
         let mut open = at.clone();
         open["element_index"] = index;
@@ -525,12 +525,12 @@ fn libreoffice_calc_launches_through_its_launcher_and_shows_its_cells_by_index()
     };
     let state = call("get_window_state", at.clone()).unwrap();
     let b3 = cell(&state, "B3");
-    assert!(b3["index"].is_u64(), "{b3}");
+    assert!(b3["element_index"].is_u64(), "{b3}");
     assert!(b3["frame"].is_object(), "{b3}");
     assert_eq!(b3["value"], "", "{b3}");
     let mut set = at.clone();
     set.as_object_mut().unwrap().remove("include_screenshot");
-    set["element_index"] = b3["index"].clone();
+    set["element_index"] = b3["element_index"].clone();
     set["value"] = json!("42");
     call("set_value", set).unwrap();
     // Read back from the app's own tree, not from the reply.
@@ -572,7 +572,7 @@ fn an_open_menu_is_in_the_window_screenshot() {
             .find(|e| e["role"] == "menu_item" && e["name"] == name)
     };
     let (state, closed) = read();
-    let file = menu_item(&state, "File").expect("the File menu")["index"].clone();
+    let file = menu_item(&state, "File").expect("the File menu")["element_index"].clone();
     let mut open = at.clone();
     open["element_index"] = file;
     open["settle_ms"] = json!(1500);

@@ -58,7 +58,7 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
         .unwrap();
     call(
         "click",
-        json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": seven["index"] }),
+        json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": seven["element_index"] }),
     )
     .unwrap();
     let wf = &d.widget_factory;
@@ -77,7 +77,7 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
                     .is_some_and(|s| s.iter().any(|x| x == "sensitive"))
         })
         .unwrap();
-    call("type_text", json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": entry["index"], "text": "!" })).unwrap();
+    call("type_text", json!({ "pid": wf.pid, "window_id": wf.window_id, "element_index": entry["element_index"], "text": "!" })).unwrap();
     let toggle = elements(&wstate)
         .into_iter()
         .find(|e| e["role"] == "toggle_button" && e["name"] == "togglebutton")
@@ -183,7 +183,7 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
     // Turn 2: text typed; the after-state shows it, the before-state does not.
     let entry_value = |file: &str| {
         let st = read_json(&dir.join("turn-00002").join(file));
-        st["elements"][entry["index"].as_u64().unwrap() as usize]["value"]
+        st["elements"][entry["element_index"].as_u64().unwrap() as usize]["value"]
             .as_str()
             .unwrap()
             .to_string()
@@ -341,7 +341,7 @@ fn a_turns_screenshot_waits_until_the_window_stops_repainting() {
     for _ in 0..CLICKS {
         s.call(
             "click",
-            json!({ "pid": pid, "window_id": window_id, "element_index": fade["index"] }),
+            json!({ "pid": pid, "window_id": window_id, "element_index": fade["element_index"] }),
         )
         .unwrap();
     }
@@ -411,7 +411,7 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
         call(
             "type_text",
             json!({ "pid": app.pid, "window_id": app.window_id,
-                    "element_index": element["index"], "text": text }),
+                    "element_index": element["element_index"], "text": text }),
         );
     }
     call("set_recording", json!({ "enabled": false }));

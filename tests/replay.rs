@@ -135,7 +135,7 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
         let el = rec.element(&cp, &cw, |e| e["role"] == "button" && e["name"] == key);
         rec.call(
             "click",
-            json!({ "pid": cp, "window_id": cw, "element_index": el["index"], "settle_ms": 2000 }),
+            json!({ "pid": cp, "window_id": cw, "element_index": el["element_index"], "settle_ms": 2000 }),
         );
     }
     let wf = rec.call("launch_app", json!({ "name": "gtk3-widget-factory" }));
@@ -148,19 +148,19 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
     });
     rec.call(
         "click",
-        json!({ "pid": wp, "window_id": ww, "element_index": toggle["index"], "settle_ms": 2000 }),
+        json!({ "pid": wp, "window_id": ww, "element_index": toggle["element_index"], "settle_ms": 2000 }),
     );
     let slider = rec.element(&wp, &ww, |e| {
         e["role"] == "slider" && sensitive(e) && has_state(e, "vertical")
     });
     rec.call(
         "set_value",
-        json!({ "pid": wp, "window_id": ww, "element_index": slider["index"], "value": "73" }),
+        json!({ "pid": wp, "window_id": ww, "element_index": slider["element_index"], "value": "73" }),
     );
     let entry = rec.element(&wp, &ww, |e| {
         e["role"] == "text" && sensitive(e) && e["value"] == "entry"
     });
-    rec.call("set_value", json!({ "pid": wp, "window_id": ww, "element_index": entry["index"], "value": "replayed text" }));
+    rec.call("set_value", json!({ "pid": wp, "window_id": ww, "element_index": entry["element_index"], "value": "replayed text" }));
     rec.call("set_recording", json!({ "enabled": false }));
     drop(rec);
     let recorded_turns = turn_count(&original);
@@ -232,15 +232,18 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
     );
     let els = st["elements"].as_array().unwrap();
     assert!(
-        has_state(&els[toggle["index"].as_u64().unwrap() as usize], "checked"),
+        has_state(
+            &els[toggle["element_index"].as_u64().unwrap() as usize],
+            "checked"
+        ),
         "toggle button checked again"
     );
     assert_eq!(
-        els[slider["index"].as_u64().unwrap() as usize]["value"],
+        els[slider["element_index"].as_u64().unwrap() as usize]["value"],
         "73"
     );
     assert_eq!(
-        els[entry["index"].as_u64().unwrap() as usize]["value"],
+        els[entry["element_index"].as_u64().unwrap() as usize]["value"],
         "replayed text"
     );
 
@@ -359,7 +362,7 @@ fn full_speed_replays_reproduce_the_calculation(app: &str, keys: [&str; 6]) {
         let e = run.element(&pid, &window, named(key));
         run.call(
             "click",
-            json!({ "pid": pid, "window_id": window, "element_index": e["index"] }),
+            json!({ "pid": pid, "window_id": window, "element_index": e["element_index"] }),
         );
     }
     run.call("set_recording", json!({ "enabled": false }));
@@ -422,7 +425,7 @@ fn a_recording_replays_on_a_renamed_build_bound_by_its_tree() {
         let e = run.element(&pid, &window, |e| e["role"] == "button" && e["name"] == key);
         run.call(
             "click",
-            json!({ "pid": pid, "window_id": window, "element_index": e["index"] }),
+            json!({ "pid": pid, "window_id": window, "element_index": e["element_index"] }),
         );
     }
     run.call("set_recording", json!({ "enabled": false }));
@@ -707,7 +710,7 @@ fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
     let press = |k: &str| {
         rec.call(
             "click",
-            json!({ "pid": cp, "window_id": cw, "element_index": key(k)["index"], "settle_ms": 2000 }),
+            json!({ "pid": cp, "window_id": cw, "element_index": key(k)["element_index"], "settle_ms": 2000 }),
         );
     };
     press("7");

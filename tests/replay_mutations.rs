@@ -88,7 +88,7 @@ impl Run {
             .unwrap()
             .iter()
             .find(|e| e["role"] == role && e["name"] == name)
-            .map(|e| e["index"].clone())
+            .map(|e| e["element_index"].clone())
             .unwrap_or_else(|| panic!("no {role} {name:?} in {}", st["tree_markdown"]))
     }
 

@@ -342,7 +342,7 @@ fn find_element(state: &ToolOutput, role: &str, names: &str) -> Option<Value> {
 
 /// The element of `role` (and `name`, when given) in a window state, as its index.
 fn find(state: &ToolOutput, role: &str, names: &str) -> Option<u64> {
-    find_element(state, role, names).and_then(|e| e["index"].as_u64())
+    find_element(state, role, names).and_then(|e| e["element_index"].as_u64())
 }
 
 /// What one delivery of a case did.
@@ -473,7 +473,7 @@ fn setup(
     args["pid"] = json!(pid);
     args["window_id"] = json!(window_id);
     if case.by_element {
-        args["element_index"] = element["index"].clone();
+        args["element_index"] = element["element_index"].clone();
     }
     if delivery != "background" {
         args["delivery_mode"] = json!(delivery);

@@ -114,7 +114,7 @@ fn web_review_in(browser: &str) {
                     .call(
                         "click",
                         json!({ "pid": app.pid, "window_id": app.window_id,
-                                "element_index": b["index"] }),
+                                "element_index": b["element_index"] }),
                     )
                     .unwrap_or_else(|e| panic!("click {name}: {e}"));
                 return;
@@ -128,7 +128,7 @@ fn web_review_in(browser: &str) {
                         .call(
                             "click",
                             json!({ "pid": app.pid, "window_id": app.window_id,
-                                    "element_index": link["index"] }),
+                                    "element_index": link["element_index"] }),
                         )
                         .unwrap_or_else(|e| panic!("follow {jump}: {e}"));
                 }

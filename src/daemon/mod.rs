@@ -151,7 +151,7 @@ async fn handle(
                     let args = req.get("args").cloned().unwrap_or(Value::Null);
                     let session = args["session"].as_str().unwrap_or("").to_string();
                     let started = std::time::Instant::now();
-                    let result = match sessions.for_call(&args) {
+                    let result = match sessions.for_call(tool, &args) {
                         Ok(ctx) => registry.call(&ctx, tool, args).await,
                         Err(e) => Err(e),
                     };

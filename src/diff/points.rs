@@ -40,7 +40,9 @@ pub fn places(turn_dir: &Path, action: &Value, words: impl Fn(&str, &str) -> Str
         .map(|(kx, ky, x, y)| {
             let element = element_at(&frames, x, y).and_then(|f| {
                 let elements = before.as_ref()?["elements"].as_array()?;
-                let e = elements.iter().find(|e| e["index"] == f.index)?;
+                let e = elements
+                    .iter()
+                    .find(|e| crate::snapshot::element_index(e) == Some(f.index as u64))?;
                 Some(words(e["role"].as_str()?, e["name"].as_str().unwrap_or("")))
             });
             Place {

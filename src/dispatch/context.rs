@@ -42,6 +42,40 @@ pub struct ToolContext {
     /// Each app's `late_effects`, asked once (an app not on the accessibility bus takes
     /// the platform's registration wait to answer).
     late_effects: Mutex<HashMap<u32, Option<std::time::Duration>>>,
+    /// The sessions this context is one of, when a server keeps several
+    /// ([`super::Sessions`]); session tools read and end them through it.
+    directory: std::sync::OnceLock<std::sync::Weak<super::sessions::Directory>>,
+    /// When this context was made and last served a call (session tools report both).
+    pub activity: Activity,
+}
+
+/// When a context was made and last served a call.
+pub struct Activity {
+    pub created: std::time::Instant,
+    last_call: Mutex<std::time::Instant>,
+    /// Made by start_session for a name that had been ended.
+    pub revived: std::sync::atomic::AtomicBool,
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        let now = std::time::Instant::now();
+        Activity {
+            created: now,
+            last_call: Mutex::new(now),
+            revived: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl Activity {
+    pub fn touch(&self) {
+        *self.last_call.lock().unwrap() = std::time::Instant::now();
+    }
+
+    pub fn idle(&self) -> std::time::Duration {
+        self.last_call.lock().unwrap().elapsed()
+    }
 }
 
 impl ToolContext {
@@ -116,6 +150,23 @@ impl ToolContext {
                 p.insert(pid, (sent, latest));
             }
         }
+    }
+
+    /// The sessions this context is one of (None for a lone context: a CLI call, a test).
+    pub fn directory(&self) -> Option<Arc<super::sessions::Directory>> {
+        self.directory.get().and_then(std::sync::Weak::upgrade)
+    }
+
+    pub(super) fn join(&self, directory: &Arc<super::sessions::Directory>) {
+        let _ = self.directory.set(Arc::downgrade(directory));
+    }
+
+    /// Forgets what this context read (snapshots, pending effects): an ended session that
+    /// cannot be dropped (a connection's own) starts over.
+    pub(super) fn forget(&self) {
+        self.snapshots.lock().unwrap().clear();
+        self.recent_snapshots.lock().unwrap().clear();
+        self.pending_effects.lock().unwrap().clear();
     }
 
     /// The desktop this context talks to.
@@ -230,7 +281,7 @@ impl ToolContext {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
         let snap = Arc::new(Snapshot {
-            snapshot_id: format!("{pid}-{window_id}-{n}"),
+            snapshot_id: super::tokens::snapshot_id(n),
             pid,
             window_id,
             tree,
@@ -312,64 +363,4 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .worker_threads(2)
         .enable_all()
         .build()
-}
-
-/// Tool contexts by session id, for servers that serve several sessions at once (the
-/// daemon, the MCP server): a call's `session` argument picks its context, created on first
-/// use; calls without one use the server's default context.
-pub struct Sessions {
-    default: Arc<ToolContext>,
-    by_id: Mutex<HashMap<String, Arc<ToolContext>>>,
-}
-
-impl Sessions {
-    pub fn new(default: Arc<ToolContext>) -> Self {
-        Sessions {
-            default,
-            by_id: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The context a call runs in; a `session` that is not a short string is refused.
-    pub fn for_call(&self, args: &Value) -> Result<Arc<ToolContext>, ToolError> {
-        let Some(session) = args.get("session") else {
-            return Ok(self.default.clone());
-        };
-        let id = session
-            .as_str()
-            .filter(|s| !s.is_empty() && s.len() <= 128)
-            .ok_or_else(|| {
-                ToolError::invalid(format!(
-                    "`session`: expected a non-empty string of at most 128 characters, got {session}"
-                ))
-            })?;
-        Ok(self
-            .by_id
-            .lock()
-            .unwrap()
-            .entry(id.to_string())
-            .or_insert_with(|| {
-                Arc::new(ToolContext::for_session(self.default.desktop().clone(), id))
-            })
-            .clone())
-    }
-
-    /// Ends session `id` (its client is gone): its recording is finalized and its caches,
-    /// recorder and config overrides dropped.
-    pub async fn end(&self, id: &str) {
-        let ended = self.by_id.lock().unwrap().remove(id);
-        if let Some(ctx) = ended {
-            ctx.recorder.stop_when_done().await;
-        }
-    }
-
-    /// Finalizes every session's recording (server shutdown, client gone).
-    pub async fn finalize_all(&self) {
-        let all: Vec<Arc<ToolContext>> = std::iter::once(self.default.clone())
-            .chain(self.by_id.lock().unwrap().values().cloned())
-            .collect();
-        for ctx in all {
-            ctx.recorder.stop_when_done().await;
-        }
-    }
 }

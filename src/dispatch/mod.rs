@@ -9,10 +9,14 @@ mod context;
 mod contract;
 mod registry;
 mod schema;
+mod sessions;
+mod tokens;
 mod tool;
 
-pub use context::{RECENT_SNAPSHOTS, Sessions, ToolContext, runtime};
+pub use context::{Activity, RECENT_SNAPSHOTS, ToolContext, runtime};
 pub use contract::{CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, Risk};
 pub use registry::ToolRegistry;
 pub use schema::{SESSION_ARGUMENT, output_schema_of, parse_args, schema_of};
+pub use sessions::{Directory, START_SESSION, SessionEntry, Sessions};
+pub use tokens::token_for;
 pub use tool::{Tool, ToolSpec};

@@ -62,6 +62,7 @@ impl ToolRegistry {
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
         let tool = self.get(name)?;
+        ctx.activity.touch();
         Self::call_tool(ctx, tool, args).await
     }
 
@@ -73,6 +74,11 @@ impl ToolRegistry {
         tool: &dyn Tool,
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
+        let args = if tool.takes_element_token() {
+            super::tokens::expand(ctx, args)?
+        } else {
+            args
+        };
         let acting_on = (tool.acts(&args) && !tool.changes_driver())
             .then(|| args.get("pid").and_then(Value::as_u64))
             .flatten()

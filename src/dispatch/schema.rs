@@ -130,6 +130,28 @@ fn merge_inlined(p: &mut Map<String, Value>, from: &Value, defs: &Value) {
     p.remove("format");
 }
 
+/// The capability token of tools whose calls may name their element by `element_token`.
+pub const ELEMENT_TOKENS: &str = "accessibility.element_tokens";
+
+/// A tool's schema with the arguments dispatch handles for every tool: `session`, and
+/// `element_token` where the tool addresses elements by index and says it takes tokens.
+pub fn with_shared_arguments(mut schema: Value, capabilities: &[&str]) -> Value {
+    let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return schema;
+    };
+    if capabilities.contains(&ELEMENT_TOKENS) && props.contains_key("element_index") {
+        props.insert(
+            "element_token".into(),
+            json!({ "type": "string", "description": "An element's token from get_window_state's elements, instead of window_id + element_index; refused once stale." }),
+        );
+    }
+    props.insert(
+        "session".into(),
+        json!({ "type": "string", "description": "Session id: calls naming the same one share element caches, the recorder and config overrides." }),
+    );
+    schema
+}
+
 /// Keys every tool accepts besides its own: the session id and private `_`-prefixed keys.
 fn is_ambient_key(key: &str) -> bool {
     key == "session" || key.starts_with('_')
@@ -153,13 +175,19 @@ pub fn parse_args<A: DeserializeOwned>(args: &Value, schema: &Value) -> Result<A
         .and_then(Value::as_object)
         .map(|p| p.keys().map(String::as_str).collect())
         .unwrap_or_default();
+    let own: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|k| !is_ambient_key(k))
+        .collect();
     if let Some(unknown) = object.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(ToolError::invalid(if known.is_empty() {
+        return Err(ToolError::invalid(if own.is_empty() {
             format!("unknown argument `{unknown}` (this tool takes no arguments)")
         } else {
+            let hint = crate::suggest::did_you_mean(unknown, own.iter().copied());
             format!(
-                "unknown argument `{unknown}` (expected one of: {})",
-                known.join(", ")
+                "unknown argument `{unknown}`{hint} (expected one of: {})",
+                own.join(", ")
             )
         }));
     }

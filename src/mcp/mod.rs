@@ -81,7 +81,7 @@ impl CuaServer {
     async fn run(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
         match &self.backend {
             Backend::InProcess(sessions) => {
-                let ctx = sessions.for_call(&args)?;
+                let ctx = sessions.for_call(name, &args)?;
                 self.registry.call(&ctx, name, args).await
             }
             Backend::Daemon(socket, session) => {
@@ -129,15 +129,15 @@ fn list_extensions(registry: &ToolRegistry) -> wire::ListExtensions {
 }
 
 /// What an agent reads once, not twice: get_window_state's tree is in the text block (as
-/// tree_markdown, for the model), so the structured result leaves it out, and carries
-/// elements[] only when the call asks (`include_elements`).
+/// tree_markdown, for the model), so the structured result leaves it out; it carries
+/// elements[] (what clients parse) unless the call says `include_elements: false`.
 fn lean(tool: &str, args: &Value, structured: &mut Value) {
     if tool != "get_window_state" {
         return;
     }
     if let Value::Object(m) = structured {
         m.remove("tree_markdown");
-        if args["include_elements"] != json!(true) {
+        if args["include_elements"] == json!(false) {
             m.remove("elements");
         }
     }

@@ -25,7 +25,11 @@ use serde::Serialize;
 pub struct Rect {
     pub x: i32,
     pub y: i32,
+    /// `w` where an element's frame is written (get_window_state's elements, in
+    /// cua-driver's shape); both spellings read.
+    #[serde(alias = "w")]
     pub width: i32,
+    #[serde(alias = "h")]
     pub height: i32,
 }
 
@@ -422,6 +426,16 @@ pub trait Platform: Send + Sync {
     async fn process_age(&self, _pid: u32) -> Option<std::time::Duration> {
         None
     }
+    /// Force-terminates a process (kill_app checks first that it is an app of this desktop).
+    async fn kill_process(&self, _pid: u32) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "terminating processes is not supported by this backend".into(),
+        ))
+    }
+    /// Whether a process still runs (a zombie waiting for its parent does not).
+    async fn process_running(&self, _pid: u32) -> bool {
+        false
+    }
 
     // Raw input.
     /// Sends events to a window: background as synthetic events to the window only,
@@ -438,6 +452,25 @@ pub trait Platform: Send + Sync {
     /// Asks for a window size, in pixels of its screenshot (the harness pins window sizes
     /// so screenshots compare).
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()>;
+    /// Moves and sizes a window (its client area, in screen pixels); the window manager
+    /// may adjust it, so callers read the result back.
+    async fn set_window_frame(&self, _window_id: u64, _frame: Rect) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "moving windows is not supported by this backend".into(),
+        ))
+    }
+    /// Makes a window the active one and leaves it so (bring_to_front).
+    async fn activate_window(&self, _window_id: u64) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "activating windows is not supported by this backend".into(),
+        ))
+    }
+    /// The whole screen as it shows now, in screen pixels.
+    async fn capture_screen(&self) -> PlatformResult<Capture> {
+        Err(PlatformError::Unsupported(
+            "capturing the screen is not supported by this backend".into(),
+        ))
+    }
     /// The debugging endpoint of the browser process `pid`: an error that says how to get
     /// one when the browser was not started with it, or `pid` is no browser.
     async fn page_endpoint(&self, _pid: u32) -> PlatformResult<PageEndpoint> {

@@ -64,14 +64,14 @@ impl Rules {
     /// on their `tree_markdown` lines.
     pub fn scrub_state(&self, state: &mut Value) {
         let indices: Vec<u64> = secret_elements(self, state)
-            .filter_map(|e| e["index"].as_u64())
+            .filter_map(crate::snapshot::element_index)
             .collect();
         if indices.is_empty() {
             return;
         }
         if let Some(elements) = state["elements"].as_array_mut() {
             for e in elements.iter_mut() {
-                if e["index"].as_u64().is_some_and(|i| indices.contains(&i))
+                if crate::snapshot::element_index(e).is_some_and(|i| indices.contains(&i))
                     && !e["value"].is_null()
                 {
                     e["value"] = Value::String(REDACTED.into());

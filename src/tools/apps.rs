@@ -1,4 +1,4 @@
-//! `list_apps` (installed and running applications) and `launch_app`.
+//! `list_apps` (installed and running applications), `launch_app` and `kill_app`.
 
 use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
@@ -200,6 +200,72 @@ impl ToolSpec for LaunchApp {
                 "launcher_pid": launched.launcher_pid,
                 "windows": windows,
             }),
+        ))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillAppArgs {
+    /// Process to terminate: an app with a window on this desktop, or one list_apps shows running.
+    pub pid: u32,
+}
+
+pub struct KillApp;
+
+/// How long kill_app waits for the process to be gone.
+const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+#[async_trait]
+impl ToolSpec for KillApp {
+    type Args = KillAppArgs;
+    const NAME: &'static str = "kill_app";
+    const DESCRIPTION: &'static str = "Force-terminate an app (SIGKILL): unsaved work is lost, so prefer closing it through its own UI. Only a process that owns a window on this desktop or that list_apps shows running; returns once it is gone (read back, bounded 3 s).";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["app.kill"],
+        risk: Risk::R3,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(&self, ctx: &ToolContext, a: KillAppArgs) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        let windows = platform.list_windows().await?.windows;
+        let running = platform.running_apps().await?;
+        let name = windows
+            .iter()
+            .find(|w| w.pid == Some(a.pid))
+            .map(|w| w.app_name.clone())
+            .or_else(|| running.iter().find(|r| r.pid == a.pid).map(|r| r.name.clone()))
+            .ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "`pid`: {} is not an app on this desktop (no window, not in list_apps); kill_app ends only those",
+                    a.pid
+                ))
+            })?;
+        platform.kill_process(a.pid).await?;
+        let deadline = std::time::Instant::now() + KILL_WAIT;
+        let gone = loop {
+            if !platform.process_running(a.pid).await {
+                break true;
+            }
+            if std::time::Instant::now() >= deadline {
+                break false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        if !gone {
+            return Err(ToolError::failed(format!(
+                "{name} (pid {}) was sent SIGKILL but still runs after {} s",
+                a.pid,
+                KILL_WAIT.as_secs()
+            )));
+        }
+        Ok(ToolOutput::new(
+            format!("killed {name} (pid {})", a.pid),
+            json!({ "pid": a.pid, "name": name, "killed": true, "effect": "confirmed" }),
         ))
     }
 }

@@ -11,12 +11,14 @@ mod apps;
 mod capture;
 mod config;
 mod cursor;
+mod desktop;
 mod input;
 mod page;
 mod permissions;
 mod recording;
 mod replay;
 mod screen;
+mod sessions;
 mod window_state;
 mod windows;
 
@@ -47,7 +49,12 @@ impl ToolRegistry {
             Box::new(permissions::CheckPermissions),
             Box::new(apps::ListApps),
             Box::new(apps::LaunchApp),
+            Box::new(apps::KillApp),
             Box::new(windows::ListWindows),
+            Box::new(windows::BringToFront),
+            Box::new(windows::SetWindowFrame),
+            Box::new(desktop::GetAccessibilityTree),
+            Box::new(desktop::GetDesktopState),
             Box::new(window_state::GetWindowState),
             Box::new(capture::Screenshot),
             Box::new(capture::Zoom),
@@ -65,6 +72,8 @@ impl ToolRegistry {
             Box::new(input::MoveCursor),
             Box::new(page::Page),
             Box::new(recording::SetRecording),
+            Box::new(recording::StartRecording),
+            Box::new(recording::StopRecording),
             Box::new(recording::GetRecordingState),
             Box::new(replay::ReplayTrajectory),
             Box::new(config::GetConfig),
@@ -73,6 +82,10 @@ impl ToolRegistry {
             Box::new(cursor::SetAgentCursorEnabled),
             Box::new(cursor::SetAgentCursorMotion),
             Box::new(cursor::SetAgentCursorStyle),
+            Box::new(sessions::StartSession),
+            Box::new(sessions::EndSession),
+            Box::new(sessions::GetSession),
+            Box::new(sessions::ListSessions),
         ])
     }
 }

@@ -1,4 +1,5 @@
-//! `set_recording` and `get_recording_state`: the trajectory recorder of this process.
+//! `set_recording` (and cua-driver's `start_recording` / `stop_recording`) and
+//! `get_recording_state`: the trajectory recorder of this session.
 
 use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
@@ -42,60 +43,142 @@ impl ToolSpec for SetRecording {
 
     async fn run(&self, ctx: &ToolContext, a: SetRecordingArgs) -> Result<ToolOutput, ToolError> {
         if !a.enabled {
-            return Ok(match ctx.recorder.stop_when_done().await {
-                Some(state) => ToolOutput::new(
-                    format!(
-                        "recording stopped; turns up to {} in {}",
-                        state.next_turn.saturating_sub(1),
-                        state
-                            .output_dir
-                            .as_ref()
-                            .map(|d| d.display().to_string())
-                            .unwrap_or_default()
-                    ),
-                    json!(state),
-                ),
-                None => ToolOutput::new(
-                    "recording was not enabled; nothing to stop",
-                    json!(ctx.recorder.state()),
-                ),
-            });
+            return Ok(stop(ctx).await);
         }
         let dir = a
             .output_dir
             .ok_or_else(|| ToolError::invalid("`output_dir`: required when enabled is true"))?;
-        if dir.trim().is_empty() {
-            return Err(ToolError::invalid("`output_dir`: must not be empty"));
-        }
-        let path = ctx.output_path("output_dir", &dir, true)?;
-        let (screen, platform) = match ctx.platform().await {
-            Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
-            Err(_) => (None, "unknown".to_string()),
-        };
-        let video_display = if a.video_experimental == Some(true) {
-            Some(ctx.desktop().display.clone().ok_or_else(|| {
-                ToolError::NoDesktop(
-                    "no desktop: DISPLAY is not set; start one with `eval \"$(cua sandbox start)\"`".into(),
-                )
-            })?)
-        } else {
-            None
-        };
-        let state = ctx.recorder.start(
-            &path,
+        start(
+            ctx,
+            &dir,
             a.append.unwrap_or(false),
-            screen,
-            &platform,
-            video_display.as_deref(),
-        )?;
-        Ok(ToolOutput::new(
+            a.video_experimental == Some(true),
+            "video_experimental",
+        )
+        .await
+    }
+}
+
+/// Starts this session's recorder into `dir` (`video_field` names the caller's video flag
+/// in errors).
+async fn start(
+    ctx: &ToolContext,
+    dir: &str,
+    append: bool,
+    video: bool,
+    video_field: &str,
+) -> Result<ToolOutput, ToolError> {
+    if dir.trim().is_empty() {
+        return Err(ToolError::invalid("`output_dir`: must not be empty"));
+    }
+    let path = ctx.output_path("output_dir", dir, true)?;
+    let (screen, platform) = match ctx.platform().await {
+        Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
+        Err(_) => (None, "unknown".to_string()),
+    };
+    let video_display = if video {
+        Some(ctx.desktop().display.clone().ok_or_else(|| {
+            ToolError::NoDesktop(format!(
+                "no desktop for `{video_field}`: DISPLAY is not set; start one with `eval \"$(cua sandbox start)\"`"
+            ))
+        })?)
+    } else {
+        None
+    };
+    let state = ctx
+        .recorder
+        .start(&path, append, screen, &platform, video_display.as_deref())?;
+    Ok(ToolOutput::new(
+        format!(
+            "recording into {} from turn {}",
+            path.display(),
+            state.next_turn
+        ),
+        json!(state),
+    ))
+}
+
+/// Stops this session's recorder once its queued turns are written.
+async fn stop(ctx: &ToolContext) -> ToolOutput {
+    match ctx.recorder.stop_when_done().await {
+        Some(state) => ToolOutput::new(
             format!(
-                "recording into {} from turn {}",
-                path.display(),
-                state.next_turn
+                "recording stopped; turns up to {} in {}",
+                state.next_turn.saturating_sub(1),
+                state
+                    .output_dir
+                    .as_ref()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
             ),
             json!(state),
-        ))
+        ),
+        None => ToolOutput::new(
+            "recording was not enabled; nothing to stop",
+            json!(ctx.recorder.state()),
+        ),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartRecordingArgs {
+    /// Folder for the turn folders (~ is expanded; created with parents). A folder that already holds turns is refused.
+    pub output_dir: String,
+    /// Also record the whole display as H.264 video (output_dir/recording.mp4). Default false.
+    pub record_video: Option<bool>,
+}
+
+pub struct StartRecording;
+
+#[async_trait]
+impl ToolSpec for StartRecording {
+    type Args = StartRecordingArgs;
+    const NAME: &'static str = "start_recording";
+    const RECORDED: bool = false;
+    const CHANGES_DRIVER: bool = true;
+    const DESCRIPTION: &'static str = "Start recording this session's trajectory (set_recording with enabled true, under cua-driver's name): every following action call writes turn-NNNNN/ under output_dir, which `cua replay` re-drives and `cua diff` compares.";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["recording.start"],
+        risk: Risk::R2,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(&self, ctx: &ToolContext, a: StartRecordingArgs) -> Result<ToolOutput, ToolError> {
+        start(
+            ctx,
+            &a.output_dir,
+            false,
+            a.record_video == Some(true),
+            "record_video",
+        )
+        .await
+    }
+}
+
+pub struct StopRecording;
+
+#[async_trait]
+impl ToolSpec for StopRecording {
+    type Args = NoArgs;
+    const NAME: &'static str = "stop_recording";
+    const RECORDED: bool = false;
+    const CHANGES_DRIVER: bool = true;
+    const DESCRIPTION: &'static str = "Stop this session's recording once its queued turns are written (the video, if any, is finalized). Stopping when not recording changes nothing.";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["recording.stop"],
+        risk: Risk::R3,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(&self, ctx: &ToolContext, _a: NoArgs) -> Result<ToolOutput, ToolError> {
+        Ok(stop(ctx).await)
     }
 }
 

@@ -11,9 +11,10 @@ use serde_json::json;
 
 use super::capture::encode_png;
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_file};
+use crate::dispatch::token_for;
 use crate::errors::ToolError;
 use crate::platform::{AxTree, Platform, WindowInfo};
-use crate::snapshot::{filter_markdown, state_of};
+use crate::snapshot::{bounded, element_index, filter_markdown, indices_in_markdown, state_of};
 
 /// Browsers map their window before the page's document is built, and a read then shows
 /// an empty document. A document still `busy`, or empty and unnamed in an app that started
@@ -117,9 +118,15 @@ pub struct GetWindowStateArgs {
     /// Deprecated and ignored (accepted for compatibility): the tree and the screenshot are both returned.
     #[allow(dead_code)] // accepted so callers written for other drivers keep working
     pub capture_mode: Option<String>,
-    /// MCP: also put elements[] in the structured result. Default false: the tree comes once, in the text (CLI --json always has both).
+    /// Put elements[] in the structured result. Default true.
     #[allow(dead_code)] // read by the MCP server, which shapes the response
     pub include_elements: Option<bool>,
+    /// Keep only this many levels below the window (deeply nested apps).
+    #[schemars(range(min = 1))]
+    pub max_depth: Option<usize>,
+    /// Keep only this many tree nodes, in walk order (huge web or Electron trees).
+    #[schemars(range(min = 1))]
+    pub max_elements: Option<usize>,
 }
 
 pub struct GetWindowState;
@@ -128,7 +135,7 @@ pub struct GetWindowState;
 impl ToolSpec for GetWindowState {
     type Args = GetWindowStateArgs;
     const NAME: &'static str = "get_window_state";
-    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also element_count, snapshot_id, the window's screenshot (PNG, with its open menus and popups) and, when asked, elements[] (index, role, name, value, value_truncated, states, actions, frame in window-local pixels). Indices refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
+    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value, states, actions, frame {x, y, w, h} in window-local pixels). Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract::reads(
         Risk::R3,
@@ -169,8 +176,16 @@ impl ToolSpec for GetWindowState {
             })
         });
         let first_read = ctx.snapshot(args.pid, window.window_id).is_none();
-        let tree = read_settled_tree(platform.as_ref(), args.pid, &window, first_read).await?;
+        let mut tree = read_settled_tree(platform.as_ref(), args.pid, &window, first_read).await?;
+        let cut = bounded(&tree, args.max_depth, args.max_elements);
+        let was_cut = cut.is_some();
+        if let Some(cut) = cut {
+            tree = cut;
+        }
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
+        if was_cut {
+            structured["tree_bounded"] = json!(true);
+        }
         if scale < 1.0 {
             scale_frames(&mut structured, scale);
         }
@@ -178,10 +193,22 @@ impl ToolSpec for GetWindowState {
         let element_count = elements.len();
         let snapshot = ctx.store_snapshot(args.pid, args.window_id, tree, elements);
         structured["snapshot_id"] = json!(snapshot.snapshot_id);
+        structured["total_element_count"] = json!(element_count);
+        if let Some(elements) = structured["elements"].as_array_mut() {
+            for (i, e) in elements.iter_mut().enumerate() {
+                e["element_token"] = json!(token_for(&snapshot.snapshot_id, i));
+            }
+        }
         if let Some(q) = &args.query {
             let filtered = filter_markdown(structured["tree_markdown"].as_str().unwrap_or(""), q);
+            let shown = indices_in_markdown(&filtered);
+            if let Some(elements) = structured["elements"].as_array_mut() {
+                elements.retain(|e| element_index(e).is_some_and(|i| shown.contains(&i)));
+            }
             structured["tree_markdown"] = json!(filtered);
         }
+        structured["returned_element_count"] =
+            json!(structured["elements"].as_array().map_or(0, Vec::len));
         let mut summary = format!(
             "{} \"{}\" (pid {}, window {}): {} elements",
             window.app_name, window.title, args.pid, args.window_id, element_count
@@ -196,6 +223,10 @@ impl ToolSpec for GetWindowState {
                 .map_err(|e| ToolError::failed(format!("screenshot task: {e}")))??;
             structured["screenshot"] =
                 json!({ "width": width, "height": height, "scale": scale, "format": "png" });
+            // cua-driver's flat names for the same, which its clients read.
+            structured["screenshot_width"] = json!(width);
+            structured["screenshot_height"] = json!(height);
+            structured["screenshot_mime_type"] = json!("image/png");
             summary.push_str(&format!(", screenshot {width}x{height}"));
             match &args.screenshot_out_file {
                 Some(path) => {
@@ -228,7 +259,7 @@ fn scale_frames(structured: &mut serde_json::Value, scale: f64) {
     };
     for e in elements {
         if let Some(f) = e.get_mut("frame").filter(|f| f.is_object()) {
-            for k in ["x", "y", "width", "height"] {
+            for k in ["x", "y", "w", "h"] {
                 if let Some(v) = f[k].as_f64() {
                     f[k] = json!((v * scale).round() as i64);
                 }

@@ -57,3 +57,157 @@ impl ToolSpec for ListWindows {
         ))
     }
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BringToFrontArgs {
+    /// Process whose window to activate.
+    pub pid: u32,
+    /// The window (must belong to pid). Default: the pid's frontmost window.
+    pub window_id: Option<u64>,
+}
+
+pub struct BringToFront;
+
+#[async_trait]
+impl ToolSpec for BringToFront {
+    type Args = BringToFrontArgs;
+    const NAME: &'static str = "bring_to_front";
+    const DESCRIPTION: &'static str = "Activate a window and leave it active (raised, with the keyboard focus), for work that needs one window in front across calls. Ordinary input never needs it: background input leaves focus alone and delivery_mode foreground activates, acts and restores by itself. Returns the window and whether it is now the active one (read back).";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["window.activate"],
+        risk: Risk::R1,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(&self, ctx: &ToolContext, a: BringToFrontArgs) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        let window = match a.window_id {
+            Some(id) => super::window_of(platform.as_ref(), Some(a.pid), id).await?,
+            None => frontmost_of(platform.as_ref(), a.pid).await?,
+        };
+        platform.activate_window(window.window_id).await?;
+        let active = platform.focus_state().await?.active_window == Some(window.window_id);
+        Ok(ToolOutput::new(
+            format!(
+                "{} \"{}\" (window {}) {}",
+                window.app_name,
+                window.title,
+                window.window_id,
+                if active {
+                    "is active"
+                } else {
+                    "did not become active"
+                }
+            ),
+            json!({ "pid": a.pid, "window_id": window.window_id, "active": active,
+                    "effect": if active { "confirmed" } else { "no_change" } }),
+        ))
+    }
+}
+
+/// The pid's frontmost window on screen.
+async fn frontmost_of(
+    platform: &dyn crate::platform::Platform,
+    pid: u32,
+) -> Result<crate::platform::WindowInfo, ToolError> {
+    platform
+        .list_windows()
+        .await?
+        .windows
+        .into_iter()
+        .filter(|w| w.pid == Some(pid) && w.is_on_screen)
+        .max_by_key(|w| w.z_index)
+        .ok_or_else(|| {
+            ToolError::failed(format!(
+                "pid {pid} has no window on screen (run list_windows)"
+            ))
+        })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetWindowFrameArgs {
+    /// Process that owns the window.
+    pub pid: u32,
+    /// The window to move and size (must belong to pid).
+    pub window_id: u64,
+    /// Left edge of the window's content, screen pixels.
+    pub x: i32,
+    /// Top edge of the window's content, screen pixels.
+    pub y: i32,
+    /// Content width in pixels.
+    #[schemars(range(min = 1))]
+    pub width: u32,
+    /// Content height in pixels.
+    #[schemars(range(min = 1))]
+    pub height: u32,
+}
+
+pub struct SetWindowFrame;
+
+/// How long set_window_frame waits for the window manager to apply the frame.
+const FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+#[async_trait]
+impl ToolSpec for SetWindowFrame {
+    type Args = SetWindowFrameArgs;
+    const NAME: &'static str = "set_window_frame";
+    const DESCRIPTION: &'static str = "Move and size a window's content area (screen pixels). The window manager and the app may adjust the request (minimum sizes, screen edges): the result reads the bounds back, list_windows' shape, and says effect confirmed only when they match the request.";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["window.frame.set"],
+        risk: Risk::R1,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(&self, ctx: &ToolContext, a: SetWindowFrameArgs) -> Result<ToolOutput, ToolError> {
+        let platform = ctx.platform().await?;
+        super::window_of(platform.as_ref(), Some(a.pid), a.window_id).await?;
+        let to_i32 = |field: &str, v: u32| {
+            i32::try_from(v)
+                .ok()
+                .filter(|v| *v <= 32767)
+                .ok_or_else(|| ToolError::invalid(format!("`{field}`: at most 32767, got {v}")))
+        };
+        let wanted = crate::platform::Rect::new(
+            a.x,
+            a.y,
+            to_i32("width", a.width)?,
+            to_i32("height", a.height)?,
+        );
+        platform.set_window_frame(a.window_id, wanted).await?;
+        // The window manager applies it asynchronously: read back until it holds, bounded.
+        let deadline = std::time::Instant::now() + FRAME_WAIT;
+        let bounds = loop {
+            let now = super::window_of(platform.as_ref(), Some(a.pid), a.window_id).await?;
+            if now.bounds == wanted || std::time::Instant::now() >= deadline {
+                break now.bounds;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        let matched = bounds == wanted;
+        Ok(ToolOutput::new(
+            format!(
+                "window {} is now {}x{}+{}+{}{}",
+                a.window_id,
+                bounds.width,
+                bounds.height,
+                bounds.x,
+                bounds.y,
+                if matched {
+                    ""
+                } else {
+                    " (the window manager adjusted the request)"
+                }
+            ),
+            json!({ "pid": a.pid, "window_id": a.window_id, "bounds": bounds, "requested": wanted,
+                    "effect": if matched { "confirmed" } else { "adjusted" } }),
+        ))
+    }
+}

@@ -34,7 +34,7 @@ pub fn frames_of(state: &Value) -> Vec<RecordedFrame> {
     elements
         .iter()
         .filter_map(|e| {
-            let index = e["index"].as_u64()? as usize;
+            let index = crate::snapshot::element_index(e)? as usize;
             let frame: Rect = serde_json::from_value(e["frame"].clone()).ok()?;
             (frame.width > 0 && frame.height > 0).then_some(RecordedFrame { index, frame })
         })

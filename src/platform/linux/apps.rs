@@ -204,6 +204,17 @@ pub fn parent_pid(pid: u32) -> Option<u32> {
     proc_stat(pid).map(|s| s.ppid)
 }
 
+/// Whether `pid` still runs: it exists and is not a zombie (state Z) or dead (X).
+pub fn process_running(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state (field 3) is the first field after the command name's last `)`.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state != "Z" && state != "X")
+}
+
 /// How long ago `pid` started.
 pub fn process_age(pid: u32) -> Option<std::time::Duration> {
     let uptime: f64 = std::fs::read_to_string("/proc/uptime")

@@ -427,6 +427,18 @@ impl Platform for LinuxPlatform {
         apps::process_age(pid)
     }
 
+    async fn kill_process(&self, pid: u32) -> PlatformResult<()> {
+        let target = nix::unistd::Pid::from_raw(pid as i32);
+        match nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGKILL) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+            Err(e) => Err(PlatformError::Other(format!("cannot kill pid {pid}: {e}"))),
+        }
+    }
+
+    async fn process_running(&self, pid: u32) -> bool {
+        apps::process_running(pid)
+    }
+
     async fn send_input(
         &self,
         window: &WindowInfo,
@@ -451,6 +463,28 @@ impl Platform for LinuxPlatform {
 
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()> {
         self.x11.resize(window_id as u32, width, height)
+    }
+
+    async fn set_window_frame(
+        &self,
+        window_id: u64,
+        frame: crate::platform::Rect,
+    ) -> PlatformResult<()> {
+        self.x11.set_frame(window_id as u32, frame)
+    }
+
+    async fn activate_window(&self, window_id: u64) -> PlatformResult<()> {
+        let x11 = self.x11.clone();
+        tokio::task::spawn_blocking(move || x11.activate(window_id as u32))
+            .await
+            .map_err(|e| PlatformError::Other(format!("activate: {e}")))?
+    }
+
+    async fn capture_screen(&self) -> PlatformResult<Capture> {
+        let x11 = self.x11.clone();
+        tokio::task::spawn_blocking(move || x11.capture_screen())
+            .await
+            .map_err(|e| PlatformError::Other(format!("screen capture: {e}")))?
     }
 
     async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {

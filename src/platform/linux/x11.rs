@@ -349,6 +349,68 @@ impl X11 {
         Ok(())
     }
 
+    /// Asks the window manager to move and size a window's client area (screen pixels).
+    pub fn set_frame(&self, id: Window, frame: Rect) -> PlatformResult<()> {
+        if frame.width <= 0 || frame.height <= 0 {
+            return Err(PlatformError::InvalidInput(format!(
+                "a window needs a positive size, got {}x{}",
+                frame.width, frame.height
+            )));
+        }
+        let aux = ConfigureWindowAux::new()
+            .x(frame.x)
+            .y(frame.y)
+            .width(frame.width as u32)
+            .height(frame.height as u32);
+        self.conn
+            .configure_window(id, &aux)
+            .map_err(|e| x_err("configure", e))?;
+        self.conn.flush().map_err(|e| x_err("flush", e))?;
+        Ok(())
+    }
+
+    /// The whole screen as the server composes it (windows are redirected automatically,
+    /// so the root's pixels are what a person sees).
+    pub fn capture_screen(&self) -> PlatformResult<Capture> {
+        let geometry = self
+            .conn
+            .get_geometry(self.root)
+            .map_err(|e| x_err("geometry", e))?
+            .reply()
+            .map_err(|e| x_err("geometry", e))?;
+        let (w, h) = (geometry.width as u32, geometry.height as u32);
+        let image = self
+            .conn
+            .get_image(
+                ImageFormat::Z_PIXMAP,
+                self.root,
+                0,
+                0,
+                w as u16,
+                h as u16,
+                !0,
+            )
+            .map_err(|e| x_err("get image", e))?
+            .reply()
+            .map_err(|e| PlatformError::Capture(format!("get image: {e}")))?;
+        if image.depth < 24 || image.data.len() < (w * h * 4) as usize {
+            return Err(PlatformError::Capture(format!(
+                "unsupported screen image: depth {}, {} bytes for {w}x{h}",
+                image.depth,
+                image.data.len()
+            )));
+        }
+        let rgba = image.data[..(w * h * 4) as usize]
+            .chunks_exact(4)
+            .flat_map(|px| [px[2], px[1], px[0], 255])
+            .collect();
+        Ok(Capture {
+            width: w,
+            height: h,
+            rgba,
+        })
+    }
+
     /// Left/top of the client-side-decoration margin (`_GTK_FRAME_EXTENTS`), if set.
     pub fn gtk_frame_extents(&self, id: Window) -> Option<(i32, i32, i32, i32)> {
         let atom = self

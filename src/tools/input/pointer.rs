@@ -286,6 +286,8 @@ pub struct DoubleClickArgs {
     pub y: Option<f64>,
     /// Modifiers held (pixel route): cmd/super, ctrl, shift, alt/option.
     pub modifier: Option<Vec<String>>,
+    /// Mouse button. Default left; another button double-clicks by pointer (at the element's centre).
+    pub button: Option<MouseButton>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
     /// Max ms to wait for the effect. Default 0.
@@ -326,7 +328,7 @@ impl ToolSpec for DoubleClick {
                 action: None,
                 count: 2,
                 modifier: a.modifier.unwrap_or_default(),
-                button: 1,
+                button: a.button.unwrap_or(MouseButton::Left).number(),
                 delivery_mode: a.delivery_mode,
                 settle_ms: a.settle_ms,
             },

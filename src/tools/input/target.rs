@@ -323,10 +323,14 @@ pub(super) async fn element_at(
     Some(tree.nodes.swap_remove(i))
 }
 
-/// The element an action result names: index, role, name and frame (get_window_state's
-/// element, `snapshot::element_json`, also has its value, states and actions).
+/// The element an action result names: index, role, name and frame, in get_window_state's
+/// field names (its element, `snapshot::element_json`, also has its value, states and
+/// actions).
 pub(super) fn element_brief(index: Option<usize>, n: &AxNode) -> Value {
-    json!({ "index": index, "role": n.role, "name": n.name, "frame": n.frame })
+    let frame = n
+        .frame
+        .map(|f| json!({ "x": f.x, "y": f.y, "w": f.width, "h": f.height }));
+    json!({ "element_index": index, "role": n.role, "name": n.name, "frame": frame })
 }
 
 pub(super) fn describe(n: &AxNode) -> String {
