@@ -18,11 +18,13 @@ use crate::replay::ReplayOptions;
 use crate::sandbox::{self, Sandbox, SandboxOptions};
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
+mod driver;
 mod harness;
 mod replay;
 mod sandboxes;
 mod tool;
 
+use driver::*;
 pub use harness::read_diff_config;
 use harness::*;
 use replay::*;
@@ -44,12 +46,36 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Call a tool: cua call <tool> '<json-args>' [--json] [--screenshot-out-file PATH]
+    /// (JSON whenever stdout is not a terminal)
     Call {
         tool: String,
         /// Arguments as a JSON object (default {}).
         args: Option<String>,
         #[command(flatten)]
         output: OutputFlags,
+        /// Call the daemon listening on this socket (default: the display's, when one runs).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Describe this binary for launchers (cua-driver's manifest): its version, how to
+    /// start its MCP server, and every subcommand with its flags, as JSON.
+    Manifest {
+        /// Indent the JSON.
+        #[arg(long)]
+        pretty: bool,
+    },
+    /// Stop the daemon (`cua serve`): recordings are finalized first. Exit 0 also when
+    /// none was running.
+    Stop {
+        /// The daemon's socket (default: the display's).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Whether a daemon answers (exit 0, its pid and sessions as JSON) or not (exit 1).
+    Status {
+        /// The daemon's socket (default: the display's).
+        #[arg(long)]
+        socket: Option<PathBuf>,
     },
     /// List every tool with its one-line description.
     ListTools,
@@ -110,12 +136,45 @@ enum Command {
         /// Forward calls to the `cua serve` daemon listening on this socket.
         #[arg(long)]
         socket: Option<PathBuf>,
+        /// Declare an embedding host (cua-driver's flag): cua never prompts or relaunches
+        /// itself, so this changes nothing; with --socket, calls go to that daemon only.
+        #[arg(long)]
+        embedded: bool,
+        /// Pre-authorize a boundary of cua-driver's standard mode (existing-profile). cua
+        /// has no such boundary (it never attaches to a browser's existing profile), so any
+        /// value is refused.
+        #[arg(long, value_name = "BOUNDARY")]
+        grant: Vec<String>,
     },
     /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
     Serve {
         /// Unix socket to listen on (default: per display under /run/user/UID/cua, or $CUA_STATE_DIR).
         #[arg(long)]
         socket: Option<PathBuf>,
+        /// Fixed for the daemon's life: standard (cua-driver's standard profile: no
+        /// kill_app, no page JavaScript), bounded (only what --capability-manifest allows)
+        /// or unrestricted (needs --dangerously-bypass-approvals). Default: the policy file
+        /// alone decides.
+        #[arg(long, value_name = "MODE")]
+        permission_mode: Option<crate::policy::authority::PermissionMode>,
+        /// Select unrestricted mode and acknowledge its risk.
+        #[arg(long)]
+        dangerously_bypass_approvals: bool,
+        /// A capability manifest (YAML, version 3): allow.tools / deny.tools narrow what
+        /// the daemon serves, in any mode; required in bounded mode.
+        #[arg(long, value_name = "FILE")]
+        capability_manifest: Option<PathBuf>,
+        /// The launcher's confirmation that the capability manifest was reviewed.
+        #[arg(long)]
+        approve_capability_manifest: bool,
+        /// Declare an embedding host (cua-driver's flag): cua never prompts or relaunches
+        /// itself, so this changes nothing.
+        #[arg(long)]
+        embedded: bool,
+        /// cua-driver skips macOS's permission gate with this; Linux has none, so this
+        /// changes nothing.
+        #[arg(long)]
+        no_permissions_gate: bool,
     },
     /// Replay a recorded trajectory against the apps running now (exit 1 if any turn fails).
     Replay {
@@ -361,13 +420,21 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Call { tool, args, output } => run_tool(&tool, args.as_deref(), &output),
+        Command::Call {
+            tool,
+            args,
+            output,
+            socket,
+        } => run_tool(&tool, args.as_deref(), &output, socket.as_deref()),
+        Command::Manifest { pretty } => run_manifest(pretty),
+        Command::Stop { socket } => run_stop(socket),
+        Command::Status { socket } => run_status(socket),
         Command::Tool(words) => {
             let Some((tool, rest)) = words.split_first() else {
                 return fail(2, "no tool given");
             };
             match parse_tool_words(rest) {
-                Ok((args, output)) => run_tool(tool, args.as_deref(), &output),
+                Ok((args, output)) => run_tool(tool, args.as_deref(), &output, None),
                 Err(msg) => fail(2, msg),
             }
         }
@@ -392,6 +459,7 @@ pub fn main() -> i32 {
                         "name": t.name(),
                         "description": t.description(),
                         "read_only": t.read_only(),
+                        "capabilities": t.contract().capabilities,
                         "input_schema": t.input_schema(),
                     });
                     out(&serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -401,7 +469,32 @@ pub fn main() -> i32 {
             }
         }
         Command::Sandbox(cmd) => run_sandbox(cmd),
-        Command::Serve { socket } => {
+        Command::Serve {
+            socket,
+            permission_mode,
+            dangerously_bypass_approvals,
+            capability_manifest,
+            approve_capability_manifest,
+            embedded: _,
+            no_permissions_gate: _,
+        } => {
+            let registry = ToolRegistry::new();
+            let flags = crate::policy::authority::LaunchFlags {
+                tools: registry.tools().map(|t| t.name()).collect(),
+                mode: permission_mode,
+                bypass_approvals: dangerously_bypass_approvals,
+                manifest: capability_manifest.as_deref(),
+                manifest_approved: approve_capability_manifest,
+            };
+            match crate::policy::authority::from_flags(&flags) {
+                Ok(a) if a.mode.is_none() && a.ceiling.is_none() => {}
+                Ok(a) => {
+                    if let Err(e) = crate::policy::authority::install(a) {
+                        return fail(1, e);
+                    }
+                }
+                Err(e) => return fail(2, e),
+            }
             let socket = socket.unwrap_or_else(crate::daemon::default_socket);
             let runtime = match runtime() {
                 Ok(r) => r,
@@ -413,7 +506,19 @@ pub fn main() -> i32 {
             }
         }
         Command::Record(cmd) => run_record(cmd),
-        Command::Mcp { socket } => {
+        Command::Mcp {
+            socket,
+            embedded: _,
+            grant,
+        } => {
+            if let Some(g) = grant.first() {
+                return fail(
+                    2,
+                    format!(
+                        "`--grant {g}`: cua has no grantable boundary (it never attaches to a browser's existing profile); remove --grant"
+                    ),
+                );
+            }
             let runtime = match runtime() {
                 Ok(r) => r,
                 Err(code) => return code,

@@ -31,30 +31,57 @@ pub(super) fn parse_tool_words(words: &[String]) -> Result<(Option<String>, Outp
     Ok((args, flags))
 }
 
-pub(super) fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i32 {
+pub(super) fn run_tool(
+    name: &str,
+    args: Option<&str>,
+    flags: &OutputFlags,
+    socket: Option<&Path>,
+) -> i32 {
+    // A program reading stdout (cua-driver's clients parse `call`'s JSON) gets JSON,
+    // failures included; a person at a terminal gets the summary.
+    let piped = !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let json = flags.json || piped;
+    let flags = &OutputFlags {
+        json,
+        screenshot_out_file: flags.screenshot_out_file.clone(),
+    };
+    let fail = |code: i32, e: &dyn std::fmt::Display, kind: &str| {
+        if piped {
+            out(
+                &serde_json::json!({ "isError": true, "error": kind, "message": e.to_string() })
+                    .to_string(),
+            );
+        }
+        fail(code, e)
+    };
     let registry = ToolRegistry::new();
     let tool = match registry.get(name) {
         Ok(t) => t,
-        Err(e) => return fail(e.exit_code(), e),
+        Err(e) => return fail(e.exit_code(), &e, e.kind()),
     };
     let args: Value = match args.map(serde_json::from_str).transpose() {
         Ok(v) => v.unwrap_or(Value::Object(Default::default())),
         Err(e) => {
-            return fail(
-                2,
-                format!(
-                    "arguments are not valid JSON: {e} (pass one JSON object, e.g. '{{\"pid\": 123}}')"
-                ),
+            let msg = format!(
+                "arguments are not valid JSON: {e} (pass one JSON object, e.g. '{{\"pid\": 123}}')"
             );
+            return fail(2, &msg, "invalid_arguments");
         }
     };
     // Nothing runs (no desktop is touched) until the arguments are valid.
     if let Err(e) = tool.validate(&args) {
-        return fail(e.exit_code(), e);
+        return fail(e.exit_code(), &e, e.kind());
     }
     // A running daemon owns the state (element caches, recording): go through it.
-    let result = match crate::daemon::call(&crate::daemon::default_socket(), name, &args) {
+    let daemon = socket
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::daemon::default_socket);
+    let result = match crate::daemon::call(&daemon, name, &args) {
         Some(result) => result,
+        None if socket.is_some() => Err(crate::errors::ToolError::failed(format!(
+            "no cua daemon listens on {} (start one with `cua serve --socket {0}`)",
+            daemon.display()
+        ))),
         None => {
             let runtime = match runtime() {
                 Ok(r) => r,
@@ -67,7 +94,7 @@ pub(super) fn run_tool(name: &str, args: Option<&str>, flags: &OutputFlags) -> i
     };
     match result {
         Ok(output) => print_output(&output, flags),
-        Err(e) => fail(e.exit_code(), e),
+        Err(e) => fail(e.exit_code(), &e, e.kind()),
     }
 }
 
@@ -84,10 +111,15 @@ pub(super) fn print_output(output: &ToolOutput, flags: &OutputFlags) -> i32 {
                 note = Some(format!("image written to {}", path.display()));
             }
             None if flags.json => {
-                structured["image"] = serde_json::json!({
-                    "mime": image.mime,
-                    "base64": base64::engine::general_purpose::STANDARD.encode(&image.data),
-                });
+                // cua-driver's field names, which its clients read.
+                let data = base64::engine::general_purpose::STANDARD.encode(&image.data);
+                let field = if image.mime == "image/png" {
+                    "screenshot_png_b64"
+                } else {
+                    "screenshot_b64"
+                };
+                structured[field] = Value::String(data);
+                structured["screenshot_mime_type"] = Value::String(image.mime.into());
             }
             None => {
                 note = Some("image not shown: pass --screenshot-out-file PATH to save it".into())

@@ -5,7 +5,9 @@
 //! the reply line is `wire`'s (the result, with its error kind). A connection that
 //! sends `{"lease_session": ID}` holds that session: when it closes (the client ended,
 //! however it ended), the session's recording is finalized and the session dropped. The
-//! socket lives in a 0700 directory and is 0600.
+//! socket lives in a 0700 directory and is 0600. `{"control": "status"}` answers the
+//! daemon's pid and sessions; `{"control": "shutdown"}` stops it as SIGTERM does
+//! (`cua status`, `cua stop`).
 //! SIGTERM and SIGINT finalize an active recording before the process exits.
 
 use std::path::{Path, PathBuf};
@@ -97,13 +99,15 @@ pub async fn serve(socket: &Path) -> Result<(), String> {
     // display number and its socket took the old inode number (seen in CI).
     let platform = default_ctx.platform().await.ok();
     let mut watch = tokio::time::interval(DESKTOP_CHECK);
+    let shutdown = Arc::new(tokio::sync::Notify::new());
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                let (sessions, registry) = (sessions.clone(), registry.clone());
-                tokio::spawn(async move { handle(stream, sessions, registry).await });
+                let (sessions, registry, shutdown) = (sessions.clone(), registry.clone(), shutdown.clone());
+                tokio::spawn(async move { handle(stream, sessions, registry, shutdown).await });
             }
+            _ = shutdown.notified() => { tracing::info!("asked to stop"); break }
             _ = watch.tick() => {
                 let replaced = desktop.is_some() && display_socket() != desktop;
                 let gone = match &platform {
@@ -130,12 +134,28 @@ async fn handle(
     stream: tokio::net::UnixStream,
     sessions: Arc<Sessions>,
     registry: Arc<ToolRegistry>,
+    shutdown: Arc<tokio::sync::Notify>,
 ) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read).lines();
     let mut leased: Option<String> = None;
     while let Ok(Some(line)) = lines.next_line().await {
         let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(req) if req.get("control").is_some() => match req["control"].as_str() {
+                Some("status") => json!({
+                    "ok": true,
+                    "pid": std::process::id(),
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "sessions": sessions.count(),
+                }),
+                Some("shutdown") => {
+                    shutdown.notify_one();
+                    json!({ "ok": true })
+                }
+                _ => wire::encode_reply(Err(ToolError::invalid(
+                    "`control`: \"status\" or \"shutdown\"",
+                ))),
+            },
             Ok(req) if req.get("lease_session").is_some() => match req["lease_session"].as_str() {
                 Some(id) if !id.is_empty() && id.len() <= 128 && leased.is_none() => {
                     tracing::debug!(session = id, "session leased");
@@ -190,6 +210,19 @@ pub fn lease_session(socket: &Path, session: &str) -> Option<std::os::unix::net:
         .ok()?;
     let reply: Value = serde_json::from_str(&line).ok()?;
     (reply["ok"] == true).then_some(stream)
+}
+
+/// A blocking control request (`status`, `shutdown`) to the daemon at `socket`: its reply,
+/// or None when no daemon answers.
+pub fn control(socket: &Path, request: &str) -> Option<Value> {
+    use std::io::{BufRead, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    let mut line = json!({ "control": request }).to_string();
+    line.push('\n');
+    stream.write_all(line.as_bytes()).ok()?;
+    let mut reply = String::new();
+    std::io::BufReader::new(stream).read_line(&mut reply).ok()?;
+    serde_json::from_str(&reply).ok()
 }
 
 /// A blocking client for one call; None when no daemon listens on `socket`.

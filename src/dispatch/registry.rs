@@ -74,6 +74,7 @@ impl ToolRegistry {
         tool: &dyn Tool,
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
+        crate::policy::authority::check(tool.name(), &args)?;
         let args = if tool.takes_element_token() {
             super::tokens::expand(ctx, args)?
         } else {

@@ -105,6 +105,11 @@ impl Sessions {
         }
     }
 
+    /// How many sessions there are, the server's own included.
+    pub fn count(&self) -> usize {
+        1 + self.directory.by_id.lock().unwrap().len()
+    }
+
     /// Finalizes every session's recording (server shutdown, client gone).
     pub async fn finalize_all(&self) {
         let all: Vec<Arc<ToolContext>> = std::iter::once(self.default.clone())

@@ -12,6 +12,8 @@
 //! Paths a tool writes to ([`output_path`]), from read-only tools too: inside
 //! `policy.output_roots` when set, and never over an existing file that is not an image.
 
+pub mod authority;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;

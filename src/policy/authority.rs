@@ -1,0 +1,370 @@
+//! The server's authority, fixed when it starts (`cua serve --permission-mode …`,
+//! `--capability-manifest …`), in cua-driver's terms so the clients that launch it get
+//! what they ask for:
+//! - `standard`: cua-driver's standard profile for what cua does: process termination
+//!   (kill_app) and running JavaScript in a page are refused;
+//! - `bounded`: only what an approved capability manifest allows;
+//! - `unrestricted`: everything (needs `--dangerously-bypass-approvals`, as cua-driver's).
+//!
+//! A capability manifest (YAML, version 3) narrows any mode, never widens it: `allow.tools`
+//! (when given, the only tools callable) and `deny.tools`. Its resource grants (apps,
+//! windows, files, processes, browser profiles) are not enforced by cua, so a manifest that
+//! declares any is refused at start-up, naming the field, rather than half-honoured.
+//! Without a mode the server runs as cua always has: the policy file alone decides.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::errors::ToolError;
+
+/// cua-driver's permission modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionMode {
+    Standard,
+    Bounded,
+    Unrestricted,
+}
+
+impl std::str::FromStr for PermissionMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "standard" => Ok(PermissionMode::Standard),
+            "bounded" => Ok(PermissionMode::Bounded),
+            "unrestricted" => Ok(PermissionMode::Unrestricted),
+            other => Err(format!(
+                "`--permission-mode`: standard, bounded or unrestricted, got {other:?}"
+            )),
+        }
+    }
+}
+
+impl PermissionMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Standard => "standard",
+            PermissionMode::Bounded => "bounded",
+            PermissionMode::Unrestricted => "unrestricted",
+        }
+    }
+}
+
+/// The tools a capability manifest lets through.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCeiling {
+    /// When not empty, the only tools callable.
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+}
+
+/// What the server may do, for its whole life.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Authority {
+    pub mode: Option<PermissionMode>,
+    pub ceiling: Option<ToolCeiling>,
+}
+
+/// The launch flags, as given.
+#[derive(Debug, Default)]
+pub struct LaunchFlags<'a> {
+    /// Every tool the server serves (a manifest naming another is refused).
+    pub tools: Vec<&'a str>,
+    pub mode: Option<PermissionMode>,
+    pub bypass_approvals: bool,
+    pub manifest: Option<&'a Path>,
+    pub manifest_approved: bool,
+}
+
+static AUTHORITY: OnceLock<Authority> = OnceLock::new();
+
+/// The authority the launch flags ask for, or why they cannot be honoured.
+pub fn from_flags(flags: &LaunchFlags) -> Result<Authority, String> {
+    if flags.bypass_approvals
+        && flags
+            .mode
+            .is_some_and(|m| m != PermissionMode::Unrestricted)
+    {
+        return Err(
+            "`--dangerously-bypass-approvals` selects unrestricted mode; it contradicts `--permission-mode`"
+                .into(),
+        );
+    }
+    let mode = if flags.bypass_approvals {
+        Some(PermissionMode::Unrestricted)
+    } else {
+        flags.mode
+    };
+    if mode == Some(PermissionMode::Unrestricted) && !flags.bypass_approvals {
+        return Err(
+            "`--permission-mode unrestricted` needs `--dangerously-bypass-approvals` (acknowledging its risk)"
+                .into(),
+        );
+    }
+    let ceiling = match flags.manifest {
+        Some(path) => {
+            if !flags.manifest_approved {
+                return Err(format!(
+                    "`--capability-manifest {}` needs `--approve-capability-manifest` (the launcher's word that it was reviewed)",
+                    path.display()
+                ));
+            }
+            Some(read_manifest(path, &flags.tools)?)
+        }
+        None if mode == Some(PermissionMode::Bounded) => {
+            return Err("`--permission-mode bounded` needs `--capability-manifest FILE`".into());
+        }
+        None => None,
+    };
+    Ok(Authority { mode, ceiling })
+}
+
+/// Fixes this process's authority (once: a second call is refused).
+pub fn install(authority: Authority) -> Result<(), String> {
+    AUTHORITY
+        .set(authority)
+        .map_err(|_| "the server's authority is already set".to_string())
+}
+
+/// The authority in force (None: the policy file alone decides).
+pub fn current() -> Option<&'static Authority> {
+    AUTHORITY.get()
+}
+
+/// Refuses a call the server's authority does not allow.
+pub fn check(tool: &str, args: &Value) -> Result<(), ToolError> {
+    match current() {
+        Some(a) => a.check(tool, args),
+        None => Ok(()),
+    }
+}
+
+impl Authority {
+    pub fn check(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
+        if let Some(c) = &self.ceiling {
+            if c.deny.iter().any(|t| t == tool) {
+                return Err(ToolError::Refused(format!(
+                    "capability manifest: {tool} is in deny.tools"
+                )));
+            }
+            if !c.allow.is_empty() && !c.allow.iter().any(|t| t == tool) {
+                return Err(ToolError::Refused(format!(
+                    "capability manifest: {tool} is not in allow.tools"
+                )));
+            }
+        }
+        if self.mode == Some(PermissionMode::Standard) {
+            if tool == "kill_app" {
+                return Err(ToolError::Refused(
+                    "standard permission mode: kill_app needs bounded (a manifest) or unrestricted mode"
+                        .into(),
+                ));
+            }
+            if tool == "page" && args["action"] == "execute_javascript" {
+                return Err(ToolError::Refused(
+                    "standard permission mode: page execute_javascript needs unrestricted mode"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    version: u32,
+    #[serde(default)]
+    mode: Option<Value>,
+    #[serde(default)]
+    expires_after: Option<Value>,
+    #[serde(default)]
+    idle_timeout: Option<Value>,
+    #[serde(default)]
+    resources: Option<serde_yaml_ng::Mapping>,
+    #[serde(default)]
+    allow: Tools,
+    #[serde(default)]
+    deny: Tools,
+    #[serde(default)]
+    ask: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Tools {
+    #[serde(default)]
+    tools: Vec<String>,
+}
+
+/// A capability manifest's tool ceiling; what cua cannot enforce is refused by name.
+pub fn read_manifest(path: &Path, known: &[&str]) -> Result<ToolCeiling, String> {
+    let at = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("capability manifest {at}: {e}"))?;
+    parse_manifest(&text, known).map_err(|e| format!("capability manifest {at}: {e}"))
+}
+
+fn parse_manifest(text: &str, known: &[&str]) -> Result<ToolCeiling, String> {
+    let m: Manifest = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+    if m.version != 3 {
+        return Err(format!(
+            "version {}: cua reads capability manifest version 3",
+            m.version
+        ));
+    }
+    for (field, given) in [
+        ("mode", m.mode.is_some()),
+        ("expires_after", m.expires_after.is_some()),
+        ("idle_timeout", m.idle_timeout.is_some()),
+        ("ask", m.ask.is_some()),
+    ] {
+        if given {
+            return Err(format!("`{field}`: not part of a version 3 manifest"));
+        }
+    }
+    if let Some(resources) = m.resources {
+        let declared: Vec<String> = resources
+            .iter()
+            .filter(|(_, v)| !is_empty_yaml(v))
+            .filter_map(|(k, _)| k.as_str().map(String::from))
+            .collect();
+        if !declared.is_empty() {
+            return Err(format!(
+                "`resources.{}`: cua does not enforce resource grants; only allow.tools and deny.tools bound it",
+                declared.join("`, `resources.")
+            ));
+        }
+    }
+    for t in m.allow.tools.iter().chain(&m.deny.tools) {
+        if !known.contains(&t.as_str()) {
+            let hint = crate::suggest::did_you_mean(t, known.iter().copied());
+            return Err(format!("unknown tool `{t}`{hint}"));
+        }
+    }
+    Ok(ToolCeiling {
+        allow: m.allow.tools,
+        deny: m.deny.tools,
+    })
+}
+
+fn is_empty_yaml(v: &serde_yaml_ng::Value) -> bool {
+    match v {
+        serde_yaml_ng::Value::Null => true,
+        serde_yaml_ng::Value::Bool(b) => !b,
+        serde_yaml_ng::Value::Sequence(s) => s.is_empty(),
+        serde_yaml_ng::Value::Mapping(m) => m.values().all(is_empty_yaml),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TOOLS: &[&str] = &["get_config", "click", "zoom"];
+
+    #[test]
+    fn a_manifest_narrows_tools_and_what_cua_cannot_enforce_is_refused_by_name() {
+        let c = parse_manifest(
+            "version: 3\nallow:\n  tools: [get_config, click]\ndeny:\n  tools: [click]\n",
+            TOOLS,
+        )
+        .unwrap();
+        let a = Authority {
+            mode: Some(PermissionMode::Bounded),
+            ceiling: Some(c),
+        };
+        assert!(a.check("get_config", &json!({})).is_ok());
+        assert!(
+            a.check("click", &json!({}))
+                .unwrap_err()
+                .to_string()
+                .contains("deny.tools")
+        );
+        assert!(
+            a.check("zoom", &json!({}))
+                .unwrap_err()
+                .to_string()
+                .contains("allow.tools")
+        );
+        let err = parse_manifest(
+            "version: 3\nresources:\n  processes:\n    terminate: [12]\n",
+            TOOLS,
+        )
+        .unwrap_err();
+        assert!(err.contains("resources.processes"), "{err}");
+        assert!(parse_manifest("version: 3\nresources:\n  files: {read: []}\n", TOOLS).is_ok());
+        assert!(
+            parse_manifest("version: 2\n", TOOLS)
+                .unwrap_err()
+                .contains("version 3")
+        );
+        assert!(
+            parse_manifest("version: 3\nallow:\n  tools: [clik]\n", TOOLS)
+                .unwrap_err()
+                .contains("did you mean `click`")
+        );
+        assert!(
+            parse_manifest("version: 3\nmode: bounded\n", TOOLS)
+                .unwrap_err()
+                .contains("`mode`")
+        );
+    }
+
+    #[test]
+    fn modes_need_their_acknowledgements_and_standard_refuses_what_cua_driver_refuses() {
+        let unrestricted = LaunchFlags {
+            mode: Some(PermissionMode::Unrestricted),
+            ..Default::default()
+        };
+        assert!(
+            from_flags(&unrestricted)
+                .unwrap_err()
+                .contains("--dangerously-bypass-approvals")
+        );
+        let bounded = LaunchFlags {
+            mode: Some(PermissionMode::Bounded),
+            ..Default::default()
+        };
+        assert!(
+            from_flags(&bounded)
+                .unwrap_err()
+                .contains("--capability-manifest")
+        );
+        let contradictory = LaunchFlags {
+            mode: Some(PermissionMode::Standard),
+            bypass_approvals: true,
+            ..Default::default()
+        };
+        assert!(from_flags(&contradictory).is_err());
+        let standard = from_flags(&LaunchFlags {
+            mode: Some(PermissionMode::Standard),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(standard.check("kill_app", &json!({ "pid": 1 })).is_err());
+        assert!(
+            standard
+                .check("page", &json!({ "action": "execute_javascript" }))
+                .is_err()
+        );
+        assert!(
+            standard
+                .check("page", &json!({ "action": "get_text" }))
+                .is_ok()
+        );
+        assert!(standard.check("click", &json!({})).is_ok());
+        let bypass = from_flags(&LaunchFlags {
+            bypass_approvals: true,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(bypass.mode, Some(PermissionMode::Unrestricted));
+        assert!(bypass.check("kill_app", &json!({})).is_ok());
+    }
+}
