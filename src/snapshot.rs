@@ -55,7 +55,15 @@ pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Va
     let element_json: Vec<_> = elements
         .iter()
         .enumerate()
-        .map(|(index, &n)| element_json(index, &tree.nodes[n]))
+        .map(|(index, &n)| {
+            let mut e = element_json(index, &tree.nodes[n]);
+            if e["label"].is_null() {
+                if let Some(text) = inner_text(tree, n) {
+                    e["label"] = json!(text);
+                }
+            }
+            e
+        })
         .collect();
     let mut structured = json!({
         "pid": pid,
@@ -92,7 +100,7 @@ pub async fn window_state_json(
 /// One element as get_window_state reports it, in cua-driver's field names
 /// (`element_index`, `label`, `frame {x, y, w, h}`) so its clients read it as they read
 /// cua-driver's; `name` is the exact accessible name, `label` what a reader calls it (the
-/// name, else the value).
+/// name, else the value; [`state_of`] adds the text inside an element that has neither).
 pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
     // The platform reads one character more than it keeps, so a cut value says so.
     let max = crate::platform::MAX_TEXT_CHARS;
@@ -118,6 +126,26 @@ pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
         e["value_truncated"] = json!(true);
     }
     e
+}
+
+/// What a person reads on an unnamed element: the names of the plain (not actionable)
+/// nodes inside it, in order (a GTK 4 list row's label child), at most a line's worth.
+fn inner_text(tree: &AxTree, n: usize) -> Option<String> {
+    const MAX: usize = 120;
+    let mut words: Vec<&str> = Vec::new();
+    let mut stack: Vec<usize> = tree.nodes[n].children.iter().rev().copied().collect();
+    while let Some(i) = stack.pop() {
+        let node = &tree.nodes[i];
+        if node.actionable {
+            continue;
+        }
+        if !node.name.is_empty() {
+            words.push(&node.name);
+        }
+        stack.extend(node.children.iter().rev());
+    }
+    let text = words.join(" ");
+    (!text.is_empty()).then(|| text.chars().take(MAX).collect())
 }
 
 /// An element's index in a state: `element_index`, or `index` in states recorded before

@@ -56,11 +56,12 @@ class Fixture(Counting):
         reset = Gtk.Button(label="Reset")
         reset.connect("clicked", self.on_reset)
         grid.attach(reset, 1, 1, 1, 1)
-        # Right-clicking Options is journaled (a person's right-click on a widget).
+        # Right- and middle-clicking Options are journaled (a person's clicks on a widget).
         options = Gtk.Button(label="Options")
         options.connect(
             "button-press-event",
-            lambda _, e: e.button == 3 and log("context-menu", widget="Options"),
+            lambda _, e: (e.button == 3 and log("context-menu", widget="Options"))
+            or (e.button == 2 and log("middle-click", widget="Options")),
         )
         grid.attach(options, 2, 1, 1, 1)
 
@@ -76,6 +77,7 @@ class Fixture(Counting):
 
         entry = named(Gtk.Entry(placeholder_text="Name"), "Name")
         entry.connect("changed", lambda e: log("changed", widget="Name", text=e.get_text()))
+        entry.connect("focus-in-event", lambda *_: log("focused", widget="Name"))
         grid.attach(entry, 0, 4, 3, 1)
 
         notes = named(Gtk.TextView(), "Notes")
@@ -128,6 +130,8 @@ class Fixture(Counting):
 
         self.connect("key-press-event", self.on_key)
         self.connect("destroy", self.on_quit)
+        # Becoming the active window (bring_to_front) is journaled.
+        self.connect("notify::is-active", lambda w, _: w.is_active() and log("activated-window"))
 
 
 

@@ -53,11 +53,14 @@ class Fixture(Gtk.ApplicationWindow):
         reset = Gtk.Button(label="Reset")
         reset.connect("clicked", self.on_reset)
         grid.attach(reset, 1, 1, 1, 1)
-        # Right-clicking Options is journaled (a person's right-click on a widget).
+        # Right- and middle-clicking Options are journaled (a person's clicks on a widget).
         options = Gtk.Button(label="Options")
         right = Gtk.GestureClick(button=3)
         right.connect("pressed", lambda *_: log("context-menu", widget="Options"))
         options.add_controller(right)
+        middle = Gtk.GestureClick(button=2)
+        middle.connect("pressed", lambda *_: log("middle-click", widget="Options"))
+        options.add_controller(middle)
         grid.attach(options, 2, 1, 1, 1)
 
         feature = Gtk.CheckButton(label="Enable feature")
@@ -72,6 +75,9 @@ class Fixture(Gtk.ApplicationWindow):
 
         entry = named(Gtk.Entry(placeholder_text="Name"), "Name")
         entry.connect("changed", lambda e: log("changed", widget="Name", text=e.get_text()))
+        focus = Gtk.EventControllerFocus()
+        focus.connect("enter", lambda *_: log("focused", widget="Name"))
+        entry.add_controller(focus)
         grid.attach(entry, 0, 4, 2, 1)
 
         notes = named(Gtk.TextView(), "Notes")
@@ -117,9 +123,13 @@ class Fixture(Gtk.ApplicationWindow):
         grid.attach(scroller, 0, 8, 2, 1)
 
         keys = Gtk.EventControllerKey()
+        # Before the focused widget: keys an entry consumes (Home, Ctrl+A) are journaled too.
+        keys.set_propagation_phase(Gtk.PropagationPhase.CAPTURE)
         keys.connect("key-pressed", self.on_key)
         self.add_controller(keys)
         self.connect("close-request", self.on_close)
+        # Becoming the active window (bring_to_front) is journaled.
+        self.connect("notify::is-active", lambda w, _: w.is_active() and log("activated-window"))
 
     def counter_text(self):
         return f"{'Total' if VARIANT == 'relabel' else 'Count'}: {self.count}"

@@ -232,7 +232,7 @@ impl Drop for VideoRecorder {
 }
 
 /// `CUA_VIDEO_HELPER`, else `cua-video` beside the running executable ([`crate::files::helper`]).
-fn helper_path() -> Result<PathBuf, String> {
+pub fn helper_path() -> Result<PathBuf, String> {
     crate::files::helper(HELPER, "CUA_VIDEO_HELPER").map_err(|e| format!("video: {e}"))
 }
 

@@ -44,9 +44,18 @@ impl ToolSpec for GetConfig {
 #[serde(deny_unknown_fields)]
 pub struct SetConfigArgs {
     /// Dotted snake_case key, e.g. max_image_dimension, agent_cursor.enabled, policy.forbidden_apps.
-    pub key: String,
+    pub key: Option<String>,
     /// The new value; its JSON type depends on the key.
-    pub value: Value,
+    pub value: Option<Value>,
+    /// cua-driver's per-field form of key max_image_dimension (instead of key + value).
+    pub max_image_dimension: Option<u32>,
+    /// cua-driver's per-field form; deprecated there and ignored here: get_window_state always returns the tree and the screenshot.
+    #[allow(dead_code)] // accepted so callers written for cua-driver keep working
+    pub capture_mode: Option<String>,
+    /// Refused: cua has no picture-in-picture preview.
+    pub experimental_pip: Option<Value>,
+    /// Refused: cua has no picture-in-picture preview.
+    pub experimental_pip_geometry: Option<Value>,
 }
 
 pub struct SetConfig;
@@ -67,12 +76,43 @@ impl ToolSpec for SetConfig {
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 
+    fn check(a: &SetConfigArgs) -> Result<(), ToolError> {
+        key_and_value(a).map(|_| ())
+    }
+
     async fn run(&self, ctx: &ToolContext, a: SetConfigArgs) -> Result<ToolOutput, ToolError> {
-        let place = ctx.set_config(&a.key, &a.value)?;
-        let value = ctx.config(&a.key);
+        let (key, value) = key_and_value(&a)?;
+        let place = ctx.set_config(&key, &value)?;
+        let value = ctx.config(&key);
         Ok(ToolOutput::new(
-            format!("{} = {value} ({place})", a.key),
-            json!({ "key": a.key, "value": value, "stored_in": place }),
+            format!("{key} = {value} ({place})"),
+            json!({ "key": key, "value": value, "stored_in": place }),
         ))
+    }
+}
+
+/// The one key a call sets: `key` + `value`, or cua-driver's per-field form.
+fn key_and_value(a: &SetConfigArgs) -> Result<(String, Value), ToolError> {
+    for (field, given) in [
+        ("experimental_pip", &a.experimental_pip),
+        ("experimental_pip_geometry", &a.experimental_pip_geometry),
+    ] {
+        if given.is_some() {
+            return Err(ToolError::invalid(format!(
+                "`{field}`: cua has no picture-in-picture preview"
+            )));
+        }
+    }
+    match (&a.key, &a.value, a.max_image_dimension) {
+        (Some(key), Some(value), None) => Ok((key.clone(), value.clone())),
+        (None, None, Some(max)) => Ok(("max_image_dimension".into(), json!(max))),
+        (None, None, None) if a.capture_mode.is_some() => Err(ToolError::invalid(
+            "`capture_mode`: deprecated and ignored (get_window_state returns the tree and the screenshot); nothing to set",
+        )),
+        (Some(_), None, _) => Err(ToolError::invalid("`value`: required with `key`")),
+        (None, Some(_), _) => Err(ToolError::invalid("`key`: required with `value`")),
+        _ => Err(ToolError::invalid(
+            "give `key` and `value`, or one per-field setting such as `max_image_dimension`",
+        )),
     }
 }

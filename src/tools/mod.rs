@@ -74,6 +74,7 @@ impl ToolRegistry {
             Box::new(recording::SetRecording),
             Box::new(recording::StartRecording),
             Box::new(recording::StopRecording),
+            Box::new(recording::InstallFfmpeg),
             Box::new(recording::GetRecordingState),
             Box::new(replay::ReplayTrajectory),
             Box::new(config::GetConfig),

@@ -219,3 +219,45 @@ impl ToolSpec for GetRecordingState {
         Ok(ToolOutput::new(summary, json!(state)))
     }
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstallFfmpegArgs {
+    /// Accepted for cua-driver's callers; nothing is downloaded either way.
+    #[allow(dead_code)] // cua installs nothing, so there is nothing to confirm
+    pub confirm: Option<bool>,
+}
+
+pub struct InstallFfmpeg;
+
+#[async_trait]
+impl ToolSpec for InstallFfmpeg {
+    type Args = InstallFfmpegArgs;
+    const NAME: &'static str = "install_ffmpeg";
+    const RECORDED: bool = false;
+    const CHANGES_DRIVER: bool = true;
+    const DESCRIPTION: &'static str = "Say whether video recording (start_recording record_video) is ready. cua downloads nothing: its cua-video helper links FFmpeg's libraries, installed with cua; this finds the helper or says why video cannot be recorded.";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["recording.install_dependency"],
+        risk: Risk::R3,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(
+        &self,
+        _ctx: &ToolContext,
+        _a: InstallFfmpegArgs,
+    ) -> Result<ToolOutput, ToolError> {
+        let helper = crate::recording::video::helper_path().map_err(ToolError::failed)?;
+        Ok(ToolOutput::new(
+            format!(
+                "video recording is ready: {} links FFmpeg's libraries; nothing to install",
+                helper.display()
+            ),
+            json!({ "installed": true, "already_installed": true, "helper": helper }),
+        ))
+    }
+}

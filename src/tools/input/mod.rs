@@ -143,6 +143,8 @@ enum Route {
     ElementSelection,
     // The element scrolled into view by its own request.
     ElementScrollTo,
+    // The element given the keyboard focus (a click on a text field).
+    ElementFocus,
     // Input events addressed to the window: the real pointer and focus stay where they are.
     BackgroundEvent,
     // The real pointer and keyboard, as a person's input (the window comes to the front).
@@ -159,6 +161,7 @@ impl Route {
             Route::ElementValue => "element_value",
             Route::ElementSelection => "element_selection",
             Route::ElementScrollTo => "element_scroll_to",
+            Route::ElementFocus => "element_focus",
             Route::BackgroundEvent => "background_event",
             Route::ForegroundEvent => "foreground_event",
             Route::PointerWarp => "pointer_warp",

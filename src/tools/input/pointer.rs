@@ -50,6 +50,40 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
     let element = element_ref(r.element_index, r.snapshot_id.as_deref())?;
     let target = resolve(ctx, p, r.pid, r.window_id, element, r.x, r.y).await?;
     let mode = delivery(r.delivery_mode);
+    // A right-button click is a right click (its element's menu action first), whichever
+    // tool sent it.
+    let r = if r.kind == ClickKind::Click && r.button == 3 {
+        ClickRequest {
+            kind: ClickKind::Right,
+            ..r
+        }
+    } else {
+        r
+    };
+    // A person's click on a text field puts the caret there; its accessibility action
+    // (activate: Enter) would not. So a plain background click on one focuses it; where
+    // the toolkit will not move the focus that way (GTK 4), it is clicked by pointer.
+    let mut click_by_pointer = false;
+    if let Target::Element { node, index, .. } = &target {
+        let plain = r.kind == ClickKind::Click && r.count == 1 && r.button == 1;
+        if plain
+            && mode == Delivery::Background
+            && mods.is_empty()
+            && r.action.is_none()
+            && super::keyboard::takes_text(node)
+        {
+            if super::keyboard::focus_unless_focused(p, node).await {
+                let window = target.window().clone();
+                // Read back: focus_unless_focused saw the element say it has the focus.
+                let mut outcome =
+                    Outcome::new(format!("focused {}", describe(node)), Route::ElementFocus)
+                        .with("element", element_brief(Some(*index), node));
+                outcome.effect = Effect::Confirmed;
+                return Ok(outcome.into_output(Some(r.pid), Some(&window)));
+            }
+            click_by_pointer = true;
+        }
+    }
     let preferred: &[&str] = match r.kind {
         ClickKind::Click => CLICK_ACTIONS,
         ClickKind::Double => DOUBLE_CLICK_ACTIONS,
@@ -64,6 +98,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
     // Background with no modifiers: act on the element (given, or under the pixel).
     let act_on_element = mode == Delivery::Background
         && mods.is_empty()
+        && !click_by_pointer
         && (r.button == 1 || r.kind == ClickKind::Right);
     let (element, index) = match &target {
         Target::Element { node, index, .. } => (Some(AxNode::clone(node)), Some(*index)),
