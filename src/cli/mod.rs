@@ -50,7 +50,7 @@ enum Command {
     Call {
         tool: String,
         /// Arguments as a JSON object (default {}).
-        args: Option<String>,
+        json_args: Option<String>,
         #[command(flatten)]
         output: OutputFlags,
         /// Call the daemon listening on this socket (default: the display's, when one runs).
@@ -422,10 +422,10 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Call {
             tool,
-            args,
+            json_args,
             output,
             socket,
-        } => run_tool(&tool, args.as_deref(), &output, socket.as_deref()),
+        } => run_tool(&tool, json_args.as_deref(), &output, socket.as_deref()),
         Command::Manifest { pretty } => run_manifest(pretty),
         Command::Stop { socket } => run_stop(socket),
         Command::Status { socket } => run_status(socket),

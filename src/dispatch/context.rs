@@ -47,6 +47,8 @@ pub struct ToolContext {
     directory: std::sync::OnceLock<std::sync::Weak<super::sessions::Directory>>,
     /// When this context was made and last served a call (session tools report both).
     pub activity: Activity,
+    /// Where each window's last zoom image sits in its screenshot (`from_zoom`).
+    zooms: Mutex<HashMap<u64, super::ZoomOrigin>>,
 }
 
 /// When a context was made and last served a call.
@@ -150,6 +152,15 @@ impl ToolContext {
                 p.insert(pid, (sent, latest));
             }
         }
+    }
+
+    /// The last zoom of a window: actions with `from_zoom` map its image's pixels back.
+    pub fn zoomed(&self, window_id: u64, origin: super::ZoomOrigin) {
+        self.zooms.lock().unwrap().insert(window_id, origin);
+    }
+
+    pub fn zoom_origin(&self, window_id: u64) -> Option<super::ZoomOrigin> {
+        self.zooms.lock().unwrap().get(&window_id).copied()
     }
 
     /// The sessions this context is one of (None for a lone context: a CLI call, a test).

@@ -5,6 +5,7 @@
 //! It sits below replay and the tools and above the policy and the recorder, which it
 //! calls: neither of those knows a tool or a context, so no module imports in a circle.
 
+mod addressing;
 mod context;
 mod contract;
 mod registry;
@@ -13,6 +14,7 @@ mod sessions;
 mod tokens;
 mod tool;
 
+pub use addressing::ZoomOrigin;
 pub use context::{Activity, RECENT_SNAPSHOTS, ToolContext, runtime};
 pub use contract::{CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, Risk};
 pub use registry::ToolRegistry;

@@ -80,6 +80,7 @@ impl ToolRegistry {
         } else {
             args
         };
+        let args = super::addressing::expand(ctx, args, &tool.input_schema()).await?;
         let acting_on = (tool.acts(&args) && !tool.changes_driver())
             .then(|| args.get("pid").and_then(Value::as_u64))
             .flatten()

@@ -139,6 +139,29 @@ pub fn with_shared_arguments(mut schema: Value, capabilities: &[&str]) -> Value 
     let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
         return schema;
     };
+    use super::addressing::{takes_cursor_id, takes_from_zoom, takes_target};
+    if takes_cursor_id(capabilities) {
+        props.insert(
+            "cursor_id".into(),
+            json!({ "type": "string", "description": "The agent cursor that shows the action: `default` (cua draws one per session)." }),
+        );
+    }
+    if takes_from_zoom(capabilities) && (props.contains_key("x") || props.contains_key("from_x")) {
+        props.insert(
+            "from_zoom".into(),
+            json!({ "type": "boolean", "description": "The coordinates are pixels of this window's last zoom image." }),
+        );
+    }
+    if takes_target(capabilities) && (props.contains_key("x") || props.contains_key("from_x")) {
+        props.insert(
+            "scope".into(),
+            json!({ "type": "string", "enum": ["window", "desktop"], "description": "desktop: the coordinates are screen pixels (get_desktop_state's). Default window." }),
+        );
+        props.insert(
+            "target".into(),
+            json!({ "type": "object", "description": "{kind: window, pid, window_id} (as pid and window_id) or {kind: desktop, display_id: primary} (as scope desktop)." }),
+        );
+    }
     if capabilities.contains(&ELEMENT_TOKENS) && props.contains_key("element_index") {
         props.insert(
             "element_token".into(),
@@ -150,6 +173,36 @@ pub fn with_shared_arguments(mut schema: Value, capabilities: &[&str]) -> Value 
         json!({ "type": "string", "description": "Session id: calls naming the same one share element caches, the recorder and config overrides." }),
     );
     schema
+}
+
+/// The arguments as the tool will see them once dispatch has resolved what it handles
+/// (element_token, cursor_id, from_zoom, scope, target): for checking a call's shape
+/// before any desktop is touched, where a token stands for an element yet unknown.
+pub fn as_resolved(args: &Value, schema: &Value) -> Result<Value, ToolError> {
+    let Value::Object(map) = args else {
+        return Ok(args.clone());
+    };
+    let listed = |k: &str| schema["properties"].get(k).is_some();
+    let mut map = map.clone();
+    for k in ["cursor_id", "from_zoom", "scope", "target"] {
+        if listed(k) {
+            map.remove(k);
+        }
+    }
+    if listed("element_token") {
+        if let Some(token) = map.remove("element_token") {
+            if !token.is_string() {
+                return Err(ToolError::invalid(
+                    "`element_token`: must be a string (from get_window_state's elements)",
+                ));
+            }
+            // What the token names is read from the session's snapshot at call time.
+            for k in ["pid", "window_id", "element_index"] {
+                map.entry(k).or_insert(json!(0));
+            }
+        }
+    }
+    Ok(Value::Object(map))
 }
 
 /// Keys every tool accepts besides its own: the session id and private `_`-prefixed keys.

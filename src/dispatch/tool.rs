@@ -106,7 +106,9 @@ impl<T: ToolSpec> Tool for T {
         T::output_schema()
     }
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        T::check(&parse_args::<T::Args>(args, &self.input_schema())?)
+        let schema = self.input_schema();
+        let shaped = super::schema::as_resolved(args, &schema)?;
+        T::check(&parse_args::<T::Args>(&shaped, &schema)?)
     }
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let typed = parse_args::<T::Args>(&args, &self.input_schema())?;

@@ -55,7 +55,9 @@ impl CuaServer {
                 // destructiveHint and idempotentHint mean something only for a tool that
                 // is not read-only (where MCP's defaults are true and false).
                 let annotations = if t.read_only() {
-                    ToolAnnotations::new().read_only(true)
+                    ToolAnnotations::new()
+                        .read_only(true)
+                        .idempotent(contract.idempotent)
                 } else {
                     ToolAnnotations::new()
                         .read_only(false)

@@ -113,6 +113,10 @@ pub struct LaunchAppArgs {
     pub desktop_id: Option<String>,
     /// Path of an executable to run.
     pub path: Option<String>,
+    /// cua-driver's name for desktop_id on Linux (an XDG desktop entry id).
+    pub bundle_id: Option<String>,
+    /// A command line as list_apps' launch_path gives it: the program, then its arguments split at spaces (no shell).
+    pub launch_path: Option<String>,
     /// URLs or file paths handed to the app as arguments.
     pub urls: Option<Vec<String>>,
     /// Extra argv entries, passed as they are (no shell expansion).
@@ -141,22 +145,38 @@ impl ToolSpec for LaunchApp {
         let given = [
             args.name.is_some(),
             args.desktop_id.is_some(),
+            args.bundle_id.is_some(),
             args.path.is_some(),
+            args.launch_path.is_some(),
         ]
         .iter()
         .filter(|b| **b)
         .count();
         if given != 1 {
             return Err(ToolError::invalid(
-                "give exactly one of `name`, `desktop_id` or `path`",
+                "give exactly one of `name`, `desktop_id` (or `bundle_id`), `path` or `launch_path`",
             ));
         }
+        let mut additional_arguments = args.additional_arguments.unwrap_or_default();
+        let path = match args.launch_path {
+            Some(line) => {
+                let mut words = line.split_whitespace().map(String::from);
+                let program = words.next().ok_or_else(|| {
+                    ToolError::invalid("`launch_path`: empty (give a program to run)")
+                })?;
+                let mut argv: Vec<String> = words.collect();
+                argv.append(&mut additional_arguments);
+                additional_arguments = argv;
+                Some(program)
+            }
+            None => args.path,
+        };
         let request = LaunchRequest {
             name: args.name,
-            desktop_id: args.desktop_id,
-            path: args.path,
+            desktop_id: args.desktop_id.or(args.bundle_id),
+            path,
             urls: args.urls.unwrap_or_default(),
-            additional_arguments: args.additional_arguments.unwrap_or_default(),
+            additional_arguments,
             creates_new_application_instance: args
                 .creates_new_application_instance
                 .unwrap_or(false),

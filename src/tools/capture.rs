@@ -212,6 +212,14 @@ impl ToolSpec for Zoom {
         let bottom = (y2 + pad_y).min(h).ceil() as u32;
         let crop = crop(&capture, left, top, right - left, bottom - top);
         let data = encode_png(&crop)?;
+        ctx.zoomed(
+            a.window_id,
+            crate::dispatch::ZoomOrigin {
+                left: left as f64,
+                top: top as f64,
+                scale,
+            },
+        );
         Ok(ToolOutput {
             summary: format!(
                 "zoom of ({left}, {top})-({right}, {bottom}): {}x{} png",

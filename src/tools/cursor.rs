@@ -253,6 +253,9 @@ pub struct SetAgentCursorMotionArgs {
     pub dwell_after_click_ms: Option<u64>,
     /// How long the overlay stays after the last pointer action, in ms. Default 3000.
     pub idle_hide_ms: Option<u64>,
+    /// Refused when given: cua's glide is a cubic Bézier (arc_size, arc_flow), with no turn radius.
+    #[serde(skip_serializing)]
+    pub turn_radius: Option<f64>,
 }
 
 pub struct SetAgentCursorMotion;
@@ -274,6 +277,11 @@ impl ToolSpec for SetAgentCursorMotion {
     const CHANGES_DRIVER: bool = true;
 
     async fn run(&self, ctx: &ToolContext, a: Self::Args) -> Result<ToolOutput, ToolError> {
+        if a.turn_radius.is_some() {
+            return Err(ToolError::invalid(
+                "`turn_radius`: cua's glide is a cubic Bézier (arc_size, arc_flow shape it); it has no turn radius",
+            ));
+        }
         set_fields(ctx, &a)?;
         Ok(state(ctx))
     }

@@ -27,7 +27,11 @@ impl ToolSpec for GetDesktopState {
     const NAME: &'static str = "get_desktop_state";
     const DESCRIPTION: &'static str = "Capture the whole screen at its own size (no downscale): every window as a person sees it, for work that spans windows or targets the desktop itself. No accessibility walk. Returns the PNG and screen_width, screen_height, screenshot_width, screenshot_height (equal: screen pixels), scale_factor 1.";
     const READ_ONLY: bool = true;
-    const CONTRACT: Contract = Contract::reads(Risk::R3, &["screen.capture", "screen.dimensions"]);
+    // Not idempotent: each call shows the screen as it is then.
+    const CONTRACT: Contract = Contract {
+        idempotent: false,
+        ..Contract::reads(Risk::R3, &["screen.capture", "screen.dimensions"])
+    };
 
     async fn run(
         &self,
