@@ -68,13 +68,10 @@ const MISSING_TOOLS: &[(&str, &str)] = &[
     ),
     ("clipboard_read", "not built yet"),
     ("clipboard_write", "not built yet"),
-    ("health_report", "not built yet"),
-    ("invoke_menu", "not built yet"),
     ("mouse_button_down", "not built yet"),
     ("mouse_button_up", "not built yet"),
     ("mouse_drag", "not built yet"),
     ("parallel_mouse_drag", "not built yet"),
-    ("verify_state", "not built yet"),
 ];
 
 /// cua-driver arguments a cua tool does not take yet: (tool, argument, why).

@@ -13,12 +13,14 @@ mod config;
 mod cursor;
 mod desktop;
 mod input;
+mod menu;
 mod page;
 mod permissions;
 mod recording;
 mod replay;
 mod screen;
 mod sessions;
+mod verify;
 mod window_state;
 mod windows;
 
@@ -47,6 +49,7 @@ impl ToolRegistry {
     pub fn new() -> Self {
         ToolRegistry::of(vec![
             Box::new(permissions::CheckPermissions),
+            Box::new(permissions::HealthReport),
             Box::new(apps::ListApps),
             Box::new(apps::LaunchApp),
             Box::new(apps::KillApp),
@@ -56,6 +59,7 @@ impl ToolRegistry {
             Box::new(desktop::GetAccessibilityTree),
             Box::new(desktop::GetDesktopState),
             Box::new(window_state::GetWindowState),
+            Box::new(verify::VerifyState),
             Box::new(capture::Screenshot),
             Box::new(capture::Zoom),
             Box::new(screen::GetScreenSize),
@@ -70,6 +74,7 @@ impl ToolRegistry {
             Box::new(input::Scroll),
             Box::new(input::Drag),
             Box::new(input::MoveCursor),
+            Box::new(menu::InvokeMenu),
             Box::new(page::Page),
             Box::new(recording::SetRecording),
             Box::new(recording::StartRecording),

@@ -1,4 +1,5 @@
-//! `check_permissions`: can this process see and drive the desktop, and how to fix it if not.
+//! `check_permissions`: can this process see and drive the desktop, and how to fix it if
+//! not; `health_report`: the same, in cua-driver's health shape.
 
 use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
@@ -66,6 +67,135 @@ impl ToolSpec for CheckPermissions {
         Ok(ToolOutput::new(
             summary.trim_end(),
             json!({ "ok": all_ok, "checks": checks }),
+        ))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HealthReportArgs {
+    /// Run only these checks (canonical names); wins over skip.
+    pub include: Option<Vec<String>>,
+    /// Skip these checks.
+    pub skip: Option<Vec<String>>,
+}
+
+pub struct HealthReport;
+
+/// cua-driver's canonical checks on Linux, and whether a failure makes cua unusable.
+const HEALTH_CHECKS: &[(&str, bool)] = &[
+    ("binary_version", true),
+    ("platform_supported", true),
+    ("session_active", true),
+    ("ax_capability", false),
+    ("screen_capture_capability", false),
+];
+
+#[async_trait]
+impl ToolSpec for HealthReport {
+    type Args = HealthReportArgs;
+    const NAME: &'static str = "health_report";
+    const DESCRIPTION: &'static str = "One call that says whether cua can work here, in cua-driver's health shape: checks binary_version, platform_supported, session_active (the display), ax_capability (the AT-SPI bus, accessibility on), screen_capture_capability (Composite, MIT-SHM), each pass, fail (with a hint) or skip; overall ok, degraded (a non-core check failed) or failed (a core one did). include / skip pick checks by name.";
+    const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R0, &[]);
+
+    async fn run(&self, ctx: &ToolContext, a: HealthReportArgs) -> Result<ToolOutput, ToolError> {
+        for name in a.include.iter().chain(&a.skip).flatten() {
+            if !HEALTH_CHECKS.iter().any(|(n, _)| n == name) {
+                let known = HEALTH_CHECKS.iter().map(|(n, _)| *n);
+                let hint = crate::suggest::did_you_mean(name, known.clone());
+                return Err(ToolError::invalid(format!(
+                    "unknown check `{name}`{hint} (checks: {})",
+                    known.collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        let platform = ctx.platform().await;
+        let platform_checks = match &platform {
+            Ok(p) => p.check_permissions().await,
+            Err(_) => Vec::new(),
+        };
+        let found = |names: &[&str]| -> Vec<&PermissionCheck> {
+            platform_checks
+                .iter()
+                .filter(|c| names.iter().any(|n| c.name == *n))
+                .collect()
+        };
+        let from = |checks: Vec<&PermissionCheck>, what: &str| {
+            let failed: Vec<&&PermissionCheck> = checks.iter().filter(|c| !c.ok).collect();
+            match (checks.is_empty(), failed.first()) {
+                (true, _) => ("fail", format!("{what}: not checked (no desktop)"), None),
+                (false, None) => ("pass", format!("{what}: {}", checks[0].detail), None),
+                (false, Some(c)) => ("fail", format!("{what}: {}", c.detail), c.fix.clone()),
+            }
+        };
+        let mut checks = Vec::new();
+        let mut overall = "ok";
+        for (name, core) in HEALTH_CHECKS {
+            let wanted = match (&a.include, &a.skip) {
+                (Some(only), _) => only.iter().any(|n| n == name),
+                (None, Some(skip)) => !skip.iter().any(|n| n == name),
+                (None, None) => true,
+            };
+            if !wanted {
+                checks.push(json!({ "name": name, "status": "skip", "message": "skipped" }));
+                continue;
+            }
+            let (status, message, hint) = match *name {
+                "binary_version" => ("pass", format!("cua {}", env!("CARGO_PKG_VERSION")), None),
+                "platform_supported" => match &platform {
+                    Ok(p) => ("pass", format!("backend {}", p.name()), None),
+                    Err(e) => (
+                        "fail",
+                        e.to_string(),
+                        Some("cua drives X11 desktops on Linux".into()),
+                    ),
+                },
+                "session_active" => match &platform {
+                    Ok(_) => from(found(&["x11_display", "window_manager"]), "display"),
+                    Err(e) => (
+                        "fail",
+                        e.to_string(),
+                        Some("start a desktop: eval \"$(cua sandbox start)\"".into()),
+                    ),
+                },
+                "ax_capability" => from(found(&["atspi_bus", "accessibility_enabled"]), "AT-SPI"),
+                _ => from(
+                    found(&["x11_extension_composite", "x11_extension_mit_shm"]),
+                    "capture",
+                ),
+            };
+            if status == "fail" {
+                overall = if *core {
+                    "failed"
+                } else if overall == "ok" {
+                    "degraded"
+                } else {
+                    overall
+                };
+            }
+            let mut check = json!({ "name": name, "status": status, "message": message });
+            if let Some(h) = hint {
+                check["hint"] = json!(h);
+            }
+            checks.push(check);
+        }
+        let mut summary = format!("overall {overall}");
+        for c in &checks {
+            summary.push_str(&format!(
+                "\n{} {}: {}",
+                c["status"], c["name"], c["message"]
+            ));
+        }
+        Ok(ToolOutput::new(
+            summary,
+            json!({
+                "schema_version": "1",
+                "platform": "linux",
+                "driver_version": env!("CARGO_PKG_VERSION"),
+                "overall": overall,
+                "checks": checks,
+            }),
         ))
     }
 }
