@@ -181,16 +181,20 @@ impl ToolSpec for SetWindowFrame {
             to_i32("width", a.width)?,
             to_i32("height", a.height)?,
         );
-        platform.set_window_frame(a.window_id, wanted).await?;
-        // The window manager applies it asynchronously: read back until it holds, bounded.
-        let deadline = std::time::Instant::now() + FRAME_WAIT;
-        let bounds = loop {
-            let now = super::window_of(platform.as_ref(), Some(a.pid), a.window_id).await?;
-            if now.bounds == wanted || std::time::Instant::now() >= deadline {
-                break now.bounds;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        };
+        let mut bounds = settle_frame(&*platform, &a, wanted, wanted).await?;
+        // A window manager that places the frame where the content was asked for (the
+        // usual gravity) leaves the content offset by its decorations: ask once more,
+        // that far back.
+        let (dx, dy) = (bounds.x - wanted.x, bounds.y - wanted.y);
+        if (dx, dy) != (0, 0) && (bounds.width, bounds.height) == (wanted.width, wanted.height) {
+            let corrected = crate::platform::Rect::new(
+                wanted.x - dx,
+                wanted.y - dy,
+                wanted.width,
+                wanted.height,
+            );
+            bounds = settle_frame(&*platform, &a, corrected, wanted).await?;
+        }
         let matched = bounds == wanted;
         Ok(ToolOutput::new(
             format!(
@@ -209,5 +213,31 @@ impl ToolSpec for SetWindowFrame {
             json!({ "pid": a.pid, "window_id": a.window_id, "bounds": bounds, "requested": wanted,
                     "effect": if matched { "confirmed" } else { "adjusted" } }),
         ))
+    }
+}
+
+/// Asks for `request` and reads the window's bounds back until they are `wanted` or stop
+/// changing (bounded: the window manager applies a request when it gets to it).
+async fn settle_frame(
+    platform: &dyn crate::platform::Platform,
+    a: &SetWindowFrameArgs,
+    request: crate::platform::Rect,
+    wanted: crate::platform::Rect,
+) -> Result<crate::platform::Rect, ToolError> {
+    platform.set_window_frame(a.window_id, request).await?;
+    let deadline = std::time::Instant::now() + FRAME_WAIT;
+    let mut last = None;
+    let mut same = 0;
+    loop {
+        let now = super::window_of(platform, Some(a.pid), a.window_id)
+            .await?
+            .bounds;
+        same = if Some(now) == last { same + 1 } else { 0 };
+        // Twenty reads 20 ms apart alike: the request was applied (or refused) in full.
+        if now == wanted || same >= 20 || std::time::Instant::now() >= deadline {
+            return Ok(now);
+        }
+        last = Some(now);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }

@@ -1,0 +1,428 @@
+//! The tools and forms cua took from cua-driver, on a real GTK 3 app (the fixture, whose
+//! journal says what it received): element tokens, verify_state, invoke_menu, sessions as
+//! tools, set_window_frame, get_desktop_state, health_report, and `cua call`'s JSON.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+
+use common::journal;
+use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::tools::{Sessions, ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+
+/// A sandbox with a fresh GTK 3 fixture journaling to `journal`.
+struct Fixture {
+    sandbox: Sandbox,
+    pid: u64,
+    window_id: u64,
+    journal: PathBuf,
+    registry: ToolRegistry,
+    ctx: ToolContext,
+    /// One runtime for the fixture's life: the context's desktop connection lives on it.
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Fixture {
+    fn start(name: &str) -> Fixture {
+        let sandbox = Sandbox::start(SandboxOptions {
+            width: 1280,
+            height: 800,
+        })
+        .expect("sandbox");
+        let journal = std::env::temp_dir().join(format!(
+            "cua-driver-tools-{name}-{}.jsonl",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&journal);
+        let fixture = format!(
+            "{}/harness/apps/fixture_gtk3.py",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_cua"))
+            .args(["call", "launch_app"])
+            .arg(json!({ "path": fixture, "creates_new_application_instance": true }).to_string())
+            .envs(sandbox.env())
+            .env("CUA_FIXTURE_JOURNAL", &journal)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reply: Value = serde_json::from_slice(&out.stdout).expect("call prints JSON to a pipe");
+        let ctx = ToolContext::for_desktop(sandbox.desktop());
+        Fixture {
+            pid: reply["pid"].as_u64().unwrap(),
+            window_id: reply["windows"][0]["window_id"].as_u64().unwrap(),
+            sandbox,
+            journal,
+            registry: ToolRegistry::new(),
+            ctx,
+            runtime: common::runtime(),
+        }
+    }
+
+    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
+        self.runtime
+            .block_on(self.registry.call(&self.ctx, tool, args))
+    }
+
+    fn state(&self) -> Value {
+        self.call(
+            "get_window_state",
+            json!({ "pid": self.pid, "window_id": self.window_id, "include_screenshot": false }),
+        )
+        .unwrap()
+        .structured
+    }
+
+    fn element(state: &Value, name: &str) -> Value {
+        state["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no element {name}"))
+            .clone()
+    }
+
+    /// Waits (bounded) for the journal to hold an event `shows` accepts.
+    fn journaled(&self, shows: impl Fn(&Value) -> bool) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+        while std::time::Instant::now() < deadline {
+            if journal(&self.journal).iter().any(&shows) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.journal);
+        let _ = &self.sandbox;
+    }
+}
+
+#[test]
+fn an_element_token_names_one_element_and_a_stale_one_is_refused() {
+    let f = Fixture::start("tokens");
+    let state = f.state();
+    let increment = Fixture::element(&state, "Increment");
+    let token = increment["element_token"].as_str().unwrap().to_string();
+    assert!(token.starts_with('s') && token.contains(':'), "{token}");
+    // The label, frame in cua-driver's names; every element carries its token.
+    assert_eq!(increment["label"], "Increment");
+    assert!(increment["frame"]["w"].as_i64().unwrap() > 0);
+    assert!(
+        state["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["element_token"].is_string())
+    );
+    assert_eq!(state["total_element_count"], state["element_count"]);
+
+    // The token alone is enough: pid, window and index come from its snapshot.
+    f.call("click", json!({ "element_token": token })).unwrap();
+    assert!(f.journaled(|e| e["event"] == "clicked" && e["widget"] == "Increment"));
+
+    let conflicting = f
+        .call(
+            "click",
+            json!({ "element_token": token, "window_id": f.window_id + 1 }),
+        )
+        .unwrap_err();
+    assert!(
+        conflicting.to_string().contains("`window_id`"),
+        "{conflicting}"
+    );
+    // Once its snapshot is no longer held, the token is stale: refused, never re-resolved.
+    for _ in 0..cua::tools::RECENT_SNAPSHOTS {
+        f.state();
+    }
+    let stale = f
+        .call("click", json!({ "element_token": token }))
+        .unwrap_err();
+    assert!(
+        stale.to_string().contains("element_token is stale"),
+        "{stale}"
+    );
+    let clicks = journal(&f.journal)
+        .iter()
+        .filter(|e| e["event"] == "clicked")
+        .count();
+    assert_eq!(clicks, 1, "a refused token pressed nothing");
+}
+
+#[test]
+fn verify_state_waits_for_an_effect_and_says_when_it_does_not_come() {
+    let f = Fixture::start("verify");
+    let state = f.state();
+    let token = Fixture::element(&state, "Increment")["element_token"].clone();
+    f.call("click", json!({ "element_token": token })).unwrap();
+    let verify = |label: &str, timeout: u64| {
+        f.call(
+            "verify_state",
+            json!({ "pid": f.pid, "window_id": f.window_id, "timeout_ms": timeout, "expect": [
+                { "element": { "selector": { "role": "label", "label_contains": label } } },
+                { "element": { "selector": { "role": "push button", "label_contains": "increment" }, "enabled": true } },
+                { "window": { "exists": true } },
+            ] }),
+        )
+        .unwrap()
+        .structured
+    };
+    let met = verify("Count: 1", 3000);
+    assert_eq!(met["satisfied"], true, "{met}");
+    assert!(f.journaled(|e| e["event"] == "clicked" && e["count"] == 1));
+    let unmet = verify("Count: 5", 300);
+    assert_eq!(unmet["satisfied"], false, "{unmet}");
+    assert_eq!(unmet["predicates"][0]["status"], "unsatisfied");
+    assert_eq!(unmet["predicates"][2]["status"], "satisfied");
+    let refused = f
+        .call(
+            "verify_state",
+            json!({ "pid": f.pid, "window_id": f.window_id, "expect": [] }),
+        )
+        .unwrap_err();
+    assert!(refused.to_string().contains("`expect`"), "{refused}");
+}
+
+#[test]
+fn invoke_menu_runs_an_item_by_its_path_and_names_a_missing_one() {
+    let f = Fixture::start("menu");
+    let ran = f
+        .call(
+            "invoke_menu",
+            json!({ "pid": f.pid, "window_id": f.window_id, "path": ["File", "Say hello"] }),
+        )
+        .unwrap();
+    assert_eq!(ran.structured["path"], json!(["File", "Say hello"]));
+    assert!(f.journaled(|e| e["event"] == "activated" && e["widget"] == "Say hello"));
+    let missing = f
+        .call(
+            "invoke_menu",
+            json!({ "pid": f.pid, "window_id": f.window_id, "path": ["File", "Say goodbye"] }),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.contains("\"Say goodbye\"") && missing.contains("\"Say hello\""),
+        "{missing}"
+    );
+    let hellos = journal(&f.journal)
+        .iter()
+        .filter(|e| e["widget"] == "Say hello")
+        .count();
+    assert_eq!(hellos, 1);
+}
+
+#[test]
+fn sessions_are_tools_and_an_ended_one_stays_ended_until_revived() {
+    let f = Fixture::start("sessions");
+    let sessions = Sessions::new(Arc::new(ToolContext::for_session(
+        f.sandbox.desktop(),
+        "connection",
+    )));
+    let call = |tool: &str, args: Value| {
+        let ctx = sessions.for_call(tool, &args)?;
+        f.runtime.block_on(f.registry.call(&ctx, tool, args))
+    };
+    let started = call("start_session", json!({ "session": "run-1" })).unwrap();
+    assert_eq!(started.structured["active"], true);
+    assert_eq!(started.structured["revived"], false);
+    // The session keeps its own snapshots: a token read in it works in it only.
+    let state = call(
+        "get_window_state",
+        json!({ "session": "run-1", "pid": f.pid, "window_id": f.window_id, "include_screenshot": false }),
+    )
+    .unwrap();
+    let token = Fixture::element(&state.structured, "Reset")["element_token"].clone();
+    assert!(call("click", json!({ "element_token": token })).is_err());
+    call(
+        "click",
+        json!({ "session": "run-1", "element_token": token }),
+    )
+    .unwrap();
+    assert!(f.journaled(|e| e["event"] == "clicked" && e["widget"] == "Reset"));
+    let got = call("get_session", json!({ "session": "run-1" })).unwrap();
+    assert_eq!(got.structured["snapshots"], 1);
+    let listed = call("list_sessions", json!({})).unwrap();
+    let names: Vec<&Value> = listed.structured["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["session"])
+        .collect();
+    assert_eq!(names, [&json!("connection"), &json!("run-1")]);
+    call("end_session", json!({ "session": "run-1" })).unwrap();
+    let refused = call("get_session", json!({ "session": "run-1" })).unwrap_err();
+    assert!(
+        refused.to_string().contains("start_session revives it"),
+        "{refused}"
+    );
+    let revived = call("start_session", json!({ "session": "run-1" })).unwrap();
+    assert_eq!(revived.structured["revived"], true);
+    assert_eq!(
+        call("get_session", json!({ "session": "run-1" }))
+            .unwrap()
+            .structured["snapshots"],
+        0,
+        "a revived session starts empty"
+    );
+}
+
+#[test]
+fn set_window_frame_moves_a_window_and_get_desktop_state_shows_the_screen() {
+    let f = Fixture::start("frame");
+    let moved = f
+        .call(
+            "set_window_frame",
+            json!({ "pid": f.pid, "window_id": f.window_id, "x": 200, "y": 150, "width": 500, "height": 600 }),
+        )
+        .unwrap();
+    // Read back from the X server through list_windows, not from the tool's reply.
+    let windows = f.call("list_windows", json!({ "pid": f.pid })).unwrap();
+    let bounds = &windows.structured["windows"][0]["bounds"];
+    assert_eq!(
+        (
+            bounds["x"].as_i64(),
+            bounds["y"].as_i64(),
+            bounds["width"].as_i64(),
+            bounds["height"].as_i64()
+        ),
+        (Some(200), Some(150), Some(500), Some(600)),
+        "reply {}, window {bounds}",
+        moved.structured
+    );
+    let desk = f.call("get_desktop_state", json!({})).unwrap();
+    assert_eq!(desk.structured["screenshot_width"], 1280);
+    assert_eq!(desk.structured["screenshot_height"], 800);
+    let png = desk.image.expect("the screen's PNG").data;
+    let screen = image::load_from_memory(&png).unwrap().to_rgb8();
+    assert_eq!(screen.dimensions(), (1280, 800));
+    // The window shows where it was put: its pixels are not the empty desktop's.
+    let window = f
+        .call("screenshot", json!({ "window_id": f.window_id }))
+        .unwrap()
+        .image
+        .unwrap()
+        .data;
+    let window = image::load_from_memory(&window).unwrap().to_rgb8();
+    let same = (0..50)
+        .flat_map(|dy| (0..50).map(move |dx| (dx * 7, dy * 7)))
+        .filter(|&(x, y)| screen.get_pixel(200 + x, 150 + y) == window.get_pixel(x, y))
+        .count();
+    assert!(
+        same > 2000,
+        "{same} of 2500 sampled pixels match the window's"
+    );
+}
+
+#[test]
+fn health_report_and_call_speak_cua_drivers_json() {
+    let f = Fixture::start("health");
+    let report = f.call("health_report", json!({})).unwrap().structured;
+    assert_eq!(report["overall"], "ok", "{report}");
+    assert_eq!(report["checks"].as_array().unwrap().len(), 5);
+    let only = f
+        .call("health_report", json!({ "include": ["ax_capability"] }))
+        .unwrap()
+        .structured;
+    let skipped = only["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "skip")
+        .count();
+    assert_eq!(skipped, 4);
+    // `cua call` to a pipe prints JSON: results, and failures with isError.
+    let call = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cua"))
+            .arg("call")
+            .args(args)
+            .envs(f.sandbox.env())
+            .output()
+            .unwrap()
+    };
+    let size = call(&["get_screen_size", "{}"]);
+    let size: Value = serde_json::from_slice(&size.stdout).unwrap();
+    assert_eq!(size["width"], 1280);
+    let bad = call(&["get_window_state", r#"{"pid": 1, "window_id": 5}"#]);
+    assert_eq!(bad.status.code(), Some(1));
+    let bad: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(bad["isError"], true);
+    assert!(bad["message"].as_str().unwrap().contains("window 5"));
+    let shot = call(&[
+        "get_window_state",
+        &json!({ "pid": f.pid, "window_id": f.window_id }).to_string(),
+    ]);
+    let shot: Value = serde_json::from_slice(&shot.stdout).unwrap();
+    assert!(
+        shot["screenshot_png_b64"]
+            .as_str()
+            .is_some_and(|b| b.len() > 1000)
+    );
+    assert_eq!(shot["screenshot_mime_type"], "image/png");
+}
+
+/// A daemon in standard permission mode refuses what cua-driver's standard profile does,
+/// and `cua stop` ends it (its socket goes).
+#[test]
+fn a_standard_mode_daemon_refuses_kill_app_and_stops_on_request() {
+    let f = Fixture::start("daemon");
+    let socket = std::env::temp_dir().join(format!("cua-driver-tools-{}.sock", std::process::id()));
+    let s = socket.to_str().unwrap().to_string();
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args([
+            "serve",
+            "--embedded",
+            "--socket",
+            &s,
+            "--permission-mode",
+            "standard",
+        ])
+        .envs(f.sandbox.env())
+        .spawn()
+        .unwrap();
+    let cua = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cua"))
+            .args(args)
+            .envs(f.sandbox.env())
+            .output()
+            .unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while cua(&["status", "--socket", &s]).status.code() != Some(0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon never answered"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = f.pid.to_string();
+    let kill = cua(&[
+        "call",
+        "kill_app",
+        &format!("{{\"pid\": {pid}}}"),
+        "--socket",
+        &s,
+    ]);
+    assert_eq!(kill.status.code(), Some(1));
+    let said: Value = serde_json::from_slice(&kill.stdout).unwrap();
+    assert_eq!(said["error"], "refused", "{said}");
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the app still runs"
+    );
+    assert_eq!(cua(&["stop", "--socket", &s]).status.code(), Some(0));
+    assert!(daemon.wait().unwrap().success());
+    assert!(!socket.exists());
+}
