@@ -62,8 +62,8 @@ fn main() {
     let entry = find(&|e| e["role"] == "text" && e["value"] == "entry" && sensitive(e));
     let f = &toggle["frame"];
     let (cx, cy) = (
-        f["x"].as_i64().unwrap() + f["width"].as_i64().unwrap() / 2,
-        f["y"].as_i64().unwrap() + f["height"].as_i64().unwrap() / 2,
+        f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
+        f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,
     );
 
     let measure = |tool: &str, args: Value, reset: &dyn Fn()| {

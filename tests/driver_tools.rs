@@ -37,27 +37,11 @@ impl Fixture {
             std::process::id()
         ));
         let _ = std::fs::remove_file(&journal);
-        let fixture = format!(
-            "{}/harness/apps/fixture_gtk3.py",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let out = Command::new(env!("CARGO_BIN_EXE_cua"))
-            .args(["call", "launch_app"])
-            .arg(json!({ "path": fixture, "creates_new_application_instance": true }).to_string())
-            .envs(sandbox.env())
-            .env("CUA_FIXTURE_JOURNAL", &journal)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let reply: Value = serde_json::from_slice(&out.stdout).expect("call prints JSON to a pipe");
+        let (pid, window_id) = common::launch_fixture(sandbox.env(), "gtk3", &journal);
         let ctx = ToolContext::for_desktop(sandbox.desktop());
         Fixture {
-            pid: reply["pid"].as_u64().unwrap(),
-            window_id: reply["windows"][0]["window_id"].as_u64().unwrap(),
+            pid,
+            window_id,
             sandbox,
             journal,
             registry: ToolRegistry::new(),

@@ -9,11 +9,13 @@
 //! are those that fail against cua-driver 0.21 too (the script says why for each) and the
 //! cua limitations listed in [`KNOWN`], each with its reason.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cua::sandbox::{Sandbox, SandboxOptions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const HERMES: &str = "hermes-agent[computer-use]==0.19.0";
 
@@ -69,24 +71,7 @@ fn drive(toolkit: &str) -> Vec<Value> {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let journal = work.join("journal.jsonl");
-    let fixture = format!(
-        "{}/harness/apps/fixture_{toolkit}.py",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let launched = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["call", "launch_app"])
-        .arg(json!({ "path": fixture, "creates_new_application_instance": true }).to_string())
-        .envs(sandbox.env())
-        .env("CUA_FIXTURE_JOURNAL", &journal)
-        .output()
-        .unwrap();
-    assert!(
-        launched.status.success(),
-        "launch the fixture: {}",
-        String::from_utf8_lossy(&launched.stderr)
-    );
-    let reply: Value = serde_json::from_slice(&launched.stdout).expect("call prints JSON");
-    let (pid, window) = (&reply["pid"], &reply["windows"][0]["window_id"]);
+    let (pid, window) = common::launch_fixture(sandbox.env(), toolkit, &journal);
     let out = Command::new(python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/hermes_client.py"))
         .arg(&journal)

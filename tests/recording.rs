@@ -165,8 +165,8 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
         seven["frame"]["y"].as_i64().unwrap(),
     );
     let (fw, fh) = (
-        seven["frame"]["width"].as_i64().unwrap(),
-        seven["frame"]["height"].as_i64().unwrap(),
+        seven["frame"]["w"].as_i64().unwrap(),
+        seven["frame"]["h"].as_i64().unwrap(),
     );
     assert_eq!(
         a1["click_point"],

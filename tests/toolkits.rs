@@ -221,8 +221,8 @@ const CASES: &[Case] = &[
             let (x, y, w, h) = (
                 f["x"].as_f64().unwrap(),
                 f["y"].as_f64().unwrap(),
-                f["width"].as_f64().unwrap(),
-                f["height"].as_f64().unwrap(),
+                f["w"].as_f64().unwrap(),
+                f["h"].as_f64().unwrap(),
             );
             json!({ "from_x": x + 6.0, "from_y": y + h / 2.0, "to_x": x + w / 2.0, "to_y": y + h / 2.0 })
         },

@@ -145,6 +145,10 @@ enum Command {
         /// value is refused.
         #[arg(long, value_name = "BOUNDARY")]
         grant: Vec<String>,
+        /// Never show the live agent-cursor overlay (headless and CI runs); recording
+        /// videos still draw the cursor.
+        #[arg(long)]
+        no_overlay: bool,
     },
     /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
     Serve {
@@ -175,6 +179,10 @@ enum Command {
         /// changes nothing.
         #[arg(long)]
         no_permissions_gate: bool,
+        /// Never show the live agent-cursor overlay (headless and CI runs); recording
+        /// videos still draw the cursor.
+        #[arg(long)]
+        no_overlay: bool,
     },
     /// Replay a recorded trajectory against the apps running now (exit 1 if any turn fails).
     Replay {
@@ -477,7 +485,11 @@ pub fn main() -> i32 {
             approve_capability_manifest,
             embedded: _,
             no_permissions_gate: _,
+            no_overlay,
         } => {
+            if no_overlay {
+                crate::cursor::forbid_overlay();
+            }
             let registry = ToolRegistry::new();
             let flags = crate::policy::authority::LaunchFlags {
                 tools: registry.tools().map(|t| t.name()).collect(),
@@ -510,7 +522,11 @@ pub fn main() -> i32 {
             socket,
             embedded: _,
             grant,
+            no_overlay,
         } => {
+            if no_overlay {
+                crate::cursor::forbid_overlay();
+            }
             if let Some(g) = grant.first() {
                 return fail(
                     2,

@@ -11,6 +11,20 @@
 
 pub mod sprite;
 
+/// Set once by `cua serve --no-overlay` / `cua mcp --no-overlay`: this process never
+/// shows the live overlay (recording videos still draw the cursor).
+static NO_OVERLAY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This process draws no live overlay from now on.
+pub fn forbid_overlay() {
+    NO_OVERLAY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `--no-overlay` forbade the live overlay in this process.
+pub fn overlay_forbidden() -> bool {
+    NO_OVERLAY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -49,7 +49,7 @@ pub(super) async fn point_at(
     gesture: Gesture,
 ) -> Pointing {
     let settings = settings(ctx);
-    let mut overlay = settings.enabled && !ctx.is_one_shot();
+    let mut overlay = settings.enabled && !ctx.is_one_shot() && !crate::cursor::overlay_forbidden();
     if overlay {
         if let Err(e) = ctx.cursor.glide(platform, &settings, screen).await {
             tracing::warn!("agent cursor: {e}");
@@ -133,6 +133,8 @@ fn state(ctx: &ToolContext) -> ToolOutput {
     let shown = ctx.cursor.shown_at();
     doc["overlay"] = json!(if ctx.is_one_shot() {
         "none: a one-shot CLI call ends before it could show (start `cua serve` or use MCP)"
+    } else if crate::cursor::overlay_forbidden() {
+        "none: this server was started with --no-overlay"
     } else if shown.is_some() {
         "showing"
     } else {

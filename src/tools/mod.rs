@@ -110,6 +110,30 @@ pub(crate) fn write_out_file(
     Ok(p)
 }
 
+/// The pid's window: the given one (checked to belong to it), else its frontmost window
+/// on screen.
+pub(crate) async fn window_or_frontmost(
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: Option<u64>,
+) -> Result<crate::platform::WindowInfo, ToolError> {
+    if let Some(id) = window_id {
+        return window_of(platform, Some(pid), id).await;
+    }
+    platform
+        .list_windows()
+        .await?
+        .windows
+        .into_iter()
+        .filter(|w| w.pid == Some(pid) && w.is_on_screen)
+        .max_by_key(|w| w.z_index)
+        .ok_or_else(|| {
+            ToolError::failed(format!(
+                "pid {pid} has no window on screen (run list_windows)"
+            ))
+        })
+}
+
 /// Finds a window by id and checks it belongs to `pid` (never falls back to another window).
 pub(crate) async fn window_of(
     platform: &dyn Platform,

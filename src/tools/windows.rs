@@ -85,10 +85,7 @@ impl ToolSpec for BringToFront {
 
     async fn run(&self, ctx: &ToolContext, a: BringToFrontArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
-        let window = match a.window_id {
-            Some(id) => super::window_of(platform.as_ref(), Some(a.pid), id).await?,
-            None => frontmost_of(platform.as_ref(), a.pid).await?,
-        };
+        let window = super::window_or_frontmost(platform.as_ref(), a.pid, a.window_id).await?;
         platform.activate_window(window.window_id).await?;
         let active = platform.focus_state().await?.active_window == Some(window.window_id);
         Ok(ToolOutput::new(
@@ -107,25 +104,6 @@ impl ToolSpec for BringToFront {
                     "effect": if active { "confirmed" } else { "no_change" } }),
         ))
     }
-}
-
-/// The pid's frontmost window on screen.
-async fn frontmost_of(
-    platform: &dyn crate::platform::Platform,
-    pid: u32,
-) -> Result<crate::platform::WindowInfo, ToolError> {
-    platform
-        .list_windows()
-        .await?
-        .windows
-        .into_iter()
-        .filter(|w| w.pid == Some(pid) && w.is_on_screen)
-        .max_by_key(|w| w.z_index)
-        .ok_or_else(|| {
-            ToolError::failed(format!(
-                "pid {pid} has no window on screen (run list_windows)"
-            ))
-        })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

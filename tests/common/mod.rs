@@ -217,8 +217,8 @@ pub fn frame(el: &Value) -> (i64, i64, i64, i64) {
     (
         f["x"].as_i64().unwrap(),
         f["y"].as_i64().unwrap(),
-        f["width"].as_i64().unwrap(),
-        f["height"].as_i64().unwrap(),
+        f["w"].as_i64().unwrap(),
+        f["h"].as_i64().unwrap(),
     )
 }
 
@@ -241,4 +241,34 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
         }
     }
+}
+
+/// Starts a fresh fixture app (harness/apps/fixture_<toolkit>.py) on a desktop, through
+/// `cua call launch_app` so it journals to `journal`; its pid and window.
+pub fn launch_fixture(
+    env: Vec<(String, String)>,
+    toolkit: &str,
+    journal: &std::path::Path,
+) -> (u64, u64) {
+    let fixture = format!(
+        "{}/harness/apps/fixture_{toolkit}.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["call", "launch_app"])
+        .arg(json!({ "path": fixture, "creates_new_application_instance": true }).to_string())
+        .envs(env)
+        .env("CUA_FIXTURE_JOURNAL", journal)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "launch the fixture: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("call prints JSON to a pipe");
+    (
+        reply["pid"].as_u64().unwrap(),
+        reply["windows"][0]["window_id"].as_u64().unwrap(),
+    )
 }

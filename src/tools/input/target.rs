@@ -84,21 +84,7 @@ pub(super) async fn target_window(
     pid: u32,
     window_id: Option<u64>,
 ) -> Result<WindowInfo, ToolError> {
-    if let Some(id) = window_id {
-        return window_of(platform, Some(pid), id).await;
-    }
-    platform
-        .list_windows()
-        .await?
-        .windows
-        .into_iter()
-        .filter(|w| w.pid == Some(pid) && w.is_on_screen)
-        .max_by_key(|w| w.z_index)
-        .ok_or_else(|| {
-            ToolError::failed(format!(
-                "pid {pid} has no window on screen (run list_windows)"
-            ))
-        })
+    crate::tools::window_or_frontmost(platform, pid, window_id).await
 }
 
 /// An element index, and the snapshot it was read from when the caller says.
