@@ -785,8 +785,8 @@ fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
     let listed = client.request("tools/list", json!({}))["result"].clone();
     let text = listed.to_string();
     for leftover in [
-        "\"session\"",
         "$defs",
+        "$ref",
         "\"format\":\"uint",
         "\"null\"",
         "`Background`",
@@ -812,7 +812,18 @@ fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
         launched["structuredContent"]["windows"][0]["window_id"].clone(),
     );
     let args = json!({"pid": pid, "window_id": window, "include_screenshot": false});
-    let lean = client.call("get_window_state", args.clone());
+    // The tree comes once: as text for the model; the structured result has the elements
+    // clients parse (cua-driver's shape), or none when the call says so.
+    let full = client.call("get_window_state", args.clone());
+    let structured = full["structuredContent"].as_object().unwrap();
+    assert!(!structured.contains_key("tree_markdown"));
+    assert_eq!(
+        structured["elements"].as_array().unwrap().len() as u64,
+        structured["element_count"].as_u64().unwrap()
+    );
+    let mut without = args.clone();
+    without["include_elements"] = json!(false);
+    let lean = client.call("get_window_state", without);
     let structured = lean["structuredContent"].as_object().unwrap();
     assert!(!structured.contains_key("elements") && !structured.contains_key("tree_markdown"));
     assert!(structured["element_count"].as_u64().unwrap() > 0);

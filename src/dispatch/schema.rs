@@ -107,6 +107,15 @@ fn tidy_property(prop: &mut Value, defs: &Value) {
             i.remove("description");
         }
     }
+    // An object's own fields (a nested argument type, verify_state's predicates) are
+    // tidied the same way, so no `$ref` is left for a client to resolve.
+    if let Some(Value::Object(props)) = p.get_mut("properties") {
+        for prop in props.values_mut() {
+            tidy_property(prop, defs);
+        }
+    }
+    p.remove("additionalProperties");
+    p.remove("title");
 }
 
 /// Copies `from` into `p`, a `$ref` replaced by its definition (whose own description

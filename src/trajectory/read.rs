@@ -74,7 +74,8 @@ pub struct WindowStateFile {
     pub element_count: Option<u64>,
     /// The window's tree as Markdown, one element per line (`- [N] role "name" …`).
     pub tree_markdown: Option<String>,
-    /// The indexed elements: index, role, name, value, states, actions, frame.
+    /// The indexed elements: element_index (`index` before 0.21), element_token, role, name,
+    /// label, value, states, actions, frame {x, y, w, h} (`width`, `height` before 0.21).
     pub elements: Option<Vec<serde_json::Map<String, Value>>>,
 }
 

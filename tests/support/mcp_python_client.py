@@ -59,7 +59,7 @@ async def main(cua, recording):
             state = await call("get_window_state", {"pid": pid, "window_id": window, "include_elements": True})
             seen["state_types"] = state["types"]
             seen["image_bytes"] = state["image_bytes"]
-            index = {e["name"]: e["index"] for e in state["structured"]["elements"]}
+            index = {e["name"]: e["element_index"] for e in state["structured"]["elements"]}
 
             async def press(key):
                 i = index[key]
@@ -90,7 +90,7 @@ async def main(cua, recording):
             # Start over and replay: 7 starts a new calculation, the recording adds × 6 =.
             # Indices belong to the latest snapshot (the result added a history row): re-read.
             state = await call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False, "include_elements": True})
-            index = {e["name"]: e["index"] for e in state["structured"]["elements"]}
+            index = {e["name"]: e["element_index"] for e in state["structured"]["elements"]}
             await press("7")
             for _ in range(50):
                 seen["display_before_replay"] = await display()

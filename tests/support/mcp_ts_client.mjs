@@ -39,7 +39,7 @@ const pid = launched.structured.pid;
 const window = launched.structured.windows[0].window_id;
 const readIndex = async () => {
   const s = await call("get_window_state", { pid, window_id: window, include_elements: true });
-  return [s, Object.fromEntries(s.structured.elements.map((e) => [e.name, e.index]))];
+  return [s, Object.fromEntries(s.structured.elements.map((e) => [e.name, e.element_index]))];
 };
 let [state, index] = await readIndex();
 seen.state_types = state.types;
