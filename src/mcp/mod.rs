@@ -52,19 +52,13 @@ impl CuaServer {
                     _ => serde_json::Map::new(),
                 };
                 let contract = t.contract();
-                // destructiveHint and idempotentHint mean something only for a tool that
-                // is not read-only (where MCP's defaults are true and false).
-                let annotations = if t.read_only() {
-                    ToolAnnotations::new()
-                        .read_only(true)
-                        .idempotent(contract.idempotent)
-                } else {
-                    ToolAnnotations::new()
-                        .read_only(false)
-                        .destructive(contract.destructive)
-                        .idempotent(contract.idempotent)
-                }
-                .open_world(contract.open_world);
+                // Every hint said outright (cua-driver's clients check destructiveHint on
+                // read-only tools too, where MCP's default would be true).
+                let annotations = ToolAnnotations::new()
+                    .read_only(t.read_only())
+                    .destructive(contract.destructive && !t.read_only())
+                    .idempotent(contract.idempotent)
+                    .open_world(contract.open_world);
                 let tool = Tool::new(t.name().to_string(), t.description().to_string(), schema)
                     .with_annotations(annotations);
                 match t.output_schema() {
