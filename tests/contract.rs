@@ -77,33 +77,6 @@ const MISSING_TOOLS: &[(&str, &str)] = &[
 /// cua-driver arguments a cua tool does not take yet: (tool, argument, why).
 const MISSING_ARGUMENTS: &[(&str, &str, &str)] = &[
     (
-        "hotkey",
-        "element_index",
-        "hotkey sends its combo to the window's focus; not built",
-    ),
-    (
-        "hotkey",
-        "element_token",
-        "hotkey sends its combo to the window's focus; not built",
-    ),
-    (
-        "hotkey",
-        "snapshot_id",
-        "hotkey sends its combo to the window's focus; not built",
-    ),
-    (
-        "hotkey",
-        "x",
-        "hotkey sends its combo to the window's focus; not built",
-    ),
-    (
-        "hotkey",
-        "y",
-        "hotkey sends its combo to the window's focus; not built",
-    ),
-    ("hotkey", "scope", "hotkey takes no coordinates"),
-    ("hotkey", "target", "hotkey takes no coordinates"),
-    (
         "page",
         "cdp_port",
         "cua finds the browser's endpoint from its pid",
@@ -143,6 +116,11 @@ const TOKEN_DIFFERENCES: &[(&str, &str, &str)] = &[
         "type_text",
         "-input.keyboard.type.terminal_safe",
         "cua does not detect terminal emulators to route keys around the text interface",
+    ),
+    (
+        "hotkey",
+        "+accessibility.element_tokens",
+        "hotkey takes element_token (cua-driver's schema lists it too) and says so",
     ),
     (
         "scroll",

@@ -410,3 +410,19 @@ fn a_standard_mode_daemon_refuses_kill_app_and_stops_on_request() {
     assert!(daemon.wait().unwrap().success());
     assert!(!socket.exists());
 }
+
+/// hotkey addressed to an element (by its token): the field is focused first, then the
+/// combo lands (the fixture journals the focus and the keys).
+#[test]
+fn hotkey_by_element_token_focuses_the_field_first() {
+    let f = Fixture::start("hotkey");
+    let state = f.state();
+    let token = Fixture::element(&state, "Name")["element_token"].clone();
+    f.call(
+        "hotkey",
+        json!({ "keys": ["ctrl", "a"], "element_token": token }),
+    )
+    .unwrap();
+    assert!(f.journaled(|e| e["event"] == "focused" && e["widget"] == "Name"));
+    assert!(f.journaled(|e| e["event"] == "key-press" && e["key"] == "a"));
+}

@@ -389,10 +389,17 @@ pub(super) async fn send_combo(
     let mut events = Vec::new();
     let mut element = None;
     match &target {
-        // Focus an editable element that does not have focus by clicking into it; other
-        // elements are not clicked (that could press them).
+        // Focus an editable element that does not have focus: in the background through
+        // the accessibility API (synthetic clicks miss where the pointer is not over the
+        // window), else by clicking into it; other elements are not clicked (that could
+        // press them).
         Target::Element { node, index, .. } => {
-            if is_editable(node) && !node.states.iter().any(|s| s == "focused") {
+            let focused_already = node.states.iter().any(|s| s == "focused");
+            let focused_now = !focused_already
+                && is_editable(node)
+                && mode == Delivery::Background
+                && focus_unless_focused(p, node).await;
+            if is_editable(node) && !focused_already && !focused_now {
                 if let Some((cx, cy)) = node.frame.map(|f| f.center()) {
                     events.extend(click_events(cx, cy, 1, 1, &[]));
                 }
@@ -552,6 +559,14 @@ pub struct HotkeyArgs {
     pub keys: Vec<String>,
     /// Window to deliver to; default the pid's frontmost window.
     pub window_id: Option<u64>,
+    /// Element from the last get_window_state to deliver to (an editable element is focused first).
+    pub element_index: Option<usize>,
+    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
+    pub snapshot_id: Option<String>,
+    /// Click this window-local point first to focus what is there (with y), e.g. to paste into a field.
+    pub x: Option<f64>,
+    /// Click this window-local point first (with x).
+    pub y: Option<f64>,
     /// background (default) or foreground.
     pub delivery_mode: Option<Delivery>,
     /// Max ms to wait for the effect. Default 0.
@@ -564,20 +579,26 @@ pub struct Hotkey;
 impl ToolSpec for Hotkey {
     type Args = HotkeyArgs;
     const NAME: &'static str = "hotkey";
-    const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last.";
+    const DESCRIPTION: &'static str = "Press a key combination, e.g. [\"ctrl\", \"a\"]: modifiers first, one non-modifier key last; to the window's focus, or to an element (element_index or element_token; an editable one is focused first), or after clicking a point (x, y).";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract::input(&["input.keyboard.hotkey", "input.delivery_mode"]);
+    const CONTRACT: Contract = Contract::input(&[
+        "input.keyboard.hotkey",
+        "accessibility.element_tokens",
+        "input.delivery_mode",
+    ]);
 
     fn output_schema() -> Option<Value> {
         Some(crate::tools::output_schema_of::<ActionResult>())
     }
 
     fn check(a: &HotkeyArgs) -> Result<(), ToolError> {
+        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
         check_settle(a.settle_ms)?;
         Combo::from_keys(&a.keys).map(|_| ())
     }
 
     async fn run(&self, ctx: &ToolContext, a: HotkeyArgs) -> Result<ToolOutput, ToolError> {
+        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
         let settle_ms = check_settle(a.settle_ms)?;
         let combo = Combo::from_keys(&a.keys)?;
         let key = a.keys.last().map(String::as_str).unwrap_or_default();
@@ -585,9 +606,9 @@ impl ToolSpec for Hotkey {
             ctx,
             a.pid,
             a.window_id,
-            None,
-            None,
-            None,
+            element_ref(a.element_index, a.snapshot_id.as_deref())?,
+            a.x,
+            a.y,
             &combo.mods,
             combo.keysym,
             combo_label(&combo.mods, key),
