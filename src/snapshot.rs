@@ -20,7 +20,7 @@ pub struct Snapshot {
 
 /// Roles that only group other nodes; unnamed and inert, they are left out of the Markdown
 /// (their children move up a level) to keep it readable.
-const STRUCTURAL_ROLES: &[&str] = &[
+pub const STRUCTURAL_ROLES: &[&str] = &[
     "filler",
     "panel",
     "section",

@@ -370,7 +370,7 @@ mod tests {
         );
         let e = check("[[step]]\ntool = \"get_window_state\"\n").unwrap_err();
         assert!(e.contains("only observes"), "{e}");
-        let e = check("[[step]]\ntool = \"hotkey\"\ntarget = { role = \"button\" }\nargs = { keys = [\"ctrl\", \"a\"] }\n").unwrap_err();
+        let e = check("[[step]]\ntool = \"move_cursor\"\ntarget = { role = \"button\" }\nargs = { x = 1, y = 1 }\n").unwrap_err();
         assert!(e.contains("does not act on an element"), "{e}");
     }
 }

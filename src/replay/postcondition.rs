@@ -72,7 +72,17 @@ pub struct Reading {
     pub volatile: Vec<Regex>,
     /// Applied to recorded lines only.
     pub renames: Vec<Rename>,
+    /// The recording comes from another driver (cua-driver): it keeps every structural
+    /// level cua's tree folds away, so lines compare without their depth, and lines of
+    /// nodes cua's tree never shows (unnamed structural nodes) are left out, on both sides.
+    pub other_driver: bool,
+    /// With another driver's recording: the roles whose values it recorded; the values of
+    /// other roles are left out of every line (it did not read them, cua does).
+    pub valued_roles: Option<std::collections::HashSet<String>>,
 }
+
+/// Roles of unnamed nodes another driver shows and cua's tree folds away.
+const FOLDED_UNNAMED: &[&str] = &["widget", "group", "scroll_bar", "grouping"];
 
 /// A tree as counted lines.
 type Counts = HashMap<String, i64>;
@@ -148,7 +158,22 @@ impl Reading {
                 continue;
             }
             volatile_depth = None;
-            let line = normalize(raw);
+            let mut line = normalize(raw);
+            if self.other_driver {
+                let folded = markdown::parse(&line).first().is_some_and(|l| {
+                    let role = role_key(&l.role);
+                    l.name.is_empty()
+                        && (FOLDED_UNNAMED.contains(&role.as_str())
+                            || crate::snapshot::STRUCTURAL_ROLES.contains(&role.as_str()))
+                });
+                if folded {
+                    continue;
+                }
+                line = format!("- {}", body(&line));
+                if let Some(valued) = &self.valued_roles {
+                    line = without_unrecorded_value(&line, valued);
+                }
+            }
             let parsed = markdown::parse(&line);
             if parsed
                 .first()
@@ -157,10 +182,10 @@ impl Reading {
                 volatile_depth = Some(depth);
                 continue;
             }
-            let mut line = line;
             if recorded {
                 if let Some(renamed) = self.renames.iter().find_map(|r| r.apply(body(&line))) {
-                    line = format!("{}- {renamed}", "  ".repeat(depth));
+                    let indent = if self.other_driver { 0 } else { depth };
+                    line = format!("{}- {renamed}", "  ".repeat(indent));
                 }
             }
             for pattern in &self.volatile {
@@ -223,7 +248,18 @@ impl Postcondition {
         Self::between(&before, &after, Reading::default())
     }
 
-    pub fn between(before: &str, after: &str, reading: Reading) -> Option<Postcondition> {
+    pub fn between(before: &str, after: &str, mut reading: Reading) -> Option<Postcondition> {
+        if reading.other_driver {
+            reading.valued_roles = Some(
+                before
+                    .lines()
+                    .chain(after.lines())
+                    .filter(|l| l.contains(" value="))
+                    .filter_map(|l| markdown::parse(&normalize(l)).into_iter().next())
+                    .map(|l| role_key(&l.role))
+                    .collect(),
+            );
+        }
         let after = reading.counts(after, true);
         let recorded = delta(&reading.counts(before, true), &after);
         let recorded_after = recorded
@@ -418,3 +454,28 @@ pub fn name(differences: &[String]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A normalized line without its ` value="…"` when its role is not among `valued`.
+fn without_unrecorded_value(line: &str, valued: &std::collections::HashSet<String>) -> String {
+    let role = markdown::parse(line)
+        .first()
+        .map(|l| role_key(&l.role))
+        .unwrap_or_default();
+    if valued.contains(&role) {
+        return line.to_string();
+    }
+    let Some(at) = line.find(" value=\"") else {
+        return line.to_string();
+    };
+    let rest = &line[at + " value=\"".len()..];
+    // The value ends at its closing quote (escaped quotes inside are skipped).
+    let mut escaped = false;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '"' if !escaped => return format!("{}{}", &line[..at], &rest[i + 1..]),
+            _ => escaped = false,
+        }
+    }
+    line[..at].to_string()
+}

@@ -72,6 +72,8 @@ pub(super) async fn replay_turn(
     let reading = Reading {
         volatile: opts.volatile.clone(),
         renames: bindings.renames.clone(),
+        other_driver: action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY,
+        valued_roles: None,
     };
     let change = match (&states.before, &states.after) {
         (Some(before), Some(after)) => Postcondition::between(before, after, reading),

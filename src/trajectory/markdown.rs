@@ -60,7 +60,8 @@ fn parse_line(raw: &str) -> Option<Line> {
 /// name's quote or the first annotation; it may hold spaces (AT-SPI's own role names do:
 /// "push button").
 pub fn split_role(body: &str) -> (&str, &str) {
-    let end = [" \"", " value=", " (", " [", " id="]
+    // ` = "…"` is cua-driver's form of a label's text (`label = "42"`).
+    let end = [" = \"", " \"", " value=", " (", " [", " id="]
         .iter()
         .filter_map(|mark| body.find(mark))
         .min()
@@ -71,7 +72,10 @@ pub fn split_role(body: &str) -> (&str, &str) {
 /// A line's tail after its role: its name (quoted, escapes undone), if it has one, and the
 /// rest after the name's closing quote.
 pub fn split_name(tail: &str) -> (Option<String>, &str) {
-    let Some(quoted) = tail.strip_prefix(" \"") else {
+    let Some(quoted) = tail
+        .strip_prefix(" \"")
+        .or_else(|| tail.strip_prefix(" = \""))
+    else {
         return (None, tail);
     };
     let mut escaped = false;

@@ -87,7 +87,21 @@ pub fn action(turn_dir: &Path) -> Result<Value, String> {
     let v = json_file(&path)?.ok_or_else(|| format!("{}: missing", path.display()))?;
     typed::<ActionFields>(&path, &v)?;
     if super::cua_driver::wrote(&v) {
-        return super::cua_driver::adapt(v).map_err(|e| format!("{}: {e}", path.display()));
+        let mut adapted =
+            super::cua_driver::adapt(v).map_err(|e| format!("{}: {e}", path.display()))?;
+        // cua-driver 0.21 records an element action by its token alone: the window it
+        // names is the one the turn's before-state was read from.
+        let args = &adapted["arguments"];
+        if args.get("element_index").is_some() && args.get("window_id").is_none() {
+            let window = json_file(&turn_dir.join("before_state.json"))
+                .ok()
+                .flatten()
+                .and_then(|s| s.get("window_id").cloned());
+            if let (Some(w), Some(m)) = (window, adapted["arguments"].as_object_mut()) {
+                m.insert("window_id".into(), w);
+            }
+        }
+        return Ok(adapted);
     }
     if let Some(version) = v.get("schema_version").and_then(Value::as_u64) {
         if version > SCHEMA_VERSION as u64 {

@@ -107,6 +107,8 @@ fn a_healed_element_s_change_is_read_under_its_live_name() {
     let before = "- frame\n  - [0] check_box \"Gift wrap\"\n";
     let after = "- frame\n  - [0] check_box \"Gift wrap\" (checked)\n";
     let reading = Reading {
+        other_driver: false,
+        valued_roles: None,
         renames: vec![Rename {
             from_role: "check_box".into(),
             from_name: "Gift wrap".into(),
@@ -138,6 +140,8 @@ fn volatile_text_is_no_change() {
     let before = "- frame\n  - label \"12:01\"\n  - label \"Total: 0\"\n";
     let after = "- frame\n  - label \"12:02\"\n  - label \"Total: 3\"\n";
     let reading = Reading {
+        other_driver: false,
+        valued_roles: None,
         volatile: vec![Regex::new(r"\d\d:\d\d").unwrap()],
         ..Reading::default()
     };
