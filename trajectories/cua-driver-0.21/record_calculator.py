@@ -1,36 +1,61 @@
-import json,subprocess,sys,time,select,os
-p=subprocess.Popen(['/work/cuadrv-target/release/cua-driver','mcp'],stdin=subprocess.PIPE,stdout=subprocess.PIPE,stderr=open('/tmp/t/cd.err','w'),text=True)
-n=0
-def req(method,params=None,timeout=30):
-    global n
-    n+=1
-    m={"jsonrpc":"2.0","id":n,"method":method}
-    if params is not None: m["params"]=params
-    p.stdin.write(json.dumps(m)+"\n"); p.stdin.flush()
-    end=time.time()+timeout
-    while time.time()<end:
-        r,_,_=select.select([p.stdout],[],[],0.5)
-        if r:
-            line=p.stdout.readline()
-            if not line: return {'eof':True}
-            d=json.loads(line)
-            if d.get('id')==n: return d
-    return {'timeout':method}
-t=time.time(); print(str(req('initialize',{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}))[:150], time.time()-t, flush=True)
-p.stdin.write(json.dumps({"jsonrpc":"2.0","method":"notifications/initialized"})+"\n"); p.stdin.flush()
-def call(name,args,timeout=60):
-    t=time.time(); r=req('tools/call',{"name":name,"arguments":args},timeout); print(name, round(time.time()-t,2), str(r)[:300], flush=True); return r
-r=call('launch_app',{'name':'gnome-calculator'},timeout=60)
-sc=r['result']['structuredContent']; pid=sc['pid']; win=sc['windows'][0]['window_id']
-time.sleep(1.5)
-call('start_recording',{'output_dir':'/tmp/t/cdrec2'})
-for key in ['7','×','6','=']:
-    g=call('get_window_state',{'pid':pid,'window_id':win,'include_screenshot':False})
-    els=g['result']['structuredContent']['elements']
-    e=[e for e in els if (e.get('label') or '').split(' ')[0]==key and e.get('role')=='button']
-    if not e: print([(x.get('label'),x.get('role')) for x in els][:40], flush=True)
-    print(key, [ (x['label'],x['role']) for x in e][:3], flush=True)
-    call('click',{'pid':pid,'element_token':e[0]['element_token']})
-    time.sleep(0.6)
-call('stop_recording',{})
-p.kill()
+"""Records calculator-7x6 with the real cua-driver: launches GNOME Calculator through the
+driver's own MCP server, starts its recorder, presses 7 × 6 = by element_token (read from a
+fresh get_window_state before each press), and stops the recorder.
+
+Usage (inside a desktop, e.g. after `eval "$(cua sandbox start)"`):
+  python3 record_calculator.py CUA_DRIVER_BINARY OUTPUT_DIR
+
+cua-driver 0.21.0 was built from trycua/cua b296ec9 (libs/cua-driver/rust, release).
+"""
+import json
+import select
+import subprocess
+import sys
+import time
+
+driver, output_dir = sys.argv[1:3]
+server = subprocess.Popen([driver, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+next_id = 0
+
+
+def request(method, params=None, timeout=60):
+    """One JSON-RPC request and its answer, waited for at most `timeout` seconds."""
+    global next_id
+    next_id += 1
+    message = {"jsonrpc": "2.0", "id": next_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    server.stdin.write(json.dumps(message) + "\n")
+    server.stdin.flush()
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([server.stdout], [], [], 0.5)
+        if ready:
+            answer = json.loads(server.stdout.readline())
+            if answer.get("id") == next_id:
+                return answer
+    raise TimeoutError(method)
+
+
+def call(tool, arguments):
+    return request("tools/call", {"name": tool, "arguments": arguments})["result"]
+
+
+request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "record_calculator", "version": "1"}})
+server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+server.stdin.flush()
+launched = call("launch_app", {"name": "gnome-calculator"})["structuredContent"]
+pid, window = launched["pid"], launched["windows"][0]["window_id"]
+time.sleep(1.5)  # the window's first paint; only the recording's start depends on it
+call("start_recording", {"output_dir": output_dir})
+for key in ["7", "×", "6", "="]:
+    state = call("get_window_state", {"pid": pid, "window_id": window, "include_screenshot": False})
+    # cua-driver labels a calculator button with its name twice ("7 7").
+    button = next(e for e in state["structuredContent"]["elements"]
+                  if e.get("role") == "button" and (e.get("label") or "").split(" ")[0] == key)
+    call("click", {"pid": pid, "element_token": button["element_token"]})
+    time.sleep(0.6)  # GTK 4 shows a press's effect ~250 ms late; the recorder reads it after
+call("stop_recording", {})
+server.kill()
