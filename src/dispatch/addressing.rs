@@ -140,8 +140,9 @@ pub async fn expand(
     Ok(args)
 }
 
-/// Sets `field` to `value` unless the call already gave another value for it.
-fn agree(
+/// Sets `field` to `value` unless the call already gave another value for it (then the
+/// call is refused, naming the field and what `from` says).
+pub(super) fn agree(
     map: &mut Map<String, Value>,
     field: &str,
     value: &Value,

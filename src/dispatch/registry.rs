@@ -75,12 +75,15 @@ impl ToolRegistry {
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
         crate::policy::authority::check(tool.name(), &args)?;
-        let args = if tool.takes_element_token() {
+        // What dispatch resolves for the tool (element_token, cursor_id, from_zoom, scope,
+        // target) is what its schema lists: read once here.
+        let schema = tool.input_schema();
+        let args = if schema["properties"].get("element_token").is_some() {
             super::tokens::expand(ctx, args)?
         } else {
             args
         };
-        let args = super::addressing::expand(ctx, args, &tool.input_schema()).await?;
+        let args = super::addressing::expand(ctx, args, &schema).await?;
         let acting_on = (tool.acts(&args) && !tool.changes_driver())
             .then(|| args.get("pid").and_then(Value::as_u64))
             .flatten()

@@ -26,15 +26,7 @@ pub fn token_for(snapshot_id: &str, index: usize) -> String {
     format!("{snapshot_id}:{index}")
 }
 
-/// A token's snapshot id and index.
-fn parse(token: &str) -> Option<(&str, usize)> {
-    let (snapshot, index) = token.split_once(':')?;
-    let hex = snapshot.strip_prefix('s')?;
-    if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    Some((snapshot, index.parse().ok()?))
-}
+use crate::trajectory::cua_driver::parse_token as parse;
 
 /// The arguments with `element_token` replaced by what it names. Arguments without a token
 /// come back as they are; a token that is malformed, stale, or contradicts another target
@@ -66,16 +58,7 @@ pub fn expand(ctx: &ToolContext, mut args: Value) -> Result<Value, ToolError> {
         ("snapshot_id", json!(snapshot_id)),
     ];
     for (field, value) in named {
-        match map.get(field) {
-            Some(given) if !given.is_null() && *given != value => {
-                return Err(ToolError::invalid(format!(
-                    "`{field}`: {given} conflicts with element_token {token}, which names {field} {value}"
-                )));
-            }
-            _ => {
-                map.insert(field.to_string(), value);
-            }
-        }
+        super::addressing::agree(map, field, &value, "element_token")?;
     }
     Ok(args)
 }

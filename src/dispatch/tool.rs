@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::ToolContext;
-use super::schema::{ELEMENT_TOKENS, parse_args, schema_of, with_shared_arguments};
+use super::schema::{parse_args, schema_of, with_shared_arguments};
 use crate::errors::ToolError;
 use crate::output::ToolOutput;
 
@@ -60,14 +60,6 @@ pub trait Tool: Send + Sync {
     /// [`ToolSpec::acts`] for raw arguments (arguments that do not parse: as the tool).
     fn acts(&self, args: &Value) -> bool;
     fn input_schema(&self) -> Value;
-    /// Whether calls may name their element by `element_token` (dispatch turns it into
-    /// window_id + element_index before the tool runs: [`super::tokens`]).
-    fn takes_element_token(&self) -> bool {
-        self.contract().capabilities.contains(&ELEMENT_TOKENS)
-            && self.input_schema()["properties"]
-                .get("element_token")
-                .is_some()
-    }
     fn output_schema(&self) -> Option<Value>;
     /// Parses and validates arguments without running anything.
     fn validate(&self, args: &Value) -> Result<(), ToolError>;

@@ -68,9 +68,18 @@ pub fn adapt(mut action: Value) -> Result<Value, String> {
 
 /// The element index of a token `s<snapshot>:<index>`.
 fn token_index(token: &str) -> Option<usize> {
-    let (snapshot, index) = token.strip_prefix('s')?.split_once(':')?;
-    snapshot.parse::<u64>().ok()?;
-    index.parse().ok()
+    parse_token(token).map(|(_, index)| index)
+}
+
+/// A token's snapshot id (`s` and hex digits, as cua-driver mints them) and element index.
+/// cua's own tokens have the same form (`dispatch::tokens`).
+pub fn parse_token(token: &str) -> Option<(&str, usize)> {
+    let (snapshot, index) = token.split_once(':')?;
+    let hex = snapshot.strip_prefix('s')?;
+    if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some((snapshot, index.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -107,6 +116,13 @@ mod tests {
         let mut failed = recorded();
         failed["result_error"] = json!(true);
         assert_eq!(adapt(failed).unwrap()["result_error"], "clicked");
+    }
+
+    #[test]
+    fn a_snapshot_id_is_read_as_the_hex_cua_driver_mints() {
+        let mut a = recorded();
+        a["arguments"]["element_token"] = json!("s0000001a:7");
+        assert_eq!(adapt(a).unwrap()["arguments"]["element_index"], 7);
     }
 
     #[test]
