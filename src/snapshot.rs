@@ -128,6 +128,16 @@ pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
     e
 }
 
+/// What a reader calls node `n`, as elements' `label` says: its name, else its value, else
+/// the text inside it ([`inner_text`]).
+pub fn label_of(tree: &AxTree, n: usize) -> Option<String> {
+    let node = &tree.nodes[n];
+    Some(node.name.clone())
+        .filter(|s| !s.is_empty())
+        .or_else(|| node.value.clone().filter(|v| !v.is_empty()))
+        .or_else(|| inner_text(tree, n))
+}
+
 /// What a person reads on an unnamed element: the names of the plain (not actionable)
 /// nodes inside it, in order (a GTK 4 list row's label child), at most a line's worth.
 fn inner_text(tree: &AxTree, n: usize) -> Option<String> {

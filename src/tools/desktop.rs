@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::capture::encode_png;
-use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, write_out_file};
+use super::{ImageBlock, NoArgs, ToolContext, ToolOutput, ToolSpec, write_out_file};
 use crate::dispatch::{Contract, Risk};
 use crate::errors::ToolError;
 
@@ -73,15 +73,11 @@ impl ToolSpec for GetDesktopState {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetAccessibilityTreeArgs {}
-
 pub struct GetAccessibilityTree;
 
 #[async_trait]
 impl ToolSpec for GetAccessibilityTree {
-    type Args = GetAccessibilityTreeArgs;
+    type Args = NoArgs;
     const NAME: &'static str = "get_accessibility_tree";
     const DESCRIPTION: &'static str = "A quick map of the desktop in one read: running apps (pid, name) and their windows on screen (window_id, pid, title, bounds, z_index). For one window's elements, call get_window_state.";
     const READ_ONLY: bool = true;
@@ -90,11 +86,7 @@ impl ToolSpec for GetAccessibilityTree {
         &["accessibility.tree", "accessibility.tree.structured"],
     );
 
-    async fn run(
-        &self,
-        ctx: &ToolContext,
-        _a: GetAccessibilityTreeArgs,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, ctx: &ToolContext, _a: NoArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
         let windows: Vec<_> = platform
             .list_windows()

@@ -37,6 +37,11 @@ pub use crate::snapshot::{Snapshot, render_markdown, window_state_json};
 pub use apps::LaunchAppArgs;
 pub use replay::ReplayTrajectory;
 
+/// The arguments of a tool that takes none (besides `session`).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
 impl Default for ToolRegistry {
     fn default() -> Self {
         Self::new()

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ToolContext, ToolOutput, ToolSpec};
+use super::{NoArgs, ToolContext, ToolOutput, ToolSpec};
 use crate::errors::ToolError;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -181,10 +181,6 @@ impl ToolSpec for StopRecording {
         Ok(stop(ctx).await)
     }
 }
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
 
 pub struct GetRecordingState;
 

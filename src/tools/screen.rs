@@ -2,16 +2,10 @@
 
 use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
 
-use super::{ToolContext, ToolOutput, ToolSpec};
+use super::{NoArgs, ToolContext, ToolOutput, ToolSpec};
 use crate::errors::ToolError;
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
 
 pub struct GetScreenSize;
 

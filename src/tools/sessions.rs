@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolContext, ToolOutput, ToolSpec};
+use super::{NoArgs, ToolContext, ToolOutput, ToolSpec};
 use crate::dispatch::{Contract, Risk, SessionEntry};
 use crate::errors::ToolError;
 
@@ -93,10 +93,6 @@ impl ToolSpec for StartSession {
         ))
     }
 }
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
 
 pub struct EndSession;
 

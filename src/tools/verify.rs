@@ -84,7 +84,7 @@ pub struct ElementExpectation {
 pub struct Selector {
     /// The element's role (any spelling: push_button, "push button", AXButton).
     pub role: Option<String>,
-    /// A substring of its label (its name, else its value, else its text), any case.
+    /// A substring of its label (as get_window_state's elements say it: its name, else its value, else its text), any case.
     pub label_contains: Option<String>,
 }
 
@@ -300,24 +300,9 @@ fn window_verdict(w: &WindowExpectation, window: Option<&WindowInfo>) -> (Verdic
     }
 }
 
-/// What a reader calls a node: its name, else its value, else the text inside it.
+/// What a reader calls a node: get_window_state's `label` of it.
 fn label_of(tree: &AxTree, i: usize) -> String {
-    let n = &tree.nodes[i];
-    if !n.name.is_empty() {
-        return n.name.clone();
-    }
-    if let Some(v) = n.value.as_ref().filter(|v| !v.is_empty()) {
-        return v.clone();
-    }
-    let mut words = Vec::new();
-    let mut stack: Vec<usize> = n.children.iter().rev().copied().collect();
-    while let Some(c) = stack.pop() {
-        if !tree.nodes[c].name.is_empty() {
-            words.push(tree.nodes[c].name.clone());
-        }
-        stack.extend(tree.nodes[c].children.iter().rev());
-    }
-    words.join(" ")
+    crate::snapshot::label_of(tree, i).unwrap_or_default()
 }
 
 fn element_verdict(e: &ElementExpectation, tree: &AxTree) -> (Verdict, String) {
