@@ -18,6 +18,9 @@ pub enum ToolError {
     NoDesktop(String),
     /// The safety policy refused the call before it ran (src/policy).
     Refused(String),
+    /// An `element_token` names a snapshot that a newer read of its window replaced (or
+    /// that this session no longer holds); the caller must read the window again.
+    StaleToken(String),
 }
 
 impl ToolError {
@@ -38,6 +41,17 @@ impl ToolError {
             ToolError::Failed(_) => "failed",
             ToolError::NoDesktop(_) => "no_desktop",
             ToolError::Refused(_) => "refused",
+            ToolError::StaleToken(_) => "stale_element_token",
+        }
+    }
+
+    /// cua-driver's refusal code for the errors its clients branch on (its
+    /// `structuredContent.refusal.code`); None for the others.
+    pub fn refusal_code(&self) -> Option<&'static str> {
+        match self {
+            ToolError::StaleToken(_) => Some("stale_element_token"),
+            ToolError::Refused(_) => Some("permission_denied"),
+            _ => None,
         }
     }
 
@@ -48,7 +62,8 @@ impl ToolError {
             | ToolError::UnknownTool(m)
             | ToolError::Failed(m)
             | ToolError::NoDesktop(m)
-            | ToolError::Refused(m) => m,
+            | ToolError::Refused(m)
+            | ToolError::StaleToken(m) => m,
         }
     }
 
@@ -61,6 +76,7 @@ impl ToolError {
             "unknown_tool" => ToolError::UnknownTool(m),
             "no_desktop" => ToolError::NoDesktop(m),
             "refused" => ToolError::Refused(m),
+            "stale_element_token" => ToolError::StaleToken(m),
             _ => ToolError::Failed(m),
         }
     }
@@ -68,7 +84,9 @@ impl ToolError {
     /// Exit code for the CLI: 2 for input the caller must fix, 1 for a failed run.
     pub fn exit_code(&self) -> i32 {
         match self {
-            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_) => 2,
+            ToolError::InvalidArguments(_)
+            | ToolError::UnknownTool(_)
+            | ToolError::StaleToken(_) => 2,
             ToolError::Failed(_) | ToolError::NoDesktop(_) | ToolError::Refused(_) => 1,
         }
     }
@@ -82,6 +100,7 @@ impl fmt::Display for ToolError {
             ToolError::Failed(m) => f.write_str(m),
             ToolError::NoDesktop(m) => f.write_str(m),
             ToolError::Refused(m) => write!(f, "refused: {m}"),
+            ToolError::StaleToken(m) => f.write_str(m),
         }
     }
 }

@@ -45,6 +45,8 @@ const SHOWN_STATES: &[&str] = &[
     "focused",
     "expanded",
     "indeterminate",
+    // Scrolled out of its view (GTK 3): in the tree, not on screen.
+    "offscreen",
 ];
 const MAX_MARKDOWN_VALUE: usize = 200;
 

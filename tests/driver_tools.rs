@@ -3,6 +3,9 @@
 //! tools, set_window_frame, get_desktop_state, health_report, and `cua call`'s JSON.
 
 mod common;
+#[path = "support/mcp_client.rs"]
+#[allow(dead_code)]
+mod mcp_client;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -101,9 +104,22 @@ fn an_element_token_names_one_element_and_a_stale_one_is_refused() {
     let increment = Fixture::element(&state, "Increment");
     let token = increment["element_token"].as_str().unwrap().to_string();
     assert!(token.starts_with('s') && token.contains(':'), "{token}");
-    // The label, frame in cua-driver's names; every element carries its token.
+    // The label, frame in cua-driver's names; every element carries its token. The frame
+    // is in screen points (cua-driver's), pixel_frame in the screenshot's pixels.
     assert_eq!(increment["label"], "Increment");
     assert!(increment["frame"]["w"].as_i64().unwrap() > 0);
+    let windows = f
+        .call("list_windows", json!({ "pid": f.pid }))
+        .unwrap()
+        .structured;
+    let window = &windows["windows"][0];
+    for (screen, pixel, origin) in [("x", "x", "x"), ("y", "y", "y")] {
+        assert_eq!(
+            increment["frame"][screen].as_i64().unwrap(),
+            increment["pixel_frame"][pixel].as_i64().unwrap() + window[origin].as_i64().unwrap(),
+            "{increment} in {window}"
+        );
+    }
     assert!(
         state["elements"]
             .as_array()
@@ -127,10 +143,9 @@ fn an_element_token_names_one_element_and_a_stale_one_is_refused() {
         conflicting.to_string().contains("`window_id`"),
         "{conflicting}"
     );
-    // Once its snapshot is no longer held, the token is stale: refused, never re-resolved.
-    for _ in 0..cua::tools::RECENT_SNAPSHOTS {
-        f.state();
-    }
+    // Once a newer read of the window exists, the token is stale: refused, never
+    // re-resolved (cua-driver's rule), and the newer read's token works.
+    let newer = f.state();
     let stale = f
         .call("click", json!({ "element_token": token }))
         .unwrap_err();
@@ -138,11 +153,15 @@ fn an_element_token_names_one_element_and_a_stale_one_is_refused() {
         stale.to_string().contains("element_token is stale"),
         "{stale}"
     );
+    assert_eq!(stale.kind(), "stale_element_token");
+    let fresh = Fixture::element(&newer, "Increment")["element_token"].clone();
+    f.call("click", json!({ "element_token": fresh })).unwrap();
+    assert!(f.journaled(|e| e["event"] == "clicked" && e["count"] == 2));
     let clicks = journal(&f.journal)
         .iter()
         .filter(|e| e["event"] == "clicked")
         .count();
-    assert_eq!(clicks, 1, "a refused token pressed nothing");
+    assert_eq!(clicks, 2, "the refused token pressed nothing");
 }
 
 #[test]
@@ -165,9 +184,15 @@ fn verify_state_waits_for_an_effect_and_says_when_it_does_not_come() {
     };
     let met = verify("Count: 1", 3000);
     assert_eq!(met["satisfied"], true, "{met}");
+    assert_eq!(
+        (&met["status"], &met["stable"]),
+        (&json!("satisfied"), &json!(true))
+    );
+    assert!(met["samples"].as_u64().unwrap() >= 2, "{met}");
     assert!(f.journaled(|e| e["event"] == "clicked" && e["count"] == 1));
     let unmet = verify("Count: 5", 300);
     assert_eq!(unmet["satisfied"], false, "{unmet}");
+    assert_eq!(unmet["status"], "unsatisfied", "{unmet}");
     assert_eq!(unmet["predicates"][0]["status"], "unsatisfied");
     assert_eq!(unmet["predicates"][2]["status"], "satisfied");
     let refused = f
@@ -269,7 +294,8 @@ fn set_window_frame_moves_a_window_and_get_desktop_state_shows_the_screen() {
     let moved = f
         .call(
             "set_window_frame",
-            json!({ "pid": f.pid, "window_id": f.window_id, "x": 200, "y": 150, "width": 500, "height": 600 }),
+            // cua-driver's schema has numbers here; a fraction is rounded.
+            json!({ "pid": f.pid, "window_id": f.window_id, "x": 200.2, "y": 150, "width": 499.6, "height": 600.0 }),
         )
         .unwrap();
     // Read back from the X server through list_windows, not from the tool's reply.
@@ -286,6 +312,11 @@ fn set_window_frame_moves_a_window_and_get_desktop_state_shows_the_screen() {
         "reply {}, window {bounds}",
         moved.structured
     );
+    // The pointer too goes where a fractional point rounds to (read back from the server).
+    f.call("move_cursor", json!({ "x": 300.4, "y": 240.6 }))
+        .unwrap();
+    let at = f.call("get_cursor_position", json!({})).unwrap().structured;
+    assert_eq!((&at["x"], &at["y"]), (&json!(300), &json!(241)), "{at}");
     let desk = f.call("get_desktop_state", json!({})).unwrap();
     assert_eq!(desk.structured["screenshot_width"], 1280);
     assert_eq!(desk.structured["screenshot_height"], 800);
@@ -425,4 +456,167 @@ fn hotkey_by_element_token_focuses_the_field_first() {
     .unwrap();
     assert!(f.journaled(|e| e["event"] == "focused" && e["widget"] == "Name"));
     assert!(f.journaled(|e| e["event"] == "key-press" && e["key"] == "a"));
+}
+
+/// GTK 3 clears `showing` on what a view scrolled out of sight: those rows are listed,
+/// marked offscreen and without a frame (as cua-driver lists them), and gain a frame once
+/// scrolled into view (read from the app's own tree).
+#[test]
+fn rows_scrolled_out_of_view_are_listed_offscreen_until_scrolled_in() {
+    let f = Fixture::start("offscreen");
+    let state = f.state();
+    let offscreen = |e: &Value| {
+        e["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "offscreen")
+    };
+    let first = Fixture::element(&state, "Item 1");
+    assert!(!offscreen(&first) && first["frame"].is_object(), "{first}");
+    let far = Fixture::element(&state, "Item 12");
+    assert!(offscreen(&far) && far["frame"].is_null(), "{far}");
+    assert!(
+        !far.as_object().unwrap().contains_key("pixel_frame"),
+        "{far}"
+    );
+    let markdown = state["tree_markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("list_item \"Item 12\" (offscreen)"),
+        "{markdown}"
+    );
+    // A hidden part of the window stays out: nothing of a closed menu is listed.
+    assert!(
+        state["elements"].as_array().unwrap().len() < 80,
+        "{markdown}"
+    );
+
+    let list = Fixture::element(&state, "Item 1")["element_index"].clone();
+    f.call(
+        "scroll",
+        json!({ "pid": f.pid, "window_id": f.window_id, "element_index": list, "direction": "down", "amount": 10 }),
+    )
+    .unwrap();
+    assert!(f.journaled(|e| e["event"] == "scrolled" && e["widget"] == "Items"));
+    // The view moved: the first row went out of sight and rows below it came in, framed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    loop {
+        let now = f.state();
+        let rows: Vec<Value> = (1..=50)
+            .map(|i| Fixture::element(&now, &format!("Item {i}")))
+            .collect();
+        let shown: Vec<&Value> = rows.iter().filter(|r| !offscreen(r)).collect();
+        if offscreen(&rows[0]) && !shown.is_empty() && shown.iter().all(|r| r["frame"].is_object())
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rows on screen never changed: {}",
+            now["tree_markdown"]
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Keys in a desktop scope, with no point: they go to the frontmost window through the
+/// real keyboard, and the answer says it was desktop-scoped (the fixture journals the key).
+#[test]
+fn desktop_scoped_keys_go_to_the_frontmost_window() {
+    let f = Fixture::start("desktop-keys");
+    f.call(
+        "bring_to_front",
+        json!({ "pid": f.pid, "window_id": f.window_id }),
+    )
+    .unwrap();
+    let out = f
+        .call("press_key", json!({ "scope": "desktop", "key": "f5" }))
+        .unwrap();
+    assert!(
+        out.summary.starts_with("desktop scope: "),
+        "{}",
+        out.summary
+    );
+    assert_eq!(
+        out.structured["window_id"], f.window_id,
+        "{}",
+        out.structured
+    );
+    assert!(f.journaled(|e| e["event"] == "key-press" && e["key"] == "F5"));
+}
+
+/// cua-driver's policy file (CUA_DRIVER_POLICY_FILE), given to a daemon: an MCP client in
+/// front of it does not see the denied tool, and calling it anyway is refused in
+/// cua-driver's words; the allowed tool runs.
+#[test]
+fn a_policy_file_hides_and_refuses_denied_tools_through_the_daemon() {
+    let f = Fixture::start("policy-file");
+    let dir = std::env::temp_dir().join(format!("cua-policy-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "allow:\n  tools: [get_config, list_windows]\n  rules:\n    - tool: screenshot\n      constraints:\n        window_id: {\"const\": 1}\ndeny:\n  tools: [list_apps]\n",
+    )
+    .unwrap();
+    let socket = dir.join("cua.sock");
+    let mut envs = f.sandbox.env();
+    envs.push((
+        "CUA_DRIVER_POLICY_FILE".into(),
+        policy.display().to_string(),
+    ));
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["serve", "--socket", socket.to_str().unwrap()])
+        .envs(envs)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !socket.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut client =
+        mcp_client::McpClient::start(&f.sandbox.env(), &["--socket", socket.to_str().unwrap()]);
+    let listed = client.request("tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"get_config") && names.contains(&"screenshot"),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"list_apps") && !names.contains(&"click"),
+        "{names:?}"
+    );
+    let refused = client.call("list_apps", json!({}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied"),
+        "{refused}"
+    );
+    assert_eq!(
+        refused["structuredContent"]["refusal"]["code"],
+        "permission_denied"
+    );
+    let rule_unmet = client.call("screenshot", json!({ "window_id": f.window_id }));
+    assert_eq!(rule_unmet["isError"], true, "{rule_unmet}");
+    let windows = client.call("list_windows", json!({ "pid": f.pid }));
+    assert_eq!(
+        windows["structuredContent"]["windows"][0]["window_id"],
+        f.window_id
+    );
+    client.finish();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let _ = std::fs::remove_dir_all(&dir);
 }

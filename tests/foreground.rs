@@ -68,7 +68,7 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
         .unwrap()
         .iter()
         .any(|s| s == "checked");
-    let f = &toggle["frame"];
+    let f = &toggle["pixel_frame"];
     let (x, y) = (
         f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
         f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,

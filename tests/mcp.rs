@@ -380,7 +380,7 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
             .unwrap()
             .iter()
             .find(|e| e["name"] == "7")
-            .unwrap()["frame"]
+            .unwrap()["pixel_frame"]
             .clone()
     };
     let (f, sf) = (seven(&full), seven(&small));
@@ -764,7 +764,7 @@ fn a_daemon_client_keeps_error_kinds_and_its_recording_is_finalized_when_it_is_k
 
 /// What an agent reads comes once and plainly: schemas without `session` in each (the
 /// instructions say it once), Rust integer formats, nulls or definitions; get_window_state's
-/// tree once (the text's tree_markdown), elements[] only when asked, and a value cut at
+/// tree once (in the text) when the call says include_elements: false, and a value cut at
 /// the text limit says so (read back from the editor holding 4,500 characters).
 #[test]
 fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
@@ -812,11 +812,16 @@ fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
         launched["structuredContent"]["windows"][0]["window_id"].clone(),
     );
     let args = json!({"pid": pid, "window_id": window, "include_screenshot": false});
-    // The tree comes once: as text for the model; the structured result has the elements
-    // clients parse (cua-driver's shape), or none when the call says so.
+    // By default the structured result has what cua-driver's clients parse (the tree and
+    // the elements); with include_elements: false the tree comes once, as text.
     let full = client.call("get_window_state", args.clone());
     let structured = full["structuredContent"].as_object().unwrap();
-    assert!(!structured.contains_key("tree_markdown"));
+    assert!(
+        structured["tree_markdown"]
+            .as_str()
+            .unwrap()
+            .contains("- [0] ")
+    );
     assert_eq!(
         structured["elements"].as_array().unwrap().len() as u64,
         structured["element_count"].as_u64().unwrap()

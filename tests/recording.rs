@@ -82,7 +82,7 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
         .into_iter()
         .find(|e| e["role"] == "toggle_button" && e["name"] == "togglebutton")
         .unwrap();
-    let f = &toggle["frame"];
+    let f = &toggle["pixel_frame"];
     let (px, py) = (f["x"].as_i64().unwrap() + 5, f["y"].as_i64().unwrap() + 5);
     call(
         "click",
@@ -161,12 +161,12 @@ fn a_recorded_session_writes_complete_turns_that_match_the_app() {
     assert_eq!(path.first().unwrap()["role"], "frame");
     assert_eq!(a1["result"]["path"], "element_action");
     let (fx, fy) = (
-        seven["frame"]["x"].as_i64().unwrap(),
-        seven["frame"]["y"].as_i64().unwrap(),
+        seven["pixel_frame"]["x"].as_i64().unwrap(),
+        seven["pixel_frame"]["y"].as_i64().unwrap(),
     );
     let (fw, fh) = (
-        seven["frame"]["w"].as_i64().unwrap(),
-        seven["frame"]["h"].as_i64().unwrap(),
+        seven["pixel_frame"]["w"].as_i64().unwrap(),
+        seven["pixel_frame"]["h"].as_i64().unwrap(),
     );
     assert_eq!(
         a1["click_point"],

@@ -217,7 +217,7 @@ const CASES: &[Case] = &[
         name: "Level",
         // From the handle (at 0, the left end) to the middle of the track.
         args: |slider| {
-            let f = &slider["frame"];
+            let f = &slider["pixel_frame"];
             let (x, y, w, h) = (
                 f["x"].as_f64().unwrap(),
                 f["y"].as_f64().unwrap(),

@@ -413,6 +413,25 @@ fn runtime() -> Result<tokio::runtime::Runtime, i32> {
     crate::tools::runtime().map_err(|e| fail(1, format!("cannot start the async runtime: {e}")))
 }
 
+/// The policy file cua-driver's launchers name in `CUA_DRIVER_POLICY_FILE`, if any.
+fn policy_file_from_env() -> Option<std::path::PathBuf> {
+    std::env::var_os(crate::policy::driver_policy::POLICY_FILE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+/// Fixes a server's authority from its launch flags (none given: the policy file alone
+/// decides, as cua always has); on failure, the exit code after reporting why.
+fn install_authority(mut flags: crate::policy::authority::LaunchFlags) -> Result<(), i32> {
+    let registry = ToolRegistry::new();
+    flags.tools = registry.tools().map(|t| t.name()).collect();
+    match crate::policy::authority::from_flags(&flags) {
+        Ok(a) if a.mode.is_none() && a.ceiling.is_none() && a.policy.is_none() => Ok(()),
+        Ok(a) => crate::policy::authority::install(a).map_err(|e| fail(1, e)),
+        Err(e) => Err(fail(2, e)),
+    }
+}
+
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     eprintln!("error: {msg}");
     code
@@ -490,22 +509,17 @@ pub fn main() -> i32 {
             if no_overlay {
                 crate::cursor::forbid_overlay();
             }
-            let registry = ToolRegistry::new();
+            let policy_file = policy_file_from_env();
             let flags = crate::policy::authority::LaunchFlags {
-                tools: registry.tools().map(|t| t.name()).collect(),
                 mode: permission_mode,
                 bypass_approvals: dangerously_bypass_approvals,
                 manifest: capability_manifest.as_deref(),
                 manifest_approved: approve_capability_manifest,
+                policy_file: policy_file.as_deref(),
+                ..Default::default()
             };
-            match crate::policy::authority::from_flags(&flags) {
-                Ok(a) if a.mode.is_none() && a.ceiling.is_none() => {}
-                Ok(a) => {
-                    if let Err(e) = crate::policy::authority::install(a) {
-                        return fail(1, e);
-                    }
-                }
-                Err(e) => return fail(2, e),
+            if let Err(code) = install_authority(flags) {
+                return code;
             }
             let socket = socket.unwrap_or_else(crate::daemon::default_socket);
             let runtime = match runtime() {
@@ -534,6 +548,14 @@ pub fn main() -> i32 {
                         "`--grant {g}`: cua has no grantable boundary (it never attaches to a browser's existing profile); remove --grant"
                     ),
                 );
+            }
+            let policy_file = policy_file_from_env();
+            let flags = crate::policy::authority::LaunchFlags {
+                policy_file: policy_file.as_deref(),
+                ..Default::default()
+            };
+            if let Err(code) = install_authority(flags) {
+                return code;
             }
             let runtime = match runtime() {
                 Ok(r) => r,

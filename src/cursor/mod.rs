@@ -144,6 +144,10 @@ impl Settings {
                 "arc_size": self.motion.arc_size,
                 "arc_flow": self.motion.arc_flow,
                 "spring": self.spring,
+                // cua-driver reports its timings in `motion` too; its clients read them there.
+                "glide_duration_ms": self.glide.as_millis() as u64,
+                "dwell_after_click_ms": self.dwell.as_millis() as u64,
+                "idle_hide_ms": self.idle_hide.as_millis() as u64,
             },
             "glide_duration_ms": self.glide.as_millis() as u64,
             "dwell_after_click_ms": self.dwell.as_millis() as u64,

@@ -6,7 +6,7 @@
 //! sends `{"lease_session": ID}` holds that session: when it closes (the client ended,
 //! however it ended), the session's recording is finalized and the session dropped. The
 //! socket lives in a 0700 directory and is 0600. `{"control": "status"}` answers the
-//! daemon's pid and sessions; `{"control": "shutdown"}` stops it as SIGTERM does
+//! daemon's pid, sessions and the tools its authority lists; `{"control": "shutdown"}` stops it as SIGTERM does
 //! (`cua status`, `cua stop`).
 //! SIGTERM and SIGINT finalize an active recording before the process exits.
 
@@ -147,6 +147,12 @@ async fn handle(
                     "pid": std::process::id(),
                     "version": env!("CARGO_PKG_VERSION"),
                     "sessions": sessions.count(),
+                    // What the daemon's authority lets a client see (an MCP front lists these).
+                    "listed_tools": crate::tools::ToolRegistry::new()
+                        .tools()
+                        .map(|t| t.name())
+                        .filter(|n| crate::policy::authority::lists(n))
+                        .collect::<Vec<_>>(),
                 }),
                 Some("shutdown") => {
                     shutdown.notify_one();
@@ -210,6 +216,18 @@ pub fn lease_session(socket: &Path, session: &str) -> Option<std::os::unix::net:
         .ok()?;
     let reply: Value = serde_json::from_str(&line).ok()?;
     (reply["ok"] == true).then_some(stream)
+}
+
+/// The tools the daemon at `socket` lets clients see (its authority's), if it answers.
+pub fn listed_tools(socket: &Path) -> Option<std::collections::HashSet<String>> {
+    let status = control(socket, "status")?;
+    let names = status["listed_tools"].as_array()?;
+    Some(
+        names
+            .iter()
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect(),
+    )
 }
 
 /// A blocking control request (`status`, `shutdown`) to the daemon at `socket`: its reply,

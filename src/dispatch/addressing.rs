@@ -7,7 +7,10 @@
 //!   mapped back to its screenshot's pixels.
 //! - `target {kind: "window", pid, window_id}`: the pid and window, as if given.
 //! - `scope: "desktop"` or `target {kind: "desktop", display_id: "primary"}`: the
-//!   coordinates are screen pixels (get_desktop_state's), mapped into the window's.
+//!   coordinates are screen pixels (get_desktop_state's), mapped into the window's; keys
+//!   without coordinates go to the frontmost window; delivery is foreground unless the
+//!   call says otherwise. The result's summary starts with
+//!   "desktop scope:" ([`DESKTOP_NOTE`]).
 
 use serde_json::{Map, Value, json};
 
@@ -136,8 +139,28 @@ pub async fn expand(
     }
     if desktop {
         to_window_pixels(ctx, map).await?;
+        // Input at screen level is the real pointer and keyboard unless asked otherwise.
+        if listed("delivery_mode") && map.get("delivery_mode").is_none_or(Value::is_null) {
+            map.insert("delivery_mode".into(), json!("foreground"));
+        }
     }
     Ok(args)
+}
+
+/// What a desktop-scoped action's summary starts with (cua-driver's clients look for it).
+pub const DESKTOP_NOTE: &str = "desktop scope: ";
+
+/// Whether a call asks for a desktop scope that [`expand`] resolves.
+pub fn is_desktop(args: &Value, schema: &Value) -> bool {
+    let listed = |k: &str| schema["properties"].get(k).is_some();
+    (listed("scope") && args["scope"] == "desktop")
+        || (listed("target") && args["target"]["kind"] == "desktop")
+}
+
+/// The output of a desktop-scoped action, its summary saying so.
+pub fn noted_as_desktop(mut out: crate::output::ToolOutput) -> crate::output::ToolOutput {
+    out.summary.insert_str(0, DESKTOP_NOTE);
+    out
 }
 
 /// Sets `field` to `value` unless the call already gave another value for it (then the
@@ -181,13 +204,22 @@ async fn to_window_pixels(
     let point = POINTS
         .iter()
         .find_map(|(xk, yk)| Some((map.get(*xk)?.as_f64()?, map.get(*yk)?.as_f64()?)));
-    let Some((px, py)) = point else {
-        return Err(ToolError::invalid(
-            "`scope`: a desktop scope needs screen coordinates (x, y)",
-        ));
-    };
     let platform = ctx.platform().await?;
     let windows = platform.list_windows().await?.windows;
+    let Some((px, py)) = point else {
+        // Keys in a desktop scope go where the desktop's keyboard goes: the frontmost
+        // window (unless the call names one).
+        if map.get("window_id").is_some() {
+            return Ok(());
+        }
+        let front = windows
+            .into_iter()
+            .filter(|w| w.is_on_screen && w.pid.is_some())
+            .max_by_key(|w| w.z_index)
+            .ok_or_else(|| ToolError::invalid("`scope`: no window is on screen"))?;
+        agree(map, "window_id", &json!(front.window_id), "scope")?;
+        return agree(map, "pid", &json!(front.pid), "scope");
+    };
     let pid = map.get("pid").and_then(Value::as_u64);
     let window = match map.get("window_id").and_then(Value::as_u64) {
         Some(id) => windows.into_iter().find(|w| w.window_id == id),

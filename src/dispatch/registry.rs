@@ -83,7 +83,22 @@ impl ToolRegistry {
         } else {
             args
         };
+        let desktop = super::addressing::is_desktop(&args, &schema);
         let args = super::addressing::expand(ctx, args, &schema).await?;
+        let out = Self::call_paced(ctx, tool, args).await;
+        if desktop {
+            return out.map(super::addressing::noted_as_desktop);
+        }
+        out
+    }
+
+    /// The call, after the previous input to the same app showed its effect (or its wait
+    /// ran out); an unconfirmed effect makes the next input wait in turn.
+    async fn call_paced(
+        ctx: &ToolContext,
+        tool: &dyn Tool,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
         let acting_on = (tool.acts(&args) && !tool.changes_driver())
             .then(|| args.get("pid").and_then(Value::as_u64))
             .flatten()

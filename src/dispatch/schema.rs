@@ -149,6 +149,8 @@ pub fn with_shared_arguments(mut schema: Value, capabilities: &[&str]) -> Value 
         return schema;
     };
     use super::addressing::{takes_cursor_id, takes_from_zoom, takes_target};
+    // Whether an argument dispatch resolves can name the process, so `pid` may be left out.
+    let mut pid_supplied = false;
     if takes_cursor_id(capabilities) {
         props.insert(
             "cursor_id".into(),
@@ -170,17 +172,26 @@ pub fn with_shared_arguments(mut schema: Value, capabilities: &[&str]) -> Value 
             "target".into(),
             json!({ "type": "object", "description": "{kind: window, pid, window_id} (as pid and window_id) or {kind: desktop, display_id: primary} (as scope desktop)." }),
         );
+        pid_supplied = true;
     }
     if capabilities.contains(&ELEMENT_TOKENS) && props.contains_key("element_index") {
         props.insert(
             "element_token".into(),
             json!({ "type": "string", "description": "An element's token from get_window_state's elements, instead of window_id + element_index; refused once stale." }),
         );
+        pid_supplied = true;
     }
     props.insert(
         "session".into(),
         json!({ "type": "string", "description": "Session id: calls naming the same one share element caches, the recorder and config overrides." }),
     );
+    // cua-driver's clients leave `pid` out when a token, target or desktop scope names the
+    // process; a call that names it nowhere is still refused, naming `pid`.
+    if pid_supplied {
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|r| r != "pid");
+        }
+    }
     schema
 }
 

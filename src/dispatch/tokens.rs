@@ -1,8 +1,9 @@
 //! Element tokens: the opaque names get_window_state gives its elements
 //! (`s{snapshot}:{index}`, cua-driver's form), which an action may pass as
 //! `element_token` instead of `window_id` + `element_index`. A token names one element of
-//! one snapshot; a token whose snapshot this session no longer holds is refused as stale,
-//! never re-resolved against a newer read (where its index may be another element).
+//! one snapshot, the newest read of its window; a token of an older read, or of a snapshot
+//! this session no longer holds, is refused as stale, never re-resolved against a newer
+//! read (where its index may be another element).
 //!
 //! [`expand`] turns a token into the `pid`, `window_id`, `element_index` and `snapshot_id`
 //! it stands for before the tool sees its arguments, so tools, the recorder and replay
@@ -47,10 +48,19 @@ pub fn expand(ctx: &ToolContext, mut args: Value) -> Result<Value, ToolError> {
         ))
     })?;
     let snapshot = ctx.snapshot_by_id(snapshot_id).ok_or_else(|| {
-        ToolError::invalid(format!(
-            "`element_token`: {STALE} ({token} names a snapshot this session no longer holds)"
+        ToolError::StaleToken(format!(
+            "{STALE} ({token} names a snapshot this session no longer holds)"
         ))
     })?;
+    // Only the newest read of a window hands out live tokens (cua-driver's rule): an older
+    // one's element may have moved or changed since, so acting on it fails closed.
+    let newest = ctx.snapshot(snapshot.pid, snapshot.window_id);
+    if newest.is_some_and(|n| n.snapshot_id != snapshot.snapshot_id) {
+        return Err(ToolError::StaleToken(format!(
+            "{STALE} ({token}: a newer get_window_state of window {} replaced it)",
+            snapshot.window_id
+        )));
+    }
     let named = [
         ("pid", json!(snapshot.pid)),
         ("window_id", json!(snapshot.window_id)),
@@ -105,6 +115,15 @@ mod tests {
         assert!(err.to_string().contains(STALE), "{err}");
         let err = expand(&ctx, json!({ "element_token": "7" })).unwrap_err();
         assert!(err.to_string().contains("`element_token`"), "{err}");
+        let newer = ctx.store_snapshot(42, 9, crate::platform::AxTree::default(), vec![]);
+        let err = expand(&ctx, json!({ "element_token": token })).unwrap_err();
+        assert!(matches!(err, ToolError::StaleToken(_)), "{err}");
+        assert!(err.to_string().contains("newer get_window_state"), "{err}");
+        let live = token_for(&newer.snapshot_id, 3);
+        assert_eq!(
+            expand(&ctx, json!({ "element_token": live })).unwrap()["pid"],
+            42
+        );
         let untouched = json!({ "pid": 1 });
         assert_eq!(expand(&ctx, untouched.clone()).unwrap(), untouched);
     }

@@ -124,16 +124,16 @@ fn list_extensions(registry: &ToolRegistry) -> wire::ListExtensions {
     ext
 }
 
-/// What an agent reads once, not twice: get_window_state's tree is in the text block (as
-/// tree_markdown, for the model), so the structured result leaves it out; it carries
-/// elements[] (what clients parse) unless the call says `include_elements: false`.
+/// get_window_state's structured result carries tree_markdown and elements[] as
+/// cua-driver's does (its clients read both there), unless the call says
+/// `include_elements: false`: then the tree comes once, in the text the model reads.
 fn lean(tool: &str, args: &Value, structured: &mut Value) {
     if tool != "get_window_state" {
         return;
     }
     if let Value::Object(m) = structured {
-        m.remove("tree_markdown");
         if args["include_elements"] == json!(false) {
+            m.remove("tree_markdown");
             m.remove("elements");
         }
     }
@@ -156,8 +156,13 @@ fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
         }
         Err(e) => {
             let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
-            result.structured_content =
-                Some(json!({ "error": e.kind(), "message": e.to_string() }));
+            let mut structured = json!({ "error": e.kind(), "message": e.to_string() });
+            if let Some(code) = e.refusal_code() {
+                // cua-driver's refusal envelope, which its clients read.
+                structured["status"] = json!("refused");
+                structured["refusal"] = json!({ "code": code, "message": e.message() });
+            }
+            result.structured_content = Some(structured);
             result
         }
     }
@@ -181,7 +186,30 @@ impl ServerHandler for CuaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+        // What the authority denies outright is not advertised: this process's, or over a
+        // daemon the daemon's (it refuses the calls).
+        let daemon_lists = match &self.backend {
+            Backend::Daemon(socket, _) => {
+                let socket = socket.clone();
+                tokio::task::spawn_blocking(move || crate::daemon::listed_tools(&socket))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            Backend::InProcess(_) => None,
+        };
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| crate::policy::authority::lists(&t.name))
+            .filter(|t| {
+                daemon_lists
+                    .as_ref()
+                    .is_none_or(|l| l.contains(t.name.as_ref()))
+            })
+            .cloned()
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(

@@ -71,6 +71,22 @@ impl Rect {
         x >= self.x && y >= self.y && (x as i64) < self.right() && (y as i64) < self.bottom()
     }
 
+    /// The part of the rectangle inside `other`, if any.
+    pub fn intersection(&self, other: &Rect) -> Option<Rect> {
+        if !self.intersects(other) {
+            return None;
+        }
+        let (x, y) = (self.x.max(other.x), self.y.max(other.y));
+        let right = self.right().min(other.right());
+        let bottom = self.bottom().min(other.bottom());
+        Some(Rect::new(
+            x,
+            y,
+            (right - x as i64) as i32,
+            (bottom - y as i64) as i32,
+        ))
+    }
+
     /// True when the two rectangles share at least one pixel.
     pub fn intersects(&self, other: &Rect) -> bool {
         (self.x as i64) < other.right()

@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::driver_policy::Rule;
 use crate::errors::ToolError;
 
 /// cua-driver's permission modes.
@@ -52,19 +53,55 @@ impl PermissionMode {
     }
 }
 
-/// The tools a capability manifest lets through.
+/// The tools a capability manifest or a policy file lets through.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCeiling {
-    /// When not empty, the only tools callable.
+    /// When this and `rules` are empty, every tool not denied; else only these, and the
+    /// tools of the rules a call's arguments meet.
     pub allow: Vec<String>,
+    pub rules: Vec<Rule>,
     pub deny: Vec<String>,
+}
+
+impl ToolCeiling {
+    /// Why the call is refused, if it is.
+    fn refusal(&self, tool: &str, args: &Value) -> Option<String> {
+        if self.deny.iter().any(|t| t == tool) {
+            return Some(format!("{tool} is in deny.tools"));
+        }
+        let open = self.allow.is_empty() && self.rules.is_empty();
+        let allowed = open
+            || self.allow.iter().any(|t| t == tool)
+            || self
+                .rules
+                .iter()
+                .any(|r| r.tool == tool && super::driver_policy::rule_allows(r, args));
+        match (allowed, self.rules.iter().any(|r| r.tool == tool)) {
+            (true, _) => None,
+            (false, true) => Some(format!(
+                "{tool}'s arguments meet none of its allow.rules constraints"
+            )),
+            (false, false) => Some(format!("{tool} is not in allow.tools or allow.rules")),
+        }
+    }
+
+    /// Whether tools/list shows the tool: not denied, and allowed or allowable by a rule.
+    fn lists(&self, tool: &str) -> bool {
+        !self.deny.iter().any(|t| t == tool)
+            && ((self.allow.is_empty() && self.rules.is_empty())
+                || self.allow.iter().any(|t| t == tool)
+                || self.rules.iter().any(|r| r.tool == tool))
+    }
 }
 
 /// What the server may do, for its whole life.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Authority {
     pub mode: Option<PermissionMode>,
+    /// From `--capability-manifest`.
     pub ceiling: Option<ToolCeiling>,
+    /// From the policy file `CUA_DRIVER_POLICY_FILE` names ([`super::driver_policy`]).
+    pub policy: Option<ToolCeiling>,
 }
 
 /// The launch flags, as given.
@@ -76,6 +113,8 @@ pub struct LaunchFlags<'a> {
     pub bypass_approvals: bool,
     pub manifest: Option<&'a Path>,
     pub manifest_approved: bool,
+    /// The policy file `CUA_DRIVER_POLICY_FILE` names.
+    pub policy_file: Option<&'a Path>,
 }
 
 static AUTHORITY: OnceLock<Authority> = OnceLock::new();
@@ -118,7 +157,41 @@ pub fn from_flags(flags: &LaunchFlags) -> Result<Authority, String> {
         }
         None => None,
     };
-    Ok(Authority { mode, ceiling })
+    let policy = match flags.policy_file {
+        Some(path) => Some(read_policy_file(path, &flags.tools)?),
+        None => None,
+    };
+    Ok(Authority {
+        mode,
+        ceiling,
+        policy,
+    })
+}
+
+/// The ceiling of cua-driver's policy file.
+fn read_policy_file(path: &Path, known: &[&str]) -> Result<ToolCeiling, String> {
+    let at = format!(
+        "policy file {} ({})",
+        path.display(),
+        super::driver_policy::POLICY_FILE_ENV
+    );
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{at}: {e}"))?;
+    let p = super::driver_policy::parse(&text, known).map_err(|e| format!("{at}: {e}"))?;
+    Ok(ToolCeiling {
+        allow: p.allow,
+        rules: p.rules,
+        deny: p.deny,
+    })
+}
+
+/// Whether tools/list shows the tool under the authority in force.
+pub fn lists(tool: &str) -> bool {
+    current().is_none_or(|a| {
+        [&a.ceiling, &a.policy]
+            .into_iter()
+            .flatten()
+            .all(|c| c.lists(tool))
+    })
 }
 
 /// Fixes this process's authority (once: a second call is refused).
@@ -143,17 +216,15 @@ pub fn check(tool: &str, args: &Value) -> Result<(), ToolError> {
 
 impl Authority {
     pub fn check(&self, tool: &str, args: &Value) -> Result<(), ToolError> {
-        if let Some(c) = &self.ceiling {
-            if c.deny.iter().any(|t| t == tool) {
-                return Err(ToolError::Refused(format!(
-                    "capability manifest: {tool} is in deny.tools"
-                )));
-            }
-            if !c.allow.is_empty() && !c.allow.iter().any(|t| t == tool) {
-                return Err(ToolError::Refused(format!(
-                    "capability manifest: {tool} is not in allow.tools"
-                )));
-            }
+        if let Some(why) = self.ceiling.as_ref().and_then(|c| c.refusal(tool, args)) {
+            return Err(ToolError::Refused(format!("capability manifest: {why}")));
+        }
+        // cua-driver's clients look for its words, "Permission denied".
+        if let Some(why) = self.policy.as_ref().and_then(|c| c.refusal(tool, args)) {
+            return Err(ToolError::Refused(format!(
+                "Permission denied by the policy file ({}): {why}",
+                super::driver_policy::POLICY_FILE_ENV
+            )));
         }
         if self.mode == Some(PermissionMode::Standard) {
             if tool == "kill_app" {
@@ -247,6 +318,7 @@ fn parse_manifest(text: &str, known: &[&str]) -> Result<ToolCeiling, String> {
     }
     Ok(ToolCeiling {
         allow: m.allow.tools,
+        rules: Vec::new(),
         deny: m.deny.tools,
     })
 }
@@ -278,6 +350,7 @@ mod tests {
         let a = Authority {
             mode: Some(PermissionMode::Bounded),
             ceiling: Some(c),
+            policy: None,
         };
         assert!(a.check("get_config", &json!({})).is_ok());
         assert!(
@@ -366,5 +439,42 @@ mod tests {
         .unwrap();
         assert_eq!(bypass.mode, Some(PermissionMode::Unrestricted));
         assert!(bypass.check("kill_app", &json!({})).is_ok());
+    }
+
+    #[test]
+    fn a_policy_file_hides_denied_tools_and_refuses_calls_its_rules_do_not_allow() {
+        let dir = std::env::temp_dir().join(format!("cua-policy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("policy.yaml");
+        std::fs::write(
+            &path,
+            "allow:\n  tools: [get_config]\n  rules:\n    - tool: zoom\n      constraints:\n        window_id: {\"const\": 7}\ndeny:\n  tools: [click]\n",
+        )
+        .unwrap();
+        let a = from_flags(&LaunchFlags {
+            tools: TOOLS.to_vec(),
+            policy_file: Some(&path),
+            ..Default::default()
+        })
+        .unwrap();
+        let c = a.policy.as_ref().unwrap();
+        assert!(c.lists("get_config") && c.lists("zoom") && !c.lists("click"));
+        assert!(a.check("get_config", &json!({})).is_ok());
+        assert!(a.check("zoom", &json!({ "window_id": 7 })).is_ok());
+        let err = a.check("zoom", &json!({ "window_id": 8 })).unwrap_err();
+        assert!(err.to_string().contains("Permission denied"), "{err}");
+        assert!(a.check("click", &json!({})).is_err());
+        std::fs::write(&path, "deny:\n  tools: [clik]\n").unwrap();
+        let err = from_flags(&LaunchFlags {
+            tools: TOOLS.to_vec(),
+            policy_file: Some(&path),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            err.contains("CUA_DRIVER_POLICY_FILE") && err.contains("`clik`"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -13,6 +13,7 @@
 //! `policy.output_roots` when set, and never over an existing file that is not an image.
 
 pub mod authority;
+pub mod driver_policy;
 
 use std::future::Future;
 use std::path::PathBuf;

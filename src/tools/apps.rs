@@ -218,7 +218,7 @@ impl ToolSpec for LaunchApp {
                 "executable": launched.executable,
                 "newly_started": launched.newly_started,
                 "launcher_pid": launched.launcher_pid,
-                "windows": windows,
+                "windows": super::windows::records(&windows),
             }),
         ))
     }

@@ -130,6 +130,7 @@ fn settings(ctx: &ToolContext) -> Settings {
 fn state(ctx: &ToolContext) -> ToolOutput {
     let settings = settings(ctx);
     let mut doc = settings.to_json();
+    doc["session"] = json!(ctx.session().unwrap_or("default"));
     let shown = ctx.cursor.shown_at();
     doc["overlay"] = json!(if ctx.is_one_shot() {
         "none: a one-shot CLI call ends before it could show (start `cua serve` or use MCP)"

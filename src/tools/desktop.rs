@@ -112,7 +112,7 @@ impl ToolSpec for GetAccessibilityTree {
             .collect();
         Ok(ToolOutput::new(
             summary,
-            json!({ "apps": apps, "windows": windows }),
+            json!({ "apps": apps, "windows": super::windows::records(&windows) }),
         ))
     }
 }

@@ -146,13 +146,21 @@ pub(crate) async fn window_of(
     window_id: u64,
 ) -> Result<crate::platform::WindowInfo, ToolError> {
     let list = platform.list_windows().await?;
-    let window = list
-        .windows
-        .into_iter()
-        .find(|w| w.window_id == window_id)
-        .ok_or_else(|| {
-            ToolError::failed(format!("window {window_id} not found (run list_windows)"))
-        })?;
+    let Some(window) = list.windows.into_iter().find(|w| w.window_id == window_id) else {
+        // cua-driver's clients match "stale or no longer running" for a target that exited.
+        let exited = match pid {
+            Some(pid) => !platform.process_running(pid).await,
+            None => false,
+        };
+        return Err(ToolError::failed(if exited {
+            format!(
+                "window {window_id} is stale or no longer running: pid {} has exited (run list_apps or launch_app)",
+                pid.unwrap_or_default()
+            )
+        } else {
+            format!("window {window_id} not found (run list_windows)")
+        }));
+    };
     if let Some(pid) = pid {
         if window.pid != Some(pid) {
             return Err(ToolError::failed(format!(

@@ -115,7 +115,7 @@ impl Verdict {
 impl ToolSpec for VerifyState {
     type Args = VerifyStateArgs;
     const NAME: &'static str = "verify_state";
-    const DESCRIPTION: &'static str = "Wait (bounded, on the app's own events) until a window shows what you expect, then say so: expect is 1-8 predicates, all of which must hold — window {exists, bounds {x, y, width, height, tolerance_px}} or element {selector {role, label_contains}, exists: true, enabled, selected, value_equals}. Each comes back satisfied, unsatisfied or unknown (the tree could not be read whole); satisfied is true only when all held over stable_samples reads in a row. Use it after an action to check its effect instead of trusting `effect`.";
+    const DESCRIPTION: &'static str = "Wait (bounded, on the app's own events) until a window shows what you expect, then say so: expect is 1-8 predicates, all of which must hold — window {exists, bounds {x, y, width, height, tolerance_px}} or element {selector {role, label_contains}, exists: true, enabled, selected, value_equals}. Each comes back satisfied, unsatisfied or unknown (the tree could not be read whole); status (and satisfied: true) says satisfied only when all held over stable_samples reads in a row; unknown never means success. Use it after an action to check its effect instead of trusting `effect`.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract {
         idempotent: false,
@@ -176,6 +176,7 @@ impl ToolSpec for VerifyState {
         let p = platform.as_ref();
         let deadline = Instant::now() + Duration::from_millis(a.timeout_ms.unwrap_or(5000));
         let needed = a.stable_samples.unwrap_or(2);
+        let started = Instant::now();
         let (mut in_a_row, mut samples) = (0, 0);
         let verdicts = loop {
             let read_at = Instant::now();
@@ -196,10 +197,28 @@ impl ToolSpec for VerifyState {
             crate::platform::event_after(p, a.pid, read_at, until).await;
         };
         let satisfied = in_a_row >= needed;
+        // cua-driver's overall status: unknown when nothing failed outright but something
+        // could not be read; a satisfied state that did not hold long enough is unknown too.
+        let any = |want: Verdict| verdicts.iter().any(|(v, _)| *v == want);
+        let status = if satisfied {
+            "satisfied"
+        } else if any(Verdict::Unsatisfied) {
+            "unsatisfied"
+        } else {
+            "unknown"
+        };
         let predicates: Vec<Value> = verdicts
             .iter()
             .enumerate()
-            .map(|(i, (v, detail))| json!({ "index": i, "status": v.as_str(), "detail": detail }))
+            .map(|(i, (v, detail))| {
+                let unknown_reason = match v {
+                    Verdict::Unknown if in_a_row > 0 => Some("stability_unproven"),
+                    Verdict::Unknown => Some("observation_unavailable"),
+                    _ => None,
+                };
+                json!({ "index": i, "status": v.as_str(), "detail": detail,
+                        "unknown_reason": unknown_reason, "observed_json": detail })
+            })
             .collect();
         let mut summary = format!(
             "{} after {samples} read{}",
@@ -225,6 +244,9 @@ impl ToolSpec for VerifyState {
         Ok(ToolOutput {
             summary,
             structured: json!({
+                "status": status,
+                "stable": satisfied,
+                "elapsed_ms": started.elapsed().as_millis() as u64,
                 "satisfied": satisfied,
                 "predicates": predicates,
                 "samples": samples,

@@ -135,7 +135,7 @@ pub struct GetWindowState;
 impl ToolSpec for GetWindowState {
     type Args = GetWindowStateArgs;
     const NAME: &'static str = "get_window_state";
-    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value, states, actions, frame {x, y, w, h} in window-local pixels). Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
+    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value, states, actions, frame {x, y, w, h} in screen points, pixel_frame {x, y, w, h} in the screenshot's pixels, whose centre a pixel click takes as x, y). An element its view scrolled out of sight shows `(offscreen)`, without a frame: act on it by element, or scroll it into view first. Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract::reads(
         Risk::R3,
@@ -186,9 +186,7 @@ impl ToolSpec for GetWindowState {
         if was_cut {
             structured["tree_bounded"] = json!(true);
         }
-        if scale < 1.0 {
-            scale_frames(&mut structured, scale);
-        }
+        place_frames(&mut structured, &window.bounds, scale);
         let degraded_reason = structured["degraded_reason"].as_str().map(String::from);
         let element_count = elements.len();
         let snapshot = ctx.store_snapshot(args.pid, args.window_id, tree, elements);
@@ -252,19 +250,24 @@ impl ToolSpec for GetWindowState {
     }
 }
 
-/// Element frames in downscaled screenshot pixels (max_image_dimension).
-fn scale_frames(structured: &mut serde_json::Value, scale: f64) {
+/// Each element's `frame` in screen points (cua-driver's meaning, which its clients read)
+/// and `pixel_frame` in the returned screenshot's pixels (window-local, downscaled by
+/// max_image_dimension): the centre of a pixel_frame is the x, y a pixel click takes.
+fn place_frames(structured: &mut serde_json::Value, window: &crate::platform::Rect, scale: f64) {
     let Some(elements) = structured["elements"].as_array_mut() else {
         return;
     };
     for e in elements {
-        if let Some(f) = e.get_mut("frame").filter(|f| f.is_object()) {
-            for k in ["x", "y", "w", "h"] {
-                if let Some(v) = f[k].as_f64() {
-                    f[k] = json!((v * scale).round() as i64);
-                }
-            }
-        }
+        let Some(local) = e.get("frame").filter(|f| f.is_object()).cloned() else {
+            continue;
+        };
+        let at = |k: &str| local[k].as_f64().unwrap_or(0.0);
+        let scaled = |v: f64| (v * scale).round() as i64;
+        e["pixel_frame"] = json!({ "x": scaled(at("x")), "y": scaled(at("y")),
+                                   "w": scaled(at("w")), "h": scaled(at("h")) });
+        e["frame"] = json!({ "x": at("x") as i64 + i64::from(window.x),
+                             "y": at("y") as i64 + i64::from(window.y),
+                             "w": at("w") as i64, "h": at("h") as i64 });
     }
 }
 

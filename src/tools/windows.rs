@@ -4,10 +4,32 @@ use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{ToolContext, ToolOutput, ToolSpec};
 use crate::errors::ToolError;
+use crate::platform::WindowInfo;
+
+/// Window records as every tool answers them: cua's fields plus cua-driver's flat
+/// `x`, `y`, `width`, `height` (its clients read those, not `bounds`).
+pub fn records(windows: &[WindowInfo]) -> Vec<Value> {
+    windows
+        .iter()
+        .map(|w| {
+            let mut record = json!(w);
+            let b = &w.bounds;
+            for (key, value) in [
+                ("x", b.x),
+                ("y", b.y),
+                ("width", b.width),
+                ("height", b.height),
+            ] {
+                record[key] = json!(value);
+            }
+            record
+        })
+        .collect()
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +46,7 @@ pub struct ListWindows;
 impl ToolSpec for ListWindows {
     type Args = ListWindowsArgs;
     const NAME: &'static str = "list_windows";
-    const DESCRIPTION: &'static str = "List top-level windows: window_id, pid, app_name, title, bounds (screen points), z_index (higher is nearer the front), is_on_screen, space_id; and current_space_id.";
+    const DESCRIPTION: &'static str = "List top-level windows: window_id, pid, app_name, title, bounds (screen points; also flat as x, y, width, height), z_index (higher is nearer the front), is_on_screen, space_id; and current_space_id.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract::reads(Risk::R2, &["window.list"]);
 
@@ -53,7 +75,7 @@ impl ToolSpec for ListWindows {
         }
         Ok(ToolOutput::new(
             summary,
-            json!({ "windows": windows, "current_space_id": list.current_space_id }),
+            json!({ "windows": records(&windows), "current_space_id": list.current_space_id }),
         ))
     }
 }
@@ -113,16 +135,16 @@ pub struct SetWindowFrameArgs {
     pub pid: u32,
     /// The window to move and size (must belong to pid).
     pub window_id: u64,
-    /// Left edge of the window's content, screen pixels.
-    pub x: i32,
+    /// Left edge of the window's content, screen pixels (a fraction is rounded).
+    pub x: f64,
     /// Top edge of the window's content, screen pixels.
-    pub y: i32,
+    pub y: f64,
     /// Content width in pixels.
     #[schemars(range(min = 1))]
-    pub width: u32,
+    pub width: f64,
     /// Content height in pixels.
     #[schemars(range(min = 1))]
-    pub height: u32,
+    pub height: f64,
 }
 
 pub struct SetWindowFrame;
@@ -147,17 +169,19 @@ impl ToolSpec for SetWindowFrame {
     async fn run(&self, ctx: &ToolContext, a: SetWindowFrameArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
         super::window_of(platform.as_ref(), Some(a.pid), a.window_id).await?;
-        let to_i32 = |field: &str, v: u32| {
-            i32::try_from(v)
-                .ok()
-                .filter(|v| *v <= 32767)
-                .ok_or_else(|| ToolError::invalid(format!("`{field}`: at most 32767, got {v}")))
+        // X11 geometry is 16-bit: sizes 1-32767, positions ±32767.
+        let to_i32 = |field: &str, v: f64, min: f64| {
+            let v = v.round();
+            (min..=32767.0)
+                .contains(&v)
+                .then_some(v as i32)
+                .ok_or_else(|| ToolError::invalid(format!("`{field}`: {min} to 32767, got {v}")))
         };
         let wanted = crate::platform::Rect::new(
-            a.x,
-            a.y,
-            to_i32("width", a.width)?,
-            to_i32("height", a.height)?,
+            to_i32("x", a.x, -32767.0)?,
+            to_i32("y", a.y, -32767.0)?,
+            to_i32("width", a.width, 1.0)?,
+            to_i32("height", a.height, 1.0)?,
         );
         let mut bounds = settle_frame(&*platform, &a, wanted, wanted).await?;
         // A window manager that places the frame where the content was asked for (the

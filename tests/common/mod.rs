@@ -213,7 +213,7 @@ impl Image {
 }
 
 pub fn frame(el: &Value) -> (i64, i64, i64, i64) {
-    let f = &el["frame"];
+    let f = &el["pixel_frame"];
     (
         f["x"].as_i64().unwrap(),
         f["y"].as_i64().unwrap(),

@@ -101,11 +101,22 @@ def element(label, role=None):
     raise LookupError(f"no element {label!r} among {[(e.role, e.label) for e in cap.elements]}")
 
 
+def window_origin():
+    """The window's screen origin: element bounds are screen points (cua-driver's frames),
+    pixel actions take window-local pixels."""
+    listed = backend.call_tool("list_windows", {"pid": pid})
+    for w in (listed.get("structuredContent") or {}).get("windows", []):
+        if w.get("window_id") == window_id:
+            return w["x"], w["y"]
+    raise LookupError(f"window {window_id} is not listed")
+
+
 def centre(label, role=None):
     x, y, w, h = element(label, role).bounds
     if w <= 0 or h <= 0:
         raise LookupError(f"element {label!r} has no bounds")
-    return [x + w // 2, y + h // 2]
+    ox, oy = window_origin()
+    return [x - ox + w // 2, y - oy + h // 2]
 
 
 # Escalation as hermes' model follows it: background first; when the effect does not show
@@ -182,6 +193,8 @@ acts("scroll coordinate", "scroll", lambda: {"direction": "down", "amount": 3, "
 
 def level_drag(extra):
     x, y, w, h = element("Level").bounds
+    ox, oy = window_origin()
+    x, y = x - ox, y - oy
     return _dispatch(backend, "drag", dict({"from_coordinate": [x + w // 2, y + h // 2],
                                             "to_coordinate": [x + w * 3 // 4, y + h // 2]}, **extra))
 

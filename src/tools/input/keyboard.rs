@@ -216,11 +216,21 @@ impl ToolSpec for TypeText {
             events.extend(click_events(x, y, 1, 1, &[]));
         }
         if let (Target::Element { .. }, Some(node)) = (&target, &element) {
-            if mode == Delivery::Background && !focus_unless_focused(p, node).await {
-                return Err(ToolError::failed(format!(
-                    "{} would not take the keyboard focus, so no key was sent (the keys would have gone elsewhere); click it first, or use delivery_mode foreground",
-                    describe(node)
-                )));
+            if !focus_unless_focused(p, node).await {
+                // In the foreground a real click gives it the focus; in the background
+                // nothing may, so no key is sent rather than sent elsewhere.
+                match node.frame.filter(|_| mode == Delivery::Foreground) {
+                    Some(frame) => {
+                        let (x, y) = frame.center();
+                        events.extend(click_events(x, y, 1, 1, &[]));
+                    }
+                    None => {
+                        return Err(ToolError::failed(format!(
+                            "{} would not take the keyboard focus, so no key was sent (the keys would have gone elsewhere); click it first, or use delivery_mode foreground",
+                            describe(node)
+                        )));
+                    }
+                }
             }
         }
         events.extend(text_key_events(&a.text, delay_ms));

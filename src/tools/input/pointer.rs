@@ -95,8 +95,12 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
         ClickKind::Right => "right-clicked",
     };
 
-    // Background with no modifiers: act on the element (given, or under the pixel).
-    let act_on_element = mode == Delivery::Background
+    // Background with no modifiers: act on the element (given, or under the pixel). So
+    // too in the foreground for an element with no frame on screen (scrolled out of its
+    // view): no pointer can reach it, its action can.
+    let unreachable_by_pointer =
+        matches!(&target, Target::Element { node, .. } if node.frame.is_none());
+    let act_on_element = (mode == Delivery::Background || unreachable_by_pointer)
         && mods.is_empty()
         && !click_by_pointer
         && (r.button == 1 || r.kind == ClickKind::Right);
@@ -588,10 +592,10 @@ impl ToolSpec for Drag {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveCursorArgs {
-    /// X in screen points.
-    pub x: i32,
-    /// Y in screen points.
-    pub y: i32,
+    /// X in screen points (a fraction is rounded).
+    pub x: f64,
+    /// Y in screen points (a fraction is rounded).
+    pub y: f64,
 }
 
 pub struct MoveCursor;
@@ -617,19 +621,21 @@ impl ToolSpec for MoveCursor {
     async fn run(&self, ctx: &ToolContext, a: MoveCursorArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
         let (w, h) = platform.screen_size().await?;
-        if a.x < 0 || a.y < 0 || a.x >= w as i32 || a.y >= h as i32 {
+        let (x, y) = (a.x.round(), a.y.round());
+        if !(0.0..w as f64).contains(&x) || !(0.0..h as f64).contains(&y) {
             return Err(ToolError::invalid(format!(
                 "({}, {}) is outside the {w}x{h} screen",
                 a.x, a.y
             )));
         }
-        let pointing = point_at(ctx, platform.as_ref(), (a.x, a.y), Gesture::Move).await;
-        platform.warp_pointer(a.x, a.y).await?;
+        let (x, y) = (x as i32, y as i32);
+        let pointing = point_at(ctx, platform.as_ref(), (x, y), Gesture::Move).await;
+        platform.warp_pointer(x, y).await?;
         let mut outcome = Outcome::new(
-            format!("moved the pointer to ({}, {})", a.x, a.y),
+            format!("moved the pointer to ({x}, {y})"),
             Route::PointerWarp,
         );
-        outcome.effect = if platform.cursor_position().await? == (a.x, a.y) {
+        outcome.effect = if platform.cursor_position().await? == (x, y) {
             Effect::Confirmed
         } else {
             Effect::SuspectedNoop

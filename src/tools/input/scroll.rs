@@ -121,7 +121,12 @@ impl ToolSpec for Scroll {
             }
             Target::Window { .. } => None,
         };
-        if mode == Delivery::Background {
+        // An addressed element's view scrolls through its scroll bar in either mode (the
+        // element may be clipped where no wheel can reach it); a point in the foreground
+        // gets the real wheel it asked for.
+        let through_value =
+            mode == Delivery::Background || matches!(target, Target::Element { .. });
+        if through_value {
             if let Some(bar) = tree_and_node
                 .as_ref()
                 .and_then(|(t, n)| scroll_bar_for(t, *n, vertical).map(|b| t.nodes[b].clone()))
@@ -209,7 +214,22 @@ impl ToolSpec for Scroll {
         // Wheel or page keys at a point.
         let (x, y) = match (&target, &tree_and_node) {
             (Target::Pixel { x, y, .. }, _) => (*x, *y),
-            (_, Some((t, n))) if t.nodes[*n].frame.is_some() => t.nodes[*n].frame.unwrap().center(),
+            (_, Some((t, n))) if t.nodes[*n].frame.is_some() => {
+                // The wheel goes to the element's visible part: a point outside the window
+                // would scroll whatever lies there.
+                let visible =
+                    crate::platform::Rect::new(0, 0, window.bounds.width, window.bounds.height);
+                let frame = t.nodes[*n].frame.unwrap();
+                frame
+                    .intersection(&visible)
+                    .ok_or_else(|| {
+                        ToolError::failed(format!(
+                            "{} is outside the window's visible area, so no wheel can reach it; scroll its container first",
+                            describe(&t.nodes[*n])
+                        ))
+                    })?
+                    .center()
+            }
             _ => (window.bounds.width / 2, window.bounds.height / 2),
         };
         let mut events = vec![InputEvent::Move { x, y }];

@@ -101,6 +101,9 @@ struct RawNode {
     name: String,
     states: StateSet,
     ifaces: InterfaceSet,
+    /// Laid out but scrolled out of its view (GTK 3 clears `showing` for it): kept in the
+    /// walk, as a reader who scrolls would find it ([`AtspiTree::mark_scrolled_out`]).
+    scrolled_out: bool,
 }
 
 /// Action names that change with the element's state.
@@ -402,6 +405,7 @@ impl Atspi {
                 name: it.short_name,
                 states: it.states,
                 ifaces: it.ifaces,
+                scrolled_out: false,
             })
             .collect())
     }
@@ -615,6 +619,7 @@ impl Atspi {
             name,
             states: states.ok()?,
             ifaces,
+            scrolled_out: false,
         })
     }
 
@@ -709,6 +714,51 @@ impl Atspi {
             height,
         })
     }
+    /// Marks the children of `parents` that GTK 3 laid out but scrolled out of sight: visible,
+    /// not `showing`, with a real size (a closed menu's items are 1×1), and not the page of
+    /// a notebook tab that is not selected (a hidden page has a real size too).
+    async fn mark_scrolled_out(&self, known: &mut Known, parents: &[RawNode]) {
+        let candidates: Vec<NodeRef> = parents
+            .iter()
+            // A closed menu's items are not read at all (their size would say 1×1).
+            .filter(|p| p.role != Role::Menu)
+            .filter(|p| p.role != Role::PageTab || p.states.contains(State::Selected))
+            .flat_map(|p| {
+                known
+                    .children
+                    .get(&p.node.path)
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|k| known.nodes.get(&k))
+            .filter(|n| {
+                n.states.contains(State::Visible)
+                    && !n.states.contains(State::Showing)
+                    && !n.states.contains(State::Defunct)
+            })
+            .map(|n| n.node.clone())
+            .collect();
+        let sizes = join_all(candidates.iter().map(|n| async move {
+            let size: Option<(i32, i32, i32, i32)> = self
+                .call(
+                    &n.bus,
+                    &n.path,
+                    "org.a11y.atspi.Component",
+                    "GetExtents",
+                    &(COORD_SCREEN,),
+                )
+                .await
+                .ok();
+            size.is_some_and(|(_, _, w, h)| w > 1 && h > 1)
+        }))
+        .await;
+        for (n, laid_out) in candidates.iter().zip(sizes) {
+            if let (true, Some(raw)) = (laid_out, known.nodes.get_mut(&n.path)) {
+                raw.scrolled_out = true;
+            }
+        }
+    }
+
     /// The node's name as a person reads it ([`tidy_name`]); a widget class name gives
     /// way to the element's description (GTK 4 puts the tooltip there), or to no name.
     async fn readable_name(&self, node: &NodeRef, raw: &str) -> String {
@@ -897,7 +947,11 @@ impl Atspi {
         } else {
             COORD_SCREEN
         };
-        let shown = |n: &RawNode| n.node.path == top || shows(n.states, uses_showing);
+        // GTK 3 clears `showing` on what its viewport scrolled out of sight; such nodes are
+        // kept, told apart from hidden pages and closed menus (see mark_scrolled_out).
+        let keeps_scrolled_out = toolkit.eq_ignore_ascii_case("gtk") && version.starts_with('3');
+        let shown =
+            |n: &RawNode| n.node.path == top || n.scrolled_out || shows(n.states, uses_showing);
         // Each node is opened once: an app whose tree has a cycle (a child that lists an
         // ancestor) must not make the walk go round until the depth bound.
         let mut opened: HashSet<String> = HashSet::new();
@@ -935,6 +989,9 @@ impl Atspi {
             );
             for f in found.into_iter().chain(cells).flatten() {
                 known.merge(f);
+            }
+            if keeps_scrolled_out {
+                self.mark_scrolled_out(&mut known, &open).await;
             }
             frontier = open
                 .iter()
@@ -1035,6 +1092,9 @@ impl Atspi {
                 handle: n.node.handle(),
                 actionable: false,
             };
+            if n.scrolled_out {
+                node.states.push(OFFSCREEN.to_string());
+            }
             node.actionable = is_actionable(&node, n.role);
             nodes.push(node);
         }
@@ -1253,6 +1313,10 @@ const ROLE_ACTIONABLE: &[Role] = &[
 ];
 
 /// Whether an element deserves an index: something an agent can act on.
+/// The state a node scrolled out of its view carries (no AT-SPI state says it): it acts
+/// through the accessibility API, and has no frame to point at until scrolled into view.
+pub const OFFSCREEN: &str = "offscreen";
+
 fn is_actionable(node: &AxNode, role: Role) -> bool {
     node.actions
         .iter()
@@ -1304,6 +1368,7 @@ mod tests {
             name: path.into(),
             states: StateSet::new(State::Showing),
             ifaces: InterfaceSet::empty(),
+            scrolled_out: false,
         }
     }
 
