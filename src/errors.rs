@@ -21,6 +21,14 @@ pub enum ToolError {
     /// An `element_token` names a snapshot that a newer read of its window replaced (or
     /// that this session no longer holds); the caller must read the window again.
     StaleToken(String),
+    /// A refusal cua-driver's clients branch on by its `code`, with the fields they read
+    /// (`details`, an object): its structured result is those fields and `code`, as
+    /// cua-driver's is.
+    Refusal {
+        code: String,
+        message: String,
+        details: serde_json::Value,
+    },
 }
 
 impl ToolError {
@@ -42,15 +50,17 @@ impl ToolError {
             ToolError::NoDesktop(_) => "no_desktop",
             ToolError::Refused(_) => "refused",
             ToolError::StaleToken(_) => "stale_element_token",
+            ToolError::Refusal { .. } => "refused",
         }
     }
 
     /// cua-driver's refusal code for the errors its clients branch on (its
     /// `structuredContent.refusal.code`); None for the others.
-    pub fn refusal_code(&self) -> Option<&'static str> {
+    pub fn refusal_code(&self) -> Option<&str> {
         match self {
             ToolError::StaleToken(_) => Some("stale_element_token"),
             ToolError::Refused(_) => Some("permission_denied"),
+            ToolError::Refusal { code, .. } => Some(code.as_str()),
             _ => None,
         }
     }
@@ -63,7 +73,8 @@ impl ToolError {
             | ToolError::Failed(m)
             | ToolError::NoDesktop(m)
             | ToolError::Refused(m)
-            | ToolError::StaleToken(m) => m,
+            | ToolError::StaleToken(m)
+            | ToolError::Refusal { message: m, .. } => m,
         }
     }
 
@@ -87,7 +98,10 @@ impl ToolError {
             ToolError::InvalidArguments(_)
             | ToolError::UnknownTool(_)
             | ToolError::StaleToken(_) => 2,
-            ToolError::Failed(_) | ToolError::NoDesktop(_) | ToolError::Refused(_) => 1,
+            ToolError::Failed(_)
+            | ToolError::NoDesktop(_)
+            | ToolError::Refused(_)
+            | ToolError::Refusal { .. } => 1,
         }
     }
 }
@@ -101,6 +115,7 @@ impl fmt::Display for ToolError {
             ToolError::NoDesktop(m) => f.write_str(m),
             ToolError::Refused(m) => write!(f, "refused: {m}"),
             ToolError::StaleToken(m) => f.write_str(m),
+            ToolError::Refusal { message, .. } => f.write_str(message),
         }
     }
 }

@@ -55,14 +55,6 @@ const MISSING_TOOLS: &[(&str, &str)] = &[
         "cua is built from source; there is no release feed to ask",
     ),
     (
-        "escalate_session",
-        "deprecated in cua-driver: cua picks window or desktop per action",
-    ),
-    (
-        "get_session_state",
-        "deprecated in cua-driver (get_session replaces it)",
-    ),
-    (
         "set_agent_cursor_theme",
         "cua has no cursor themes (set_agent_cursor_style)",
     ),

@@ -286,6 +286,63 @@ fn sessions_are_tools_and_an_ended_one_stays_ended_until_revived() {
         0,
         "a revived session starts empty"
     );
+
+    // A session confined to windows (cua-driver's capture_scope) refuses screen-level
+    // calls, by code, and presses nothing; its scope is fixed until the session ends.
+    let confined = json!({ "session": "windows-only", "capture_scope": "window" });
+    call("start_session", confined).unwrap();
+    let clicks_before = journal(&f.journal)
+        .iter()
+        .filter(|e| e["event"] == "clicked")
+        .count();
+    let err = call("get_desktop_state", json!({ "session": "windows-only" })).unwrap_err();
+    assert_eq!(err.refusal_code(), Some("desktop_scope_disabled"), "{err}");
+    let windows = call("list_windows", json!({ "pid": f.pid }))
+        .unwrap()
+        .structured;
+    let w = &windows["windows"][0];
+    let (x, y) = (w["x"].as_i64().unwrap() + 40, w["y"].as_i64().unwrap() + 40);
+    let err = call(
+        "click",
+        json!({ "session": "windows-only", "scope": "desktop", "x": x, "y": y }),
+    )
+    .unwrap_err();
+    assert_eq!(err.refusal_code(), Some("desktop_scope_disabled"), "{err}");
+    let conflict = call(
+        "start_session",
+        json!({ "session": "windows-only", "capture_scope": "desktop" }),
+    )
+    .unwrap_err();
+    assert_eq!(conflict.refusal_code(), Some("session_policy_conflict"));
+    // auto: window reads until escalate_session unlocks the desktop, for good.
+    call(
+        "start_session",
+        json!({ "session": "auto", "capture_scope": "auto" }),
+    )
+    .unwrap();
+    let gws = json!({ "session": "auto", "pid": f.pid, "window_id": f.window_id, "include_screenshot": false });
+    call("get_window_state", gws.clone()).unwrap();
+    let err = call("get_screen_size", json!({ "session": "auto" })).unwrap_err();
+    assert_eq!(err.refusal_code(), Some("desktop_escalation_required"));
+    let escalated = call(
+        "escalate_session",
+        json!({ "session": "auto", "reason": "no_window_target" }),
+    )
+    .unwrap();
+    assert_eq!(escalated.structured["effective_scope"], "desktop");
+    call("get_screen_size", json!({ "session": "auto" })).unwrap();
+    let err = call("get_window_state", gws).unwrap_err();
+    assert_eq!(err.refusal_code(), Some("window_scope_disabled"));
+    let clicks_after = journal(&f.journal)
+        .iter()
+        .filter(|e| e["event"] == "clicked")
+        .count();
+    assert_eq!(
+        clicks_before, clicks_after,
+        "a refused call pressed nothing"
+    );
+    // A session that set no scope is not confined.
+    call("get_desktop_state", json!({ "session": "run-1" })).unwrap();
 }
 
 #[test]

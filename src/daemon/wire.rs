@@ -23,13 +23,20 @@ pub fn encode_reply(result: Result<ToolOutput, ToolError>) -> Value {
             }
             v
         }
-        Err(e) => json!({
-            "ok": false,
-            "error": e.to_string(),
-            "kind": e.kind(),
-            "message": e.message(),
-            "exit_code": e.exit_code(),
-        }),
+        Err(e) => {
+            let mut v = json!({
+                "ok": false,
+                "error": e.to_string(),
+                "kind": e.kind(),
+                "message": e.message(),
+                "exit_code": e.exit_code(),
+            });
+            if let ToolError::Refusal { code, details, .. } = &e {
+                v["code"] = json!(code);
+                v["details"] = details.clone();
+            }
+            v
+        }
     }
 }
 
@@ -63,6 +70,13 @@ pub fn decode_reply(reply: &Value) -> Result<ToolOutput, ToolError> {
         .as_str()
         .or(reply["error"].as_str())
         .unwrap_or("daemon error");
+    if let Some(code) = reply["code"].as_str() {
+        return Err(ToolError::Refusal {
+            code: code.to_string(),
+            message: message.to_string(),
+            details: reply["details"].clone(),
+        });
+    }
     Err(ToolError::from_kind(
         reply["kind"].as_str().unwrap_or("failed"),
         message,
@@ -81,6 +95,12 @@ mod tests {
             ToolError::Failed("window gone".into()),
             ToolError::NoDesktop("no DISPLAY".into()),
             ToolError::Refused("ctrl+w is forbidden".into()),
+            ToolError::StaleToken("element_token is stale".into()),
+            ToolError::Refusal {
+                code: "window_scope_disabled".into(),
+                message: "window-scope tool 'zoom' is disabled".into(),
+                details: json!({ "session": "s", "code": "window_scope_disabled" }),
+            },
         ];
         for e in errors {
             let line = encode_reply(Err(e.clone())).to_string();

@@ -47,6 +47,8 @@ pub struct ToolContext {
     directory: std::sync::OnceLock<std::sync::Weak<super::sessions::Directory>>,
     /// When this context was made and last served a call (session tools report both).
     pub activity: Activity,
+    /// The capture scope start_session set, if any ([`super::scope`]).
+    pub capture_scope: Mutex<Option<super::scope::ScopePolicy>>,
     /// Where each window's last zoom image sits in its screenshot (`from_zoom`).
     zooms: Mutex<HashMap<u64, super::ZoomOrigin>>,
 }
@@ -178,6 +180,7 @@ impl ToolContext {
         self.snapshots.lock().unwrap().clear();
         self.recent_snapshots.lock().unwrap().clear();
         self.pending_effects.lock().unwrap().clear();
+        *self.capture_scope.lock().unwrap() = None;
     }
 
     /// The desktop this context talks to.

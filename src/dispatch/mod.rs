@@ -10,6 +10,7 @@ mod context;
 mod contract;
 mod registry;
 mod schema;
+pub mod scope;
 mod sessions;
 mod tokens;
 mod tool;

@@ -84,6 +84,12 @@ impl ToolRegistry {
             args
         };
         let desktop = super::addressing::is_desktop(&args, &schema);
+        {
+            let policy = ctx.capture_scope.lock().unwrap().clone();
+            let needs = super::scope::needs(tool.name(), &args, desktop);
+            let session = ctx.session().unwrap_or("default");
+            super::scope::check(policy.as_ref(), session, tool.name(), needs)?;
+        }
         let args = super::addressing::expand(ctx, args, &schema).await?;
         let out = Self::call_paced(ctx, tool, args).await;
         if desktop {

@@ -157,7 +157,11 @@ fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
         Err(e) => {
             let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
             let mut structured = json!({ "error": e.kind(), "message": e.to_string() });
-            if let Some(code) = e.refusal_code() {
+            if let ToolError::Refusal { code, details, .. } = &e {
+                // cua-driver's shape for these: its fields and the code, nothing else.
+                structured = details.clone();
+                structured["code"] = json!(code);
+            } else if let Some(code) = e.refusal_code() {
                 // cua-driver's refusal envelope, which its clients read.
                 structured["status"] = json!("refused");
                 structured["refusal"] = json!({ "code": code, "message": e.message() });

@@ -104,6 +104,12 @@ fn key_and_value(a: &SetConfigArgs) -> Result<(String, Value), ToolError> {
         }
     }
     match (&a.key, &a.value, a.max_image_dimension) {
+        // cua-driver retired its persistent capture scope; its clients read the code.
+        (Some(key), _, None) if key == "capture_scope" => Err(ToolError::Refusal {
+            code: "config_key_retired".into(),
+            message: "`key`: capture_scope is retired: choose window or desktop per action (`target` / `scope`), or per session with start_session's capture_scope".into(),
+            details: json!({ "key": "capture_scope", "replacement": "action.target" }),
+        }),
         (Some(key), Some(value), None) => Ok((key.clone(), value.clone())),
         (None, None, Some(max)) => Ok(("max_image_dimension".into(), json!(max))),
         (None, None, None) if a.capture_mode.is_some() => Err(ToolError::invalid(

@@ -97,6 +97,8 @@ impl ToolRegistry {
             Box::new(sessions::EndSession),
             Box::new(sessions::GetSession),
             Box::new(sessions::ListSessions),
+            Box::new(sessions::EscalateSession),
+            Box::new(sessions::GetSessionState),
         ])
     }
 }

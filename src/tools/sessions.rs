@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{NoArgs, ToolContext, ToolOutput, ToolSpec};
+use crate::dispatch::scope::{CaptureScope, EscalationReason, ScopePolicy};
 use crate::dispatch::{Contract, Risk, SessionEntry};
 use crate::errors::ToolError;
 
@@ -37,18 +38,30 @@ fn this_session(ctx: &ToolContext) -> Value {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartSessionArgs {
-    /// Deprecated (cua-driver compatibility): accepted and reported back; cua picks window or desktop per action.
+    /// cua-driver's deprecated session scope: window refuses screen-level calls, desktop refuses window reads, auto is window until escalate_session. Fixed for the session's life; without it the session is not confined (cua picks per action).
     pub capture_scope: Option<CaptureScope>,
     /// Refused: cua has no cursor themes (set_agent_cursor_style sets the agent cursor's look).
     pub cursor_theme: Option<Value>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CaptureScope {
-    Auto,
-    Window,
-    Desktop,
+/// The session's capture scope as the session tools report it: cua-driver's fields when
+/// start_session set one, else that none confines it.
+fn scope_of(ctx: &ToolContext) -> Value {
+    let session = ctx.session().unwrap_or("default");
+    match ctx.capture_scope.lock().unwrap().as_ref() {
+        Some(policy) => policy.describe(session),
+        None => json!({ "session": session, "capture_scope": null, "scope_enforced": false }),
+    }
+}
+
+/// Adds the scope fields to a session description.
+fn with_scope(mut doc: Value, ctx: &ToolContext) -> Value {
+    if let (Value::Object(d), Value::Object(scope)) = (&mut doc, scope_of(ctx)) {
+        for (k, v) in scope {
+            d.entry(k).or_insert(v);
+        }
+    }
+    doc
 }
 
 pub struct StartSession;
@@ -75,15 +88,33 @@ impl ToolSpec for StartSession {
                 "`cursor_theme`: cua has no cursor themes; set_agent_cursor_style sets the agent cursor's colours and shape",
             ));
         }
-        let mut session = this_session(ctx);
-        let scope = a.capture_scope.unwrap_or(CaptureScope::Auto);
+        if let Some(wanted) = a.capture_scope {
+            let mut current = ctx.capture_scope.lock().unwrap();
+            match current.as_ref() {
+                Some(set) if set.scope != wanted => {
+                    let name = ctx.session().unwrap_or("default");
+                    let mut details = set.describe(name);
+                    details["requested_capture_scope"] = json!(wanted);
+                    return Err(ToolError::Refusal {
+                        code: "session_policy_conflict".into(),
+                        message: format!(
+                            "session '{name}' already has capture_scope {}; a session's scope is fixed: end_session, then start_session again",
+                            json!(set.scope)
+                        ),
+                        details,
+                    });
+                }
+                Some(_) => {}
+                None => *current = Some(ScopePolicy::new(wanted)),
+            }
+        }
+        let mut session = with_scope(this_session(ctx), ctx);
         session["active"] = json!(true);
         let revived = ctx
             .activity
             .revived
             .swap(false, std::sync::atomic::Ordering::Relaxed);
         session["revived"] = json!(revived);
-        session["capture_scope"] = json!(scope);
         Ok(ToolOutput::new(
             format!(
                 "session {} is active",
@@ -232,5 +263,97 @@ impl ToolSpec for ListSessions {
             format!("{} sessions: {}", entries.len(), names.join(", ")),
             json!({ "sessions": page, "next_cursor": next }),
         ))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EscalateSessionArgs {
+    /// Why window scope did not do.
+    pub reason: EscalationReason,
+    /// Optional short detail (at most 200 characters; no secrets or page content).
+    pub detail: Option<String>,
+}
+
+pub struct EscalateSession;
+
+#[async_trait]
+impl ToolSpec for EscalateSession {
+    type Args = EscalateSessionArgs;
+    const NAME: &'static str = "escalate_session";
+    const DESCRIPTION: &'static str = "Unlock screen-level calls for a session started with capture_scope auto, for good (its window reads are then refused; end the session to go back). cua-driver compatibility: a session that set no scope needs no escalation. Returns the session's scope.";
+    const READ_ONLY: bool = false;
+    const CONTRACT: Contract = Contract {
+        capabilities: &["session.capture_scope.escalate"],
+        // Widens what the session may do, for good (cua-driver's class too).
+        risk: Risk::R2,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+    const RECORDED: bool = false;
+    const CHANGES_DRIVER: bool = true;
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        a: EscalateSessionArgs,
+    ) -> Result<ToolOutput, ToolError> {
+        if a.detail.as_ref().is_some_and(|d| d.chars().count() > 200) {
+            return Err(ToolError::invalid("`detail`: at most 200 characters"));
+        }
+        let name = ctx.session().unwrap_or("default").to_string();
+        let mut guard = ctx.capture_scope.lock().unwrap();
+        let policy = guard.as_mut().ok_or_else(|| {
+            ToolError::invalid(format!(
+                "session '{name}' set no capture_scope, so nothing confines it to escalate from (start_session with capture_scope auto to use escalation)"
+            ))
+        })?;
+        match policy.scope {
+            CaptureScope::Window => {
+                let mut details = policy.describe(&name);
+                details["code"] = json!("escalation_not_permitted");
+                return Err(ToolError::Refusal {
+                    code: "escalation_not_permitted".into(),
+                    message: format!(
+                        "session '{name}' has capture_scope window, which does not escalate; start a session with capture_scope auto or desktop"
+                    ),
+                    details,
+                });
+            }
+            CaptureScope::Auto if policy.escalation.is_none() => {
+                policy.escalation = Some((a.reason, a.detail));
+            }
+            _ => {}
+        }
+        let doc = policy.describe(&name);
+        Ok(ToolOutput::new(
+            format!("session {name}: desktop scope unlocked"),
+            doc,
+        ))
+    }
+}
+
+pub struct GetSessionState;
+
+#[async_trait]
+impl ToolSpec for GetSessionState {
+    type Args = NoArgs;
+    const NAME: &'static str = "get_session_state";
+    const DESCRIPTION: &'static str = "The session's capture scope (cua-driver compatibility): capture_scope, effective_scope, desktop_unlocked and the escalation, or that no scope confines it. get_session has its lifecycle.";
+    const READ_ONLY: bool = true;
+    const CONTRACT: Contract = Contract::reads(Risk::R0, &["session.capture_scope.read"]);
+    const RECORDED: bool = false;
+
+    async fn run(&self, ctx: &ToolContext, _a: NoArgs) -> Result<ToolOutput, ToolError> {
+        let doc = scope_of(ctx);
+        let summary = match doc["capture_scope"].as_str() {
+            Some(scope) => format!(
+                "capture_scope {scope}, effective {}",
+                doc["effective_scope"].as_str().unwrap_or("?")
+            ),
+            None => "no capture_scope confines this session".to_string(),
+        };
+        Ok(ToolOutput::new(summary, doc))
     }
 }
