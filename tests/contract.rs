@@ -60,9 +60,6 @@ const MISSING_TOOLS: &[(&str, &str)] = &[
     ),
     ("clipboard_read", "not built yet"),
     ("clipboard_write", "not built yet"),
-    ("mouse_button_down", "not built yet"),
-    ("mouse_button_up", "not built yet"),
-    ("mouse_drag", "not built yet"),
     ("parallel_mouse_drag", "not built yet"),
 ];
 
@@ -118,6 +115,21 @@ const TOKEN_DIFFERENCES: &[(&str, &str, &str)] = &[
         "scroll",
         "+input.scroll.coordinates",
         "cua's scroll takes x, y; hermes sends coordinates only where this token says so",
+    ),
+    (
+        "mouse_button_down",
+        "+input.delivery_mode",
+        "the gesture takes delivery_mode (foreground: the real pointer, restored on release)",
+    ),
+    (
+        "mouse_button_up",
+        "+input.delivery_mode",
+        "it ends the gesture in the mode mouse_button_down chose",
+    ),
+    (
+        "mouse_drag",
+        "+input.delivery_mode",
+        "it moves the held button in the mode mouse_button_down chose",
     ),
 ];
 

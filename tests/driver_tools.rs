@@ -677,3 +677,81 @@ fn a_policy_file_hides_and_refuses_denied_tools_through_the_daemon() {
     let _ = daemon.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A gesture over three calls: mouse_button_down on the Level slider's handle, mouse_drag
+/// to its middle, mouse_button_up. In the foreground the slider follows (the fixture
+/// journals its value) and the person's pointer is back where it was once released; in
+/// the background GTK 3 ignores synthetic drags unless the pointer is over it, and the
+/// answer says so rather than claiming the move.
+#[test]
+fn a_button_held_over_several_calls_drags_a_slider() {
+    let f = Fixture::start("held");
+    let level = Fixture::element(&f.state(), "Level");
+    let frame = &level["pixel_frame"];
+    let (x, y, w, h) = (
+        frame["x"].as_f64().unwrap(),
+        frame["y"].as_f64().unwrap(),
+        frame["w"].as_f64().unwrap(),
+        frame["h"].as_f64().unwrap(),
+    );
+    let (at, mid) = (json!({ "x": x + 6.0, "y": y + h / 2.0 }), x + w / 2.0);
+    let target = json!({ "pid": f.pid, "window_id": f.window_id });
+    let with = |base: &Value, extra: Value| {
+        let mut v = base.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+
+    let background = with(
+        &with(&target, at.clone()),
+        json!({ "delivery_mode": "background" }),
+    );
+    f.call("mouse_button_down", background).unwrap();
+    let moved = f
+        .call(
+            "mouse_drag",
+            json!({ "x": mid, "y": y + h / 2.0, "settle_ms": 300 }),
+        )
+        .unwrap();
+    f.call("mouse_button_up", json!({})).unwrap();
+    let landed = f.journaled(|e| e["event"] == "value-changed" && e["widget"] == "Level");
+    assert!(
+        landed || moved.structured["effect"] != "confirmed",
+        "a background move that did not land was claimed: {}",
+        moved.structured
+    );
+
+    let before = f.call("get_cursor_position", json!({})).unwrap().structured;
+    let down = with(&with(&target, at), json!({ "delivery_mode": "foreground" }));
+    let pressed = f.call("mouse_button_down", down).unwrap();
+    assert_eq!(pressed.structured["held_button"]["held"], true);
+    let again = f
+        .call(
+            "mouse_button_down",
+            with(&target, json!({ "x": 1, "y": 1 })),
+        )
+        .unwrap_err();
+    assert!(again.to_string().contains("already held"), "{again}");
+    f.call(
+        "mouse_drag",
+        json!({ "x": mid, "y": y + h / 2.0, "duration_ms": 200 }),
+    )
+    .unwrap();
+    let released = f.call("mouse_button_up", json!({})).unwrap();
+    assert_eq!(released.structured["held_button"]["held"], false);
+    assert!(f.journaled(|e| e["event"] == "value-changed"
+        && e["widget"] == "Level"
+        && e["value"].as_f64().is_some_and(|v| v > 10.0)));
+    let after = f.call("get_cursor_position", json!({})).unwrap().structured;
+    assert_eq!(
+        before, after,
+        "the pointer is back where the person left it"
+    );
+    let none = f.call("mouse_button_up", json!({})).unwrap_err();
+    assert!(
+        none.to_string().contains("mouse_button_down first"),
+        "{none}"
+    );
+}

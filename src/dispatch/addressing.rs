@@ -25,9 +25,9 @@ pub(super) fn takes_cursor_id(capabilities: &[&str]) -> bool {
 }
 
 pub(super) fn takes_from_zoom(capabilities: &[&str]) -> bool {
-    capabilities
-        .iter()
-        .any(|c| *c == "input.pointer.click" || *c == "input.pointer.drag")
+    capabilities.iter().any(|c| {
+        *c == "input.pointer.click" || *c == "input.pointer.drag" || *c == "input.pointer.button"
+    })
 }
 
 pub(super) fn takes_target(capabilities: &[&str]) -> bool {

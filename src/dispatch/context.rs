@@ -49,11 +49,25 @@ pub struct ToolContext {
     pub activity: Activity,
     /// The capture scope start_session set, if any ([`super::scope`]).
     pub capture_scope: Mutex<Option<super::scope::ScopePolicy>>,
+    /// A pointer button this session holds between calls (mouse_button_down …
+    /// mouse_button_up); released when the session ends.
+    pub held_button: Mutex<Option<HeldButton>>,
     /// Where each window's last zoom image sits in its screenshot (`from_zoom`).
     zooms: Mutex<HashMap<u64, super::ZoomOrigin>>,
 }
 
 /// When a context was made and last served a call.
+/// A pointer button held down between calls, and where.
+#[derive(Debug, Clone)]
+pub struct HeldButton {
+    pub pid: u32,
+    pub window: crate::platform::WindowInfo,
+    pub button: u8,
+    /// The pointer's place, window-local event pixels.
+    pub at: (i32, i32),
+    pub mode: crate::platform::Delivery,
+}
+
 pub struct Activity {
     pub created: std::time::Instant,
     last_call: Mutex<std::time::Instant>,
@@ -172,6 +186,24 @@ impl ToolContext {
 
     pub(super) fn join(&self, directory: &Arc<super::sessions::Directory>) {
         let _ = self.directory.set(Arc::downgrade(directory));
+    }
+
+    /// Releases a button this session left held (its session ends, its client left): a
+    /// pressed button must not outlive the gesture that pressed it.
+    pub async fn release_held_button(&self) {
+        let held = self.held_button.lock().unwrap().take();
+        let (Some(h), Ok(platform)) = (held, self.platform().await) else {
+            return;
+        };
+        let release = crate::platform::InputEvent::Button {
+            x: h.at.0,
+            y: h.at.1,
+            button: h.button,
+            down: false,
+        };
+        if let Err(e) = platform.send_input(&h.window, &[release], h.mode).await {
+            tracing::warn!(error = %e, "could not release a held pointer button");
+        }
     }
 
     /// Forgets what this context read (snapshots, pending effects): an ended session that

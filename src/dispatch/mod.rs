@@ -16,7 +16,7 @@ mod tokens;
 mod tool;
 
 pub use addressing::ZoomOrigin;
-pub use context::{Activity, RECENT_SNAPSHOTS, ToolContext, runtime};
+pub use context::{Activity, HeldButton, RECENT_SNAPSHOTS, ToolContext, runtime};
 pub use contract::{CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, Risk};
 pub use registry::ToolRegistry;
 pub use schema::{SESSION_ARGUMENT, output_schema_of, parse_args, schema_of};

@@ -101,6 +101,7 @@ impl Sessions {
     pub async fn end(&self, id: &str) {
         let ended = self.directory.by_id.lock().unwrap().remove(id);
         if let Some(ctx) = ended {
+            ctx.release_held_button().await;
             ctx.recorder.stop_when_done().await;
         }
     }
@@ -116,6 +117,7 @@ impl Sessions {
             .chain(self.directory.by_id.lock().unwrap().values().cloned())
             .collect();
         for ctx in all {
+            ctx.release_held_button().await;
             ctx.recorder.stop_when_done().await;
         }
     }
@@ -154,6 +156,7 @@ impl Directory {
     /// Ends a session (end_session): its recording is finalized; a named session is
     /// dropped and its name refused until revived, the server's own starts over.
     pub async fn end(&self, ctx: &Arc<ToolContext>) {
+        ctx.release_held_button().await;
         ctx.recorder.stop_when_done().await;
         if self.is_default(ctx) {
             ctx.forget();

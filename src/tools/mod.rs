@@ -28,7 +28,7 @@ use crate::errors::ToolError;
 use crate::platform::Platform;
 
 pub use crate::dispatch::{
-    CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, RECENT_SNAPSHOTS, Risk,
+    CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, HeldButton, RECENT_SNAPSHOTS, Risk,
     SESSION_ARGUMENT, Sessions, Tool, ToolContext, ToolRegistry, ToolSpec, output_schema_of,
     parse_args, runtime, schema_of,
 };
@@ -78,6 +78,9 @@ impl ToolRegistry {
             Box::new(input::SetValue),
             Box::new(input::Scroll),
             Box::new(input::Drag),
+            Box::new(input::MouseButtonDown),
+            Box::new(input::MouseDrag),
+            Box::new(input::MouseButtonUp),
             Box::new(input::MoveCursor),
             Box::new(menu::InvokeMenu),
             Box::new(page::Page),

@@ -32,6 +32,22 @@ const MOD4: u16 = 64;
 const NEW_BINDING_GRACE: Duration = Duration::from_millis(100);
 
 /// Keycode → keysyms as the server maps them.
+/// The pointer buttons still pressed after a batch of events (a held gesture), and, for
+/// one held through XTest, what to give back once they are released: the active window and
+/// the pointer's place before it (restoring them mid-gesture would drag the pointer away).
+#[derive(Default)]
+pub struct Held {
+    mask: u16,
+    restore: Option<(Option<Window>, (i32, i32))>,
+}
+
+/// The button bits of an X event state (Button1Mask … Button5Mask).
+const BUTTON_BITS: u16 = 0x1f00;
+
+fn button_bit(button: u8) -> u16 {
+    1u16 << (7 + button.clamp(1, 5))
+}
+
 pub struct Keymap {
     min_keycode: u8,
     per_keycode: usize,
@@ -253,7 +269,8 @@ impl X11 {
         origin: (i32, i32),
         events: &[InputEvent],
     ) -> PlatformResult<()> {
-        let mut state: u16 = 0;
+        // Buttons an earlier call left held are held in these events too.
+        let mut state: u16 = self.held.lock().unwrap().mask;
         let mut pos = (0i32, 0i32);
         for ev in events {
             match ev {
@@ -311,7 +328,7 @@ impl X11 {
                     self.conn
                         .send_event(true, id, mask, event)
                         .map_err(|e| x_err("send button", e))?;
-                    let bit = 1u16 << (7 + *button.min(&5));
+                    let bit = button_bit(*button);
                     if *down { state |= bit } else { state &= !bit }
                 }
                 InputEvent::Key { keysym, down } => {
@@ -350,6 +367,7 @@ impl X11 {
             }
         }
         self.conn.flush().map_err(|e| x_err("flush", e))?;
+        self.held.lock().unwrap().mask = state & BUTTON_BITS;
         Ok(())
     }
 
@@ -359,11 +377,16 @@ impl X11 {
         origin: (i32, i32),
         events: &[InputEvent],
     ) -> PlatformResult<()> {
-        let previous_active = self.active_window();
-        let previous_pointer = self.cursor_position()?;
-        if previous_active != Some(id) {
+        // What to restore: as it was before this batch, or before the held gesture began.
+        let held_since = self.held.lock().unwrap().restore.take();
+        let (previous_active, previous_pointer) = match held_since {
+            Some(before) => before,
+            None => (self.active_window(), self.cursor_position()?),
+        };
+        if self.active_window() != Some(id) {
             self.activate(id)?;
         }
+        let mut buttons = self.held.lock().unwrap().mask;
         let run = (|| -> PlatformResult<()> {
             for ev in events {
                 match ev {
@@ -375,6 +398,12 @@ impl X11 {
                     InputEvent::Button { x, y, button, down } => {
                         self.fake(6, 0, origin.0 + x, origin.1 + y)?;
                         self.fake(if *down { 4 } else { 5 }, *button, 0, 0)?;
+                        let bit = button_bit(*button);
+                        if *down {
+                            buttons |= bit
+                        } else {
+                            buttons &= !bit
+                        }
                     }
                     InputEvent::Key { keysym, down } => {
                         let (code, shift) = self.keycode_for(*keysym)?;
@@ -399,6 +428,20 @@ impl X11 {
             }
             self.conn.sync().map_err(|e| x_err("sync", e))
         })();
+        // A button still held: the gesture goes on in a later call, which restores.
+        if buttons & BUTTON_BITS != 0 && run.is_ok() {
+            let mut held = self.held.lock().unwrap();
+            held.mask = buttons & BUTTON_BITS;
+            held.restore = Some((previous_active, previous_pointer));
+            return run;
+        }
+        // A failed batch must not leave a real button down.
+        for button in 1..=5u8 {
+            if buttons & button_bit(button) != 0 {
+                let _ = self.fake(5, button, 0, 0);
+            }
+        }
+        self.held.lock().unwrap().mask = 0;
         // Restore what the user had, whatever happened.
         if let Some(prev) = previous_active.filter(|p| *p != id) {
             let _ = self.activate(prev);

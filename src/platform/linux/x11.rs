@@ -53,6 +53,8 @@ pub struct X11 {
     redirected_here: AtomicBool,
     /// Keycode → keysyms, read on first keyboard use.
     pub(super) keymap: std::sync::Mutex<Option<super::input::Keymap>>,
+    /// Buttons a gesture left pressed between calls (mouse_button_down … mouse_button_up).
+    pub(super) held: std::sync::Mutex<super::input::Held>,
 }
 
 fn x_err(context: &str, e: impl std::fmt::Display) -> PlatformError {
@@ -87,6 +89,7 @@ impl X11 {
             atoms,
             redirected_here: AtomicBool::new(false),
             keymap: std::sync::Mutex::new(None),
+            held: std::sync::Mutex::new(super::input::Held::default()),
         })
     }
 

@@ -1,5 +1,6 @@
 //! The input tools: click, double_click, right_click, drag, scroll, type_text, press_key,
-//! hotkey, set_value, move_cursor.
+//! hotkey, set_value, move_cursor, and a gesture over several calls (mouse_button_down,
+//! mouse_drag, mouse_button_up).
 //!
 //! Addressing: `element_index` + `window_id` resolves against the last get_window_state
 //! snapshot and acts through the accessibility API (background-safe); `x, y` are
@@ -15,11 +16,12 @@
 //! and the result (`Outcome`, `ActionResult`). The rooms: `target` (addressing resolved to
 //! an element, a pixel or a window), `effect` (what would show the action landed, and
 //! waiting for it), `delivery` (routes, synthetic-event caveats, event sequences), and the
-//! tools by family: `pointer`, `keyboard`, `value`, `scroll`. The children reach these
+//! tools by family: `pointer`, `held`, `keyboard`, `value`, `scroll`. The children reach these
 //! shared items through `use super::*`.
 
 mod delivery;
 mod effect;
+mod held;
 mod keyboard;
 mod pointer;
 mod scroll;
@@ -49,6 +51,7 @@ use keyboard::*;
 use pointer::*;
 use target::*;
 
+pub use held::{MouseButtonDown, MouseButtonUp, MouseDrag};
 pub use keyboard::{Hotkey, PressKey, TypeText};
 pub use pointer::{Click, DoubleClick, Drag, MoveCursor, RightClick};
 pub use scroll::Scroll;
