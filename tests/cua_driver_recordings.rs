@@ -1,9 +1,11 @@
-//! A recording the real cua-driver 0.21 wrote (trajectories/cua-driver-0.21/calculator-7x6:
-//! 7 × 6 = on GNOME Calculator, by element tokens, made with record_calculator.py beside it)
-//! replays with `cua replay --launch` on a fresh calculator: every turn, each turn's
-//! recorded change checked in cua-driver's own tree vocabulary. The result is read from the
-//! calculator's tree. A recording changed to press 5 instead of 6 fails at the turn whose
-//! recorded change it cannot make.
+//! Recordings the real cua-driver 0.21 wrote (trajectories/cua-driver-0.21, made with the
+//! record_*.py scripts beside them): calculator-7x6 (7 × 6 = on GNOME Calculator, by element
+//! tokens) and mousepad-note (three type_text turns into Mousepad's editor, whose title
+//! gains a `*` on the way). Each replays with `cua replay --launch` on a fresh app, every
+//! turn, each turn's recorded change checked in cua-driver's own tree vocabulary; the
+//! replay recorded with `--record-to` diffs clean against the recording; results are read
+//! from the app's tree. A recording changed to press 5 instead of 6, or to type another
+//! word, fails at the turn whose recorded change it cannot make, and its diff says so.
 
 mod common;
 
@@ -14,12 +16,14 @@ use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 
-fn recording() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("trajectories/cua-driver-0.21/calculator-7x6")
+fn recording(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("trajectories/cua-driver-0.21")
+        .join(name)
 }
 
-/// `cua replay DIR --launch --json` on a fresh desktop; its report and the desktop.
-fn replay(dir: &Path) -> (Value, Sandbox) {
+/// `cua replay DIR --launch --json [EXTRA]` on a fresh desktop; its report and the desktop.
+fn replay(dir: &Path, extra: &[&str]) -> (Value, Sandbox) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
@@ -29,6 +33,7 @@ fn replay(dir: &Path) -> (Value, Sandbox) {
         .arg("replay")
         .arg(dir)
         .args(["--launch", "--json"])
+        .args(extra)
         .envs(sandbox.env())
         .output()
         .unwrap();
@@ -42,31 +47,62 @@ fn replay(dir: &Path) -> (Value, Sandbox) {
     (report, sandbox)
 }
 
-/// The calculator's labels, read from its own tree.
-fn labels(sandbox: &Sandbox) -> Vec<String> {
+/// `cua diff EXPECTED ACTUAL`: its exit code and summary.
+fn diff(expected: &Path, actual: &Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("diff")
+        .arg(expected)
+        .arg(actual)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A fresh folder for a test's trajectory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cua-driver-rec-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The markdown tree of the one window of the app named `app` (list_windows' app_name).
+fn tree_of(sandbox: &Sandbox, app: &str) -> String {
     let runtime = common::runtime();
     let ctx = ToolContext::for_desktop(sandbox.desktop());
     let registry = ToolRegistry::new();
     let windows = runtime
         .block_on(registry.call(&ctx, "list_windows", json!({})))
         .unwrap();
-    let calc = windows.structured["windows"]
+    let window = windows.structured["windows"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|w| w["app_name"] == "Calculator")
-        .expect("the calculator's window")
+        .find(|w| w["app_name"].as_str().is_some_and(|n| n.contains(app)))
+        .unwrap_or_else(|| panic!("no {app} window in {}", windows.structured))
         .clone();
     let state = runtime
         .block_on(registry.call(
             &ctx,
             "get_window_state",
-            json!({ "pid": calc["pid"], "window_id": calc["window_id"], "include_screenshot": false }),
+            json!({ "pid": window["pid"], "window_id": window["window_id"], "include_screenshot": false }),
         ))
         .unwrap();
     state.structured["tree_markdown"]
         .as_str()
         .unwrap()
+        .to_string()
+}
+
+/// The calculator's labels, read from its own tree.
+fn labels(sandbox: &Sandbox) -> Vec<String> {
+    tree_of(sandbox, "Calculator")
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- label \""))
         .map(|l| l.trim_end_matches('"').to_string())
@@ -74,8 +110,12 @@ fn labels(sandbox: &Sandbox) -> Vec<String> {
 }
 
 #[test]
-fn a_real_cua_driver_recording_replays_every_turn_and_the_app_shows_its_result() {
-    let (report, sandbox) = replay(&recording());
+fn a_real_cua_driver_recording_replays_every_turn_diffs_clean_and_the_app_shows_its_result() {
+    let out = scratch("calc-out");
+    let (report, sandbox) = replay(
+        &recording("calculator-7x6"),
+        &["--record-to", out.to_str().unwrap()],
+    );
     assert_eq!(report["attempted"], 4, "{report}");
     assert_eq!(report["succeeded"], 4, "{report}");
     let shown = labels(&sandbox);
@@ -83,13 +123,15 @@ fn a_real_cua_driver_recording_replays_every_turn_and_the_app_shows_its_result()
         shown.iter().any(|l| l == "42") && shown.iter().any(|l| l == "7×6"),
         "the calculator shows {shown:?}"
     );
+    let (code, said) = diff(&recording("calculator-7x6"), &out);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(code, Some(0), "{said}");
 }
 
 #[test]
 fn a_changed_cua_driver_recording_fails_where_its_recorded_change_is_not_made() {
-    let dir = std::env::temp_dir().join(format!("cua-driver-rec-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    common::copy_dir(&recording(), &dir);
+    let dir = scratch("calc-changed");
+    common::copy_dir(&recording("calculator-7x6"), &dir);
     // Turn 3 pressed "6" (element 21 of its snapshot); make it press "5" (element 20).
     let action = dir.join("turn-00003/action.json");
     let text = std::fs::read_to_string(&action).unwrap();
@@ -99,7 +141,7 @@ fn a_changed_cua_driver_recording_fails_where_its_recorded_change_is_not_made() 
         text.replace("\"s00000003:21\"", "\"s00000003:20\""),
     )
     .unwrap();
-    let (report, sandbox) = replay(&dir);
+    let (report, sandbox) = replay(&dir, &[]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(report["succeeded"], 3, "{report}");
     assert_eq!(report["first_failure"], 4, "{report}");
@@ -113,4 +155,54 @@ fn a_changed_cua_driver_recording_fails_where_its_recorded_change_is_not_made() 
         shown.iter().any(|l| l == "35"),
         "the calculator shows {shown:?}"
     );
+}
+
+#[test]
+fn a_real_mousepad_recording_replays_every_turn_and_diffs_clean() {
+    let out = scratch("mousepad-out");
+    let (report, sandbox) = replay(
+        &recording("mousepad-note"),
+        &["--record-to", out.to_str().unwrap()],
+    );
+    assert_eq!(report["attempted"], 3, "{report}");
+    assert_eq!(report["succeeded"], 3, "{report}");
+    let tree = tree_of(&sandbox, "Mousepad");
+    assert!(
+        tree.contains("value=\"Hello from cua-driver\\nsecond line and a third\""),
+        "the editor holds {tree}"
+    );
+    assert!(
+        tree.starts_with("- frame \"*Untitled 1 - Mousepad\""),
+        "{tree}"
+    );
+    let (code, said) = diff(&recording("mousepad-note"), &out);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(code, Some(0), "{said}");
+}
+
+#[test]
+fn a_changed_mousepad_recording_fails_at_the_turn_that_types_another_word() {
+    let dir = scratch("mousepad-changed");
+    common::copy_dir(&recording("mousepad-note"), &dir);
+    // Turn 2 typed "second line"; make it type "second lime".
+    let action = dir.join("turn-00002/action.json");
+    let text = std::fs::read_to_string(&action).unwrap();
+    assert!(text.contains("\"second line\""));
+    std::fs::write(&action, text.replace("\"second line\"", "\"second lime\"")).unwrap();
+    let out = scratch("mousepad-changed-out");
+    let (report, _sandbox) = replay(
+        &dir,
+        &["--no-stop-on-error", "--record-to", out.to_str().unwrap()],
+    );
+    assert_eq!(report["first_failure"], 2, "{report}");
+    assert!(
+        report.to_string().contains("second line"),
+        "the failure names the missing text: {report}"
+    );
+    // The replay of the changed recording, against the real one: turn 2 differs.
+    let (code, said) = diff(&recording("mousepad-note"), &out);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("✗ turn-00002"), "{said}");
 }

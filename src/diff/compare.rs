@@ -74,6 +74,7 @@ pub(super) fn action_differences(
     designated: [&Designated; 2],
     rebinding: &mut Rebinding,
     rules: &[Redaction],
+    foreign: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
     changed(
@@ -135,7 +136,9 @@ pub(super) fn action_differences(
                 )
             }
         };
-        changed(&mut out, "target", e, a);
+        if !(foreign && same_foreign_target(&e, &a)) {
+            changed(&mut out, "target", e, a);
+        }
     }
     out.extend(points::differences(
         &designated[0].places,
@@ -172,13 +175,31 @@ pub(super) fn action_differences(
         text(&expected["result_error"]),
         text(&actual["result_error"]),
     );
-    changed(
-        &mut out,
-        "effect",
-        text(expected.pointer("/result/effect").unwrap_or(&Value::Null)),
-        text(actual.pointer("/result/effect").unwrap_or(&Value::Null)),
-    );
+    let effect = |v: &Value| text(v.pointer("/result/effect").unwrap_or(&Value::Null));
+    // Another driver that could not tell (`unverifiable`) says nothing against an effect
+    // cua confirmed; any other change of effect still counts.
+    let (expected_effect, actual_effect) = (effect(expected), effect(actual));
+    if !(foreign && expected_effect == "\"unverifiable\"" && actual_effect == "\"confirmed\"") {
+        changed(&mut out, "effect", expected_effect, actual_effect);
+    }
     out
+}
+
+/// Whether two targets, one written by another driver, are one element: the same role and
+/// name in one vocabulary (its doubled GTK 4 labels undone), or, where one side has no
+/// name, the same role (cua-driver names an unnamed element by its text).
+fn same_foreign_target(expected: &str, actual: &str) -> bool {
+    use crate::trajectory::markdown::{parse, role_key};
+    let line = |s: &str| parse(&format!("- {s}")).into_iter().next();
+    match (line(expected), line(actual)) {
+        (Some(e), Some(a)) => {
+            role_key(&e.role) == role_key(&a.role)
+                && (crate::replay::locate::same_name(&e.name, &a.name)
+                    || e.name.is_empty()
+                    || a.name.is_empty())
+        }
+        _ => false,
+    }
 }
 
 /// Frames of the elements a mask rule names, from a state's elements.
@@ -197,6 +218,9 @@ pub(super) fn element_masks(rule: &MaskRule, state: Option<&Value>) -> Vec<Rect>
 /// A turn's screenshot summary and diff PNG; None when neither run has a screenshot; the
 /// errors when a PNG cannot be read.
 pub(super) type ScreenshotComparison = Result<Option<(PixelSummary, Option<Vec<u8>>)>, Vec<String>>;
+
+/// The share of a screenshot another driver took that may differ from cua's (0.5%).
+pub const FOREIGN_PIXEL_RATIO: f64 = 0.005;
 
 pub(super) fn compare_screenshots(
     expected: &LoadedTurn,
@@ -266,9 +290,21 @@ pub(super) fn compare_screenshots(
         &opts,
     );
     let ratio = d.ratio();
-    let within = d.size_mismatch.is_none()
-        && (d.diff_pixels <= config.max_diff_pixels
-            || config.max_diff_pixel_ratio.is_some_and(|r| ratio <= r));
+    // Another driver's screenshot is taken on its own schedule (a caret mid-blink, a
+    // focus ring drawn a frame later): unless the config says, up to FOREIGN_PIXEL_RATIO
+    // of it may differ. The turn's change is compared in its tree.
+    let foreign = [expected, actual]
+        .iter()
+        .any(|t| t.action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY);
+    let max_ratio = config
+        .max_diff_pixel_ratio
+        .or(foreign.then_some(FOREIGN_PIXEL_RATIO));
+    // Nor is a window another driver's run sized otherwise compared pixel by pixel (GTK 4's
+    // calculator settles 12 px taller in one run in five): the report still shows both
+    // sizes, and the tree carries the verdict.
+    let within = (d.size_mismatch.is_none()
+        && (d.diff_pixels <= config.max_diff_pixels || max_ratio.is_some_and(|r| ratio <= r)))
+        || (foreign && d.size_mismatch.is_some());
     let png = match (
         &d.diff_image,
         d.diff_pixels > 0 || d.size_mismatch.is_some(),

@@ -98,6 +98,13 @@ impl TrajectoryDiff {
     }
 }
 
+/// Whether one side of a turn pair was recorded by another driver (cua-driver).
+fn is_foreign(e: &LoadedTurn, a: &LoadedTurn) -> bool {
+    [e, a]
+        .iter()
+        .any(|t| t.action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY)
+}
+
 /// Compares two trajectories turn by turn.
 pub fn diff_trajectories(
     expected_dir: &Path,
@@ -121,18 +128,23 @@ pub fn diff_trajectories(
     let mut turns: Vec<TurnDiff> = (0..pairs)
         .map(|i| match (expected.get(i), actual.get(i)) {
             (Some(e), Some(a)) => {
+                // A turn another driver recorded numbers its elements its own way.
+                let foreign = is_foreign(e, a);
                 let action_diff = action_differences(
                     &e.action,
                     &a.action,
                     [&e.designated, &a.designated],
                     &mut rebinding,
                     &rules,
+                    foreign,
                 );
-                // A turn another driver recorded numbers its elements its own way.
-                let foreign = [e, a]
-                    .iter()
-                    .any(|t| t.action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY);
-                let tree_diff = config.compare_tree.then(|| {
+                // Another driver's tree shows other parts of the app (closed menus, hidden
+                // toolbars) in other words: its turn is compared by the change it made, in
+                // one reading, as replay checks it, not line by line.
+                let change = (foreign && config.compare_tree)
+                    .then(|| tree::change_differences(&e.dir, &a.dir))
+                    .flatten();
+                let tree_diff = (config.compare_tree && !foreign).then(|| {
                     unified(
                         &tree::state_text(e.state.as_ref(), &rules, foreign),
                         &tree::state_text(a.state.as_ref(), &rules, foreign),
@@ -144,8 +156,10 @@ pub fn diff_trajectories(
                 if let Some(first) = action_diff.first() {
                     reasons.push(format!("action: {first}{}", more(action_diff.len())));
                 }
-                let tree_diff = tree_diff.flatten();
-                if let Some(d) = &tree_diff {
+                let tree_diff = tree_diff.flatten().or_else(|| change.clone());
+                if let Some(d) = &change {
+                    reasons.push(format!("tree: {}", d.lines().next().unwrap_or("")));
+                } else if let Some(d) = &tree_diff {
                     reasons.push(tree_reason(d));
                 }
                 TurnDiff {
@@ -234,9 +248,12 @@ pub fn diff_trajectories(
                 Ok(Some((summary, png))) => {
                     let t = &mut turns[i];
                     if !summary.within_tolerance {
-                        // What moved, when the trees can say (before the pixel count).
+                        // What moved, when the trees can say (before the pixel count); another
+                        // driver's states place elements in other coordinates.
                         let states = (expected[i].state.as_ref(), actual[i].state.as_ref());
-                        t.reasons.extend(layout::reason(states.0, states.1));
+                        if !is_foreign(&expected[i], &actual[i]) {
+                            t.reasons.extend(layout::reason(states.0, states.1));
+                        }
                         t.reasons.push(match &summary.size_mismatch {
                             Some(m) => format!("pixels: size differs ({m})"),
                             None => format!(
@@ -332,7 +349,8 @@ mod tests {
                 &click(99, 8, "7"),
                 NONE,
                 &mut rb,
-                &rules
+                &rules,
+                false
             )
             .is_empty()
         );
@@ -343,6 +361,7 @@ mod tests {
             NONE,
             &mut rb,
             &rules,
+            false,
         );
         assert_eq!(d.len(), 1, "{d:?}");
         assert!(d[0].starts_with("target: push_button \"7\""), "{d:?}");
@@ -353,6 +372,7 @@ mod tests {
             NONE,
             &mut rb,
             &rules,
+            false,
         );
         assert!(d.iter().any(|l| l.starts_with("pid:")), "{d:?}");
         // A turn without a locator (another driver's): its before-state line says what its
@@ -370,6 +390,7 @@ mod tests {
             [&line, &NOTHING],
             &mut rb,
             &rules,
+            false,
         );
         assert!(same.is_empty(), "{same:?}");
         let other = action_differences(
@@ -378,6 +399,7 @@ mod tests {
             [&line, &NOTHING],
             &mut rb,
             &rules,
+            false,
         );
         assert_eq!(other, ["target: button \"7\" → button \"8\""]);
     }

@@ -64,6 +64,34 @@ pub fn state_text(state: Option<&serde_json::Value>, rules: &[Redaction], foreig
     redact(&format!("title: {title}\n{tree}\n"), rules)
 }
 
+/// How the actual turn's change differs from the expected turn's, when the expected one
+/// was recorded by another driver: read as replay reads its recorded change
+/// ([`crate::replay::postcondition`]), one difference a line; None when the same.
+pub fn change_differences(expected: &std::path::Path, actual: &std::path::Path) -> Option<String> {
+    use crate::replay::postcondition::{Postcondition, Reading};
+    use crate::trajectory::read::{State, state_markdown};
+    let states = |dir| {
+        Some((
+            state_markdown(dir, State::Before)?,
+            state_markdown(dir, State::After)?,
+        ))
+    };
+    let (Some((eb, ea)), Some((ab, aa))) = (states(expected), states(actual)) else {
+        return None;
+    };
+    let reading = || Reading {
+        other_driver: true,
+        ..Reading::default()
+    };
+    // A turn whose recording shows no change says nothing of the effect (another driver's
+    // after-state may be read before a late app showed it): there is nothing to compare.
+    let differences = match Postcondition::between(&eb, &ea, reading()) {
+        Some(recorded) => recorded.differences_in(&ab, &aa),
+        None => Vec::new(),
+    };
+    (!differences.is_empty()).then(|| differences.join("\n"))
+}
+
 /// `text` with every rule applied, in order.
 pub fn redact(text: &str, rules: &[Redaction]) -> String {
     let mut out = text.to_string();

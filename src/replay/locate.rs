@@ -59,6 +59,20 @@ pub fn resolve_markdown(snapshot: &Snapshot, target: &MarkdownTarget) -> Result<
             .filter(|&i| same_name(&target.name, &node(i).name))
             .collect();
     }
+    if alike.is_empty() && !target.name.is_empty() {
+        // cua-driver names an unnamed element by its text (its `label`), and writes the
+        // text's newlines raw, so its tree keeps the first line: a live element of the
+        // role with no name whose text begins with that line.
+        let first_line = |s: &str| s.lines().next().unwrap_or("").trim().to_string();
+        let wanted = first_line(&target.name);
+        alike = (0..count)
+            .filter(|&i| node(i).name.is_empty() && role_key(&node(i).role) == role)
+            .filter(|&i| {
+                crate::snapshot::label_of(&snapshot.tree, snapshot.elements[i])
+                    .is_some_and(|label| first_line(&label) == wanted)
+            })
+            .collect();
+    }
     let ancestors_shared = |i: usize| {
         let mut names = Vec::new();
         let mut at = nodes[snapshot.elements[i]].parent;

@@ -79,7 +79,19 @@ pub struct Reading {
     /// With another driver's recording: the roles whose values it recorded; the values of
     /// other roles are left out of every line (it did not read them, cua does).
     pub valued_roles: Option<std::collections::HashSet<String>>,
+    /// With another driver's recording: the roles it named by their text (a text view's
+    /// content as its name); cua's unnamed elements of these roles are named by value.
+    pub text_named_roles: std::collections::HashSet<String>,
 }
+
+/// Roles whose element another driver may name by the text it holds.
+const TEXT_ROLES: &[&str] = &[
+    "text",
+    "entry",
+    "password_text",
+    "paragraph",
+    "document_text",
+];
 
 /// Roles of unnamed nodes another driver shows and cua's tree folds away.
 const FOLDED_UNNAMED: &[&str] = &["widget", "group", "scroll_bar", "grouping"];
@@ -152,7 +164,11 @@ impl Reading {
     fn counts(&self, markdown: &str, recorded: bool) -> Counts {
         let mut out = HashMap::new();
         let mut volatile_depth: Option<usize> = None;
-        for raw in markdown.lines().filter(|l| !l.trim().is_empty()) {
+        let lines = match self.other_driver {
+            true => joined_continuations(markdown),
+            false => markdown.lines().map(str::to_string).collect(),
+        };
+        for raw in lines.iter().filter(|l| !l.trim().is_empty()) {
             let depth = (raw.len() - raw.trim_start().len()) / 2;
             if volatile_depth.is_some_and(|d| depth > d) {
                 continue;
@@ -171,6 +187,7 @@ impl Reading {
                 }
                 line = format!("- {}", body(&line));
                 if let Some(valued) = &self.valued_roles {
+                    line = named_by_value(&line, valued, &self.text_named_roles);
                     line = without_unrecorded_value(&line, valued);
                 }
             }
@@ -260,6 +277,17 @@ impl Postcondition {
                     .collect(),
             );
         }
+        if reading.other_driver {
+            // Roles the recording names with a readable name and no value: their text.
+            reading.text_named_roles = joined_continuations(before)
+                .iter()
+                .chain(joined_continuations(after).iter())
+                .filter(|l| !l.contains(" value="))
+                .filter_map(|l| markdown::parse(&normalize(l)).into_iter().next())
+                .filter(|l| !l.name.is_empty() && TEXT_ROLES.contains(&role_key(&l.role).as_str()))
+                .map(|l| role_key(&l.role))
+                .collect();
+        }
         let after = reading.counts(after, true);
         let recorded = delta(&reading.counts(before, true), &after);
         let recorded_after = recorded
@@ -274,16 +302,44 @@ impl Postcondition {
         })
     }
 
+    /// The recorded change this reading can check. Another driver's recording shows parts
+    /// of the app cua's tree does not (a closed menu's items, a hidden toolbar): a recorded
+    /// loss of a line the live window did not show before, and the gain that took its
+    /// place, cannot be seen either way here and are left out; everything else is checked.
+    fn checkable(&self, live_before: &Counts) -> BTreeMap<String, i64> {
+        if !self.reading.other_driver {
+            return self.recorded.clone();
+        }
+        let mut unseen: Vec<(&String, i64)> = self
+            .recorded
+            .iter()
+            .filter(|(line, want)| **want < 0 && live_before.get(*line).copied().unwrap_or(0) == 0)
+            .map(|(line, _)| (line, 1))
+            .collect();
+        let mut left_out: Vec<String> = unseen.iter().map(|(l, _)| (*l).clone()).collect();
+        for (line, &want) in &self.recorded {
+            if want > 0 && take_partner(line, &mut unseen).is_some() {
+                left_out.push(line.clone());
+            }
+        }
+        self.recorded
+            .iter()
+            .filter(|(line, _)| !left_out.contains(line))
+            .map(|(l, d)| (l.clone(), *d))
+            .collect()
+    }
+
     /// How the change from `live_before` to `live_after` differs from the recorded one,
     /// each difference as a sentence naming the element; empty when it is the same.
     fn differences(&self, live_before: &Counts, live_after: &Counts) -> Vec<String> {
+        let recorded = self.checkable(live_before);
         let live = delta(live_before, live_after);
         let got = |line: &str| live.get(line).copied().unwrap_or(0);
         // A gained line the live window already showed as often as the recording ends with
         // (a list that shows one of several identical rows: a second "7×6 = 42" in GTK 4's
         // calculator history) is the recorded state, not a missing change, once the turn
         // made its own change: another recorded line changed exactly as recorded.
-        let own = self.recorded.iter().any(|(line, &want)| got(line) == want);
+        let own = recorded.iter().any(|(line, &want)| got(line) == want);
         let already_shown = |line: &String, want: i64| {
             own && want > 0
                 && got(line) == 0
@@ -292,7 +348,7 @@ impl Postcondition {
         };
         let mut unrecorded: Vec<(&String, i64)> = live
             .iter()
-            .filter(|(line, _)| !self.recorded.contains_key(*line))
+            .filter(|(line, _)| !recorded.contains_key(*line))
             .map(|(line, &d)| (line, d))
             .collect();
         // Recorded losses that did not happen: the element may still show its old line.
@@ -307,7 +363,7 @@ impl Postcondition {
         // line, still there.
         let mut out = Vec::new();
         let mut paired_losses: Vec<&String> = Vec::new();
-        for (line, &want) in &self.recorded {
+        for (line, &want) in &recorded {
             if want <= 0 || got(line) > 0 || already_shown(line, want) {
                 continue;
             }
@@ -328,7 +384,7 @@ impl Postcondition {
                 out.push(format!("expected {}, not shown", body(line)));
             }
         }
-        for (line, &want) in &self.recorded {
+        for (line, &want) in &recorded {
             let got = got(line);
             let told = (want > 0 && got <= 0) || paired_losses.contains(&line);
             if want != got && !told {
@@ -344,6 +400,14 @@ impl Postcondition {
             });
         }
         out
+    }
+
+    /// How the change from `before` to `after` (another run's states of the same turn)
+    /// differs from the recorded one: empty when it is the same.
+    pub fn differences_in(&self, before: &str, after: &str) -> Vec<String> {
+        let before = self.reading.counts(before, false);
+        let after = self.reading.counts(after, false);
+        self.differences(&before, &after)
     }
 
     /// Waits (bounded by [`WAIT`]) until the change from `live_before` shows in the live
@@ -456,6 +520,50 @@ pub fn name(differences: &[String]) -> String {
 mod tests;
 
 /// A normalized line without its ` value="…"` when its role is not among `valued`.
+/// Lines of a tree, a line that does not start an item (`- `) joined to the one before with
+/// a newline: cua-driver writes a name's newlines raw (`text "Hello` + `" [actions=[]]`).
+fn joined_continuations(markdown: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in markdown.lines() {
+        match out.last_mut() {
+            Some(last) if !line.trim_start().starts_with("- ") => {
+                last.push('\n');
+                last.push_str(line);
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    out
+}
+
+/// A line without a name whose role the other driver named by its text (and whose values
+/// it did not record), named by its value: cua-driver names an element by its text where
+/// it has no name (its `label`), so its `text "Hello"` is cua's `text value="Hello"`. Roles
+/// it named otherwise (a widget class, `text box "GtkTextView"`) stay as they are.
+fn named_by_value(
+    line: &str,
+    valued: &std::collections::HashSet<String>,
+    text_named: &std::collections::HashSet<String>,
+) -> String {
+    let Some(parsed) = markdown::parse(line).into_iter().next() else {
+        return line.to_string();
+    };
+    let role = role_key(&parsed.role);
+    if !parsed.name.is_empty() || valued.contains(&role) || !text_named.contains(&role) {
+        return line.to_string();
+    }
+    let Some(at) = line.find(" value=\"") else {
+        return line.to_string();
+    };
+    // The value as a quoted tail (` "…"`), so it splits as a name does.
+    let tail = format!(" {}", &line[at + " value=".len()..]);
+    let (value, rest) = markdown::split_name(&tail);
+    match value.filter(|v| !v.is_empty()) {
+        Some(v) => format!("{}{}{rest}", &line[..at], quoted_name(&v)),
+        None => line.to_string(),
+    }
+}
+
 fn without_unrecorded_value(line: &str, valued: &std::collections::HashSet<String>) -> String {
     let role = markdown::parse(line)
         .first()

@@ -73,7 +73,7 @@ pub(super) async fn replay_turn(
         volatile: opts.volatile.clone(),
         renames: bindings.renames.clone(),
         other_driver: action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY,
-        valued_roles: None,
+        ..Reading::default()
     };
     let change = match (&states.before, &states.after) {
         (Some(before), Some(after)) => Postcondition::between(before, after, reading),

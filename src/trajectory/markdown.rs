@@ -44,10 +44,8 @@ fn parse_line(raw: &str) -> Option<Line> {
     if role.is_empty() || role.contains('"') {
         return None;
     }
-    let name = rest[end..]
-        .strip_prefix(" \"")
-        .map(unquote)
-        .unwrap_or_default();
+    // `role "name"`, or cua-driver's `role = "text"` for an element that only shows text.
+    let name = split_name(&rest[end..]).0.unwrap_or_default();
     Some(Line {
         depth,
         index,
@@ -193,6 +191,20 @@ mod tests {
         assert_eq!(
             (spaced[1].role.as_str(), spaced[1].name.as_str()),
             ("toggle button", "")
+        );
+        // cua-driver names a window, and an element that only shows text, `role = "…"`.
+        let theirs = parse("- frame = \"*Untitled 1 - Mousepad\"\n        - label = \"42\"");
+        assert_eq!(
+            (
+                theirs[0].role.as_str(),
+                theirs[0].name.as_str(),
+                theirs[0].depth
+            ),
+            ("frame", "*Untitled 1 - Mousepad", 0)
+        );
+        assert_eq!(
+            (theirs[1].role.as_str(), theirs[1].name.as_str()),
+            ("label", "42")
         );
     }
 
