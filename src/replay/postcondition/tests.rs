@@ -192,3 +192,28 @@ fn a_row_already_shown_is_the_recorded_state_once_the_turn_made_its_own_change()
         ]
     );
 }
+
+/// cua-driver's editor turn (Mousepad): its text view named by its content with a raw
+/// newline, and the closed menu's and hidden toolbar's `Reload` becoming `Revert`, which
+/// cua's tree does not list. The same typing live passes; other text does not.
+#[test]
+fn another_drivers_text_and_hidden_parts_read_as_what_cua_can_see() {
+    let theirs_before = "- frame = \"Untitled 1 - Mousepad\"\n        - [0] menu \"File\" [actions=[click]]\n          - menu item = \"Reload      \"\n          - push button = \"Reload\"\n      - [1] page tab \"\" [actions=[]]\n          - [2] text \"\" [actions=[]]\n";
+    let theirs_after = "- frame = \"*Untitled 1 - Mousepad\"\n        - [0] menu \"File\" [actions=[click]]\n          - menu item = \"Revert      \"\n          - push button = \"Revert\"\n      - [1] page tab \"\" [actions=[]]\n          - [2] text \"Hello\n\" [actions=[]]\n";
+    let recorded = Reading {
+        other_driver: true,
+        ..Reading::default()
+    };
+    let p = Postcondition::between(theirs_before, theirs_after, recorded).unwrap();
+    let ours_before = "- frame \"Untitled 1 - Mousepad\"\n  - menu_bar\n    - [0] menu \"File\" [actions=[click]]\n  - page_tab_list\n    - [1] page_tab (selected)\n      - [2] text value=\"\" (focused)\n";
+    let ours_after = "- frame \"*Untitled 1 - Mousepad\"\n  - menu_bar\n    - [0] menu \"File\" [actions=[click]]\n  - page_tab_list\n    - [1] page_tab (selected)\n      - [2] text value=\"Hello\\n\" (focused)\n";
+    assert_eq!(
+        p.differences_in(ours_before, ours_after),
+        Vec::<String>::new()
+    );
+    let other_text = ours_after.replace("Hello", "Jello");
+    let wrong = p.differences_in(ours_before, &other_text);
+    assert!(wrong.iter().any(|d| d.contains("Hello")), "{wrong:?}");
+    let untouched = p.differences_in(ours_before, ours_before);
+    assert!(!untouched.is_empty(), "nothing typed is no pass");
+}
