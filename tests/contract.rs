@@ -58,8 +58,6 @@ const MISSING_TOOLS: &[(&str, &str)] = &[
         "set_agent_cursor_theme",
         "cua has no cursor themes (set_agent_cursor_style)",
     ),
-    ("clipboard_read", "not built yet"),
-    ("clipboard_write", "not built yet"),
     ("parallel_mouse_drag", "not built yet"),
 ];
 

@@ -755,3 +755,97 @@ fn a_button_held_over_several_calls_drags_a_slider() {
         "{none}"
     );
 }
+
+/// The clipboard both ways, through the app: text cua writes is what the app pastes
+/// (ctrl+v into its Name field, from its journal), text the app copies is what cua reads,
+/// an image is offered as image/png; a one-shot `cua call` refuses to write (the content
+/// would die with it), and a bad path is named.
+#[test]
+fn the_clipboard_carries_text_both_ways_through_the_app() {
+    let f = Fixture::start("clipboard");
+    let written = f
+        .call("clipboard_write", json!({ "text": "pasted by cua" }))
+        .unwrap();
+    assert!(
+        written.structured["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "UTF8_STRING"),
+        "{}",
+        written.structured
+    );
+    let name = Fixture::element(&f.state(), "Name")["element_token"].clone();
+    f.call(
+        "hotkey",
+        json!({ "element_token": name, "keys": ["ctrl", "v"] }),
+    )
+    .unwrap();
+    assert!(
+        f.journaled(|e| e["event"] == "changed"
+            && e["widget"] == "Name"
+            && e["text"] == "pasted by cua"),
+        "the app never pasted: {:?}",
+        journal(&f.journal)
+    );
+
+    // The app copies: its Notes' text, selected and copied with its own shortcuts.
+    let notes = Fixture::element(&f.state(), "Notes");
+    f.call(
+        "type_text",
+        json!({ "element_token": notes["element_token"], "text": "copied by the app" }),
+    )
+    .unwrap();
+    for keys in [["ctrl", "a"], ["ctrl", "c"]] {
+        let token = Fixture::element(&f.state(), "Notes")["element_token"].clone();
+        f.call("hotkey", json!({ "element_token": token, "keys": keys }))
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    loop {
+        let read = f
+            .call("clipboard_read", json!({ "include_text": true }))
+            .unwrap()
+            .structured;
+        if read["text"] == "copied by the app" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{read}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let types_only = f.call("clipboard_read", json!({})).unwrap().structured;
+    assert!(types_only["text"].is_null(), "{types_only}");
+
+    let png = std::env::temp_dir().join(format!("cua-clip-{}.png", std::process::id()));
+    image::RgbImage::from_pixel(4, 4, image::Rgb([200, 10, 10]))
+        .save(&png)
+        .unwrap();
+    f.call("clipboard_write", json!({ "image_path": png }))
+        .unwrap();
+    let read = f.call("clipboard_read", json!({})).unwrap().structured;
+    assert!(
+        read["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "image/png"),
+        "{read}"
+    );
+    let _ = std::fs::remove_file(&png);
+    let err = f
+        .call("clipboard_write", json!({ "file_path": "relative.txt" }))
+        .unwrap_err();
+    assert!(err.to_string().contains("`file_path`"), "{err}");
+
+    let one_shot = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["call", "clipboard_write", "{\"text\": \"x\"}"])
+        .envs(f.sandbox.env())
+        .output()
+        .unwrap();
+    assert_eq!(one_shot.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&one_shot.stdout).contains("cua serve"),
+        "{}",
+        String::from_utf8_lossy(&one_shot.stdout)
+    );
+}

@@ -243,6 +243,14 @@ pub enum InputEvent {
 /// (`value_truncated`).
 pub const MAX_TEXT_CHARS: usize = 4000;
 
+/// What the clipboard offers: its types (`UTF8_STRING`, `image/png`, …) and, when asked
+/// for and offered, its text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClipboardContents {
+    pub types: Vec<String>,
+    pub text: Option<String>,
+}
+
 /// An element's state read back after an action, to verify its effect.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ElementReading {
@@ -451,6 +459,21 @@ pub trait Platform: Send + Sync {
     /// Whether a process still runs (a zombie waiting for its parent does not).
     async fn process_running(&self, _pid: u32) -> bool {
         false
+    }
+
+    // The clipboard.
+    /// What the clipboard offers (its text only when `include_text`).
+    async fn clipboard_read(&self, _include_text: bool) -> PlatformResult<ClipboardContents> {
+        Err(PlatformError::Unsupported(
+            "the clipboard is not supported by this backend".into(),
+        ))
+    }
+    /// Puts content on the clipboard, each type with its bytes, owned by this process for
+    /// as long as it runs (or until another app takes the clipboard).
+    async fn clipboard_write(&self, _offer: Vec<(String, Vec<u8>)>) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "the clipboard is not supported by this backend".into(),
+        ))
     }
 
     // Raw input.

@@ -9,6 +9,7 @@
 
 mod apps;
 mod capture;
+mod clipboard;
 mod config;
 mod cursor;
 mod desktop;
@@ -81,6 +82,8 @@ impl ToolRegistry {
             Box::new(input::MouseButtonDown),
             Box::new(input::MouseDrag),
             Box::new(input::MouseButtonUp),
+            Box::new(clipboard::ClipboardRead),
+            Box::new(clipboard::ClipboardWrite),
             Box::new(input::MoveCursor),
             Box::new(menu::InvokeMenu),
             Box::new(page::Page),

@@ -3,6 +3,7 @@
 
 pub mod apps;
 pub mod atspi;
+mod clipboard;
 mod damage;
 mod events;
 mod families;
@@ -43,6 +44,8 @@ pub struct LinuxPlatform {
     repaints: std::sync::OnceLock<Option<std::sync::Arc<damage::Repaints>>>,
     /// The agent cursor's window, made when it first shows.
     overlay: std::sync::Mutex<Option<overlay::Overlay>>,
+    /// The clipboard, owned by a thread of its own once written.
+    clipboard: std::sync::Arc<clipboard::Clipboard>,
 }
 
 impl LinuxPlatform {
@@ -54,6 +57,9 @@ impl LinuxPlatform {
             atspi: OnceCell::new(),
             repaints: std::sync::OnceLock::new(),
             overlay: std::sync::Mutex::new(None),
+            clipboard: std::sync::Arc::new(clipboard::Clipboard::new(
+                desktop.display.as_deref().unwrap_or_default(),
+            )),
         })
     }
 
@@ -437,6 +443,24 @@ impl Platform for LinuxPlatform {
 
     async fn process_running(&self, pid: u32) -> bool {
         apps::process_running(pid)
+    }
+
+    async fn clipboard_read(
+        &self,
+        include_text: bool,
+    ) -> PlatformResult<crate::platform::ClipboardContents> {
+        let clipboard = self.clipboard.clone();
+        let (types, text) = tokio::task::spawn_blocking(move || clipboard.read(include_text))
+            .await
+            .map_err(|e| PlatformError::Other(format!("clipboard read: {e}")))??;
+        Ok(crate::platform::ClipboardContents { types, text })
+    }
+
+    async fn clipboard_write(&self, offer: Vec<(String, Vec<u8>)>) -> PlatformResult<()> {
+        let clipboard = self.clipboard.clone();
+        tokio::task::spawn_blocking(move || clipboard.write(offer))
+            .await
+            .map_err(|e| PlatformError::Other(format!("clipboard write: {e}")))?
     }
 
     async fn send_input(
