@@ -9,45 +9,14 @@ Usage (inside a desktop, e.g. after `eval "$(cua sandbox start)"`):
 
 cua-driver 0.21.0 was built from trycua/cua b296ec9 (libs/cua-driver/rust, release).
 """
-import json
-import select
-import subprocess
 import sys
 import time
 
+from driver_session import DriverSession
+
 driver, output_dir = sys.argv[1:3]
-server = subprocess.Popen([driver, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True)
-next_id = 0
-
-
-def request(method, params=None, timeout=60):
-    """One JSON-RPC request and its answer, waited for at most `timeout` seconds."""
-    global next_id
-    next_id += 1
-    message = {"jsonrpc": "2.0", "id": next_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    server.stdin.write(json.dumps(message) + "\n")
-    server.stdin.flush()
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        ready, _, _ = select.select([server.stdout], [], [], 0.5)
-        if ready:
-            answer = json.loads(server.stdout.readline())
-            if answer.get("id") == next_id:
-                return answer
-    raise TimeoutError(method)
-
-
-def call(tool, arguments):
-    return request("tools/call", {"name": tool, "arguments": arguments})["result"]
-
-
-request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "record_mousepad", "version": "1"}})
-server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-server.stdin.flush()
+session = DriverSession(driver, "record_mousepad")
+call = session.call
 launched = call("launch_app", {"name": "mousepad"})["structuredContent"]
 pid, window = launched["pid"], launched["windows"][0]["window_id"]
 time.sleep(1.5)  # the window's first paint; only the recording's start depends on it
@@ -65,4 +34,4 @@ for text in ["Hello from cua-driver\n", "second line", " and a third"]:
     call("type_text", {"pid": pid, "element_token": editor()["element_token"], "text": text})
     time.sleep(0.6)  # the recorder reads the effect after
 call("stop_recording", {})
-server.kill()
+session.close()

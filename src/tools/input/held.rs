@@ -176,18 +176,7 @@ impl ToolSpec for MouseDrag {
 
     async fn run(&self, ctx: &ToolContext, a: MouseDragArgs) -> Result<ToolOutput, ToolError> {
         let settle_ms = check_settle(a.settle_ms)?;
-        let duration = a.duration_ms.unwrap_or(500);
-        if duration > 10_000 {
-            return Err(ToolError::invalid(format!(
-                "`duration_ms`: at most 10000, got {duration}"
-            )));
-        }
-        let steps = a.steps.unwrap_or(20);
-        if !(1..=200).contains(&steps) {
-            return Err(ToolError::invalid(format!(
-                "`steps`: must be 1-200, got {steps}"
-            )));
-        }
+        let (duration, steps) = gesture_timing(a.duration_ms, a.steps)?;
         let mut h = held(ctx, a.pid, a.window_id)?;
         let to = event_point(ctx, &h.window, a.x, a.y)?;
         let platform = ctx.platform().await?;

@@ -68,6 +68,27 @@ pub(super) fn check_addressing(
     Ok(())
 }
 
+/// A pointer gesture's `duration_ms` (0-10000, default 500) and `steps` (1-200, default
+/// 20), checked (drag, mouse_drag).
+pub(super) fn gesture_timing(
+    duration_ms: Option<u64>,
+    steps: Option<u32>,
+) -> Result<(u64, u32), ToolError> {
+    let duration = duration_ms.unwrap_or(500);
+    if duration > 10_000 {
+        return Err(ToolError::invalid(format!(
+            "`duration_ms`: at most 10000, got {duration}"
+        )));
+    }
+    let steps = steps.unwrap_or(20);
+    if !(1..=200).contains(&steps) {
+        return Err(ToolError::invalid(format!(
+            "`steps`: must be 1-200, got {steps}"
+        )));
+    }
+    Ok((duration, steps))
+}
+
 pub(super) fn check_settle(settle_ms: Option<u64>) -> Result<u64, ToolError> {
     let s = settle_ms.unwrap_or(0);
     if s > MAX_SETTLE_MS {
