@@ -68,16 +68,10 @@ const MISSING_ARGUMENTS: &[(&str, &str, &str)] = &[
         "cdp_port",
         "cua finds the browser's endpoint from its pid",
     ),
-    ("page", "selector", "cua's page has no click_element action"),
     (
         "page",
         "target_url_contains",
         "cua's page acts on the window's page",
-    ),
-    (
-        "page",
-        "text",
-        "cua's page has no insert_text or type_keystrokes action",
     ),
 ];
 

@@ -165,6 +165,49 @@ fn page_in(browser: &str) {
         std::thread::sleep(Duration::from_millis(200));
     }
 
+    // click_element clicks by selector and insert_text types where the page's focus is,
+    // both read back through the browser's own tree.
+    let clicked = page(json!({ "action": "click_element", "selector": "#go" }))
+        .unwrap_or_else(|e| panic!("{browser} click_element: {e}"));
+    assert_eq!(clicked.structured["element"]["tag"], "button", "{browser}");
+    let missing = page(json!({ "action": "click_element", "selector": "#nope" })).unwrap_err();
+    assert!(
+        missing.to_string().contains("no element matches"),
+        "{browser}: {missing}"
+    );
+    page(json!({ "action": "execute_javascript",
+                 "javascript": "const n = document.getElementById('name'); n.focus(); n.select(); true" }))
+    .unwrap();
+    let inserted = page(json!({ "action": "insert_text", "text": "Grace" }))
+        .unwrap_or_else(|e| panic!("{browser} insert_text: {e}"));
+    assert_eq!(
+        inserted.structured["element"]["value"], "Grace",
+        "{browser}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let state = session
+            .call(
+                "get_window_state",
+                json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
+            )
+            .unwrap();
+        let tree = state.structured["tree_markdown"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if tree.contains("\"clicked\"") && tree.contains("Grace") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{browser}: the tree never showed the click and the text:\n{tree}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let keys = page(json!({ "action": "type_keystrokes", "text": "x" })).unwrap_err();
+    assert!(keys.to_string().contains("type_text"), "{browser}: {keys}");
+
     // A process that is no browser says so.
     let calc = session
         .call("launch_app", json!({ "name": "mousepad" }))

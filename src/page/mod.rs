@@ -70,6 +70,25 @@ pub fn query_dom_script(css_selector: &str, attributes: &[String]) -> String {
     )
 }
 
+/// A script clicking the first element `selector` matches, scrolled into view first; it
+/// throws when nothing matches, and returns the element's tag and text.
+pub fn click_script(selector: &str) -> String {
+    format!(
+        "(() => {{ const e = document.querySelector({sel}); if (!e) throw new Error('no element matches ' + {sel}); e.scrollIntoView({{ block: 'center' }}); e.click(); return {{ tag: e.tagName.toLowerCase(), text: (e.innerText ?? e.textContent ?? '').slice(0, 80) }}; }})()",
+        sel = json!(selector),
+    )
+}
+
+/// A script inserting `text` where the page's focus is, as typing would (an `input` event
+/// follows): the editing command where the element takes it, else the field's own range.
+/// It throws when nothing editable has the focus, and returns the element's tag and value.
+pub fn insert_text_script(text: &str) -> String {
+    format!(
+        "(() => {{ const a = document.activeElement; const t = {text}; if (!a || a === document.body) throw new Error('nothing on the page has the focus: click or focus the field first'); if (!document.execCommand('insertText', false, t)) {{ if (!('value' in a)) throw new Error('the focused ' + a.tagName.toLowerCase() + ' takes no text'); const s = a.selectionStart ?? a.value.length; a.setRangeText(t, s, a.selectionEnd ?? s, 'end'); a.dispatchEvent(new InputEvent('input', {{ bubbles: true, inputType: 'insertText', data: t }})); }} return {{ tag: a.tagName.toLowerCase(), value: a.value ?? a.textContent }}; }})()",
+        text = json!(text),
+    )
+}
+
 /// Which of `titles` (the tabs') the window titled `window_title` shows: browsers title
 /// their window "<tab title> - Chromium" or "<tab title> — Mozilla Firefox", so the longest
 /// tab title the window title starts with; the only tab when there is one.

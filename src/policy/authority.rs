@@ -2,7 +2,8 @@
 //! `--capability-manifest …`), in cua-driver's terms so the clients that launch it get
 //! what they ask for:
 //! - `standard`: cua-driver's standard profile for what cua does: process termination
-//!   (kill_app) and running JavaScript in a page are refused;
+//!   (kill_app) and changing a page (execute_javascript, click_element, insert_text) are
+//!   refused;
 //! - `bounded`: only what an approved capability manifest allows;
 //! - `unrestricted`: everything (needs `--dangerously-bypass-approvals`, as cua-driver's).
 //!
@@ -233,11 +234,14 @@ impl Authority {
                         .into(),
                 ));
             }
-            if tool == "page" && args["action"] == "execute_javascript" {
-                return Err(ToolError::Refused(
-                    "standard permission mode: page execute_javascript needs unrestricted mode"
-                        .into(),
-                ));
+            let page_acts = ["execute_javascript", "click_element", "insert_text"]
+                .iter()
+                .any(|a| args["action"] == *a);
+            if tool == "page" && page_acts {
+                return Err(ToolError::Refused(format!(
+                    "standard permission mode: page {} changes the page and needs unrestricted mode",
+                    args["action"].as_str().unwrap_or_default()
+                )));
             }
         }
         Ok(())
@@ -424,6 +428,11 @@ mod tests {
         assert!(
             standard
                 .check("page", &json!({ "action": "execute_javascript" }))
+                .is_err()
+        );
+        assert!(
+            standard
+                .check("page", &json!({ "action": "click_element" }))
                 .is_err()
         );
         assert!(

@@ -1,7 +1,7 @@
 //! `page`: a browser tab's DOM and JavaScript, through the debugging endpoint browsers
 //! get when cua launches them (`crate::page`). `get_text` and `query_dom` only read;
-//! `execute_javascript` acts (the policy checks it, a recording keeps it as a turn, a
-//! replay runs it again).
+//! `execute_javascript`, `click_element` and `insert_text` act (the policy checks them, a
+//! recording keeps each as a turn, a replay runs it again).
 
 use crate::dispatch::{Contract, Risk};
 use async_trait::async_trait;
@@ -19,13 +19,16 @@ pub enum PageAction {
     ExecuteJavascript,
     GetText,
     QueryDom,
+    ClickElement,
+    InsertText,
+    TypeKeystrokes,
     EnableJavascriptAppleEvents,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PageArgs {
-    /// execute_javascript (acts), get_text, query_dom; enable_javascript_apple_events is macOS only.
+    /// execute_javascript, click_element and insert_text (act); get_text, query_dom (read); type_keystrokes is refused (type_text sends keys); enable_javascript_apple_events is macOS only.
     pub action: PageAction,
     /// Browser process ID.
     pub pid: u32,
@@ -37,6 +40,10 @@ pub struct PageArgs {
     pub css_selector: Option<String>,
     /// Attributes to include per match (query_dom only), e.g. ["href", "data-id"].
     pub attributes: Option<Vec<String>>,
+    /// CSS selector of the element to click (click_element only): the first match.
+    pub selector: Option<String>,
+    /// Text to insert where the page's focus is (insert_text only).
+    pub text: Option<String>,
     /// macOS only (enable_javascript_apple_events).
     pub bundle_id: Option<String>,
     /// macOS only (enable_javascript_apple_events).
@@ -49,7 +56,7 @@ pub struct Page;
 impl ToolSpec for Page {
     type Args = PageArgs;
     const NAME: &'static str = "page";
-    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match. Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
+    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match; click_element clicks the first match of selector (scrolled into view); insert_text inserts text where the page's focus is (focus the field first). Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
     const READ_ONLY: bool = false;
     const CONTRACT: Contract = Contract {
         capabilities: &["page.action"],
@@ -60,7 +67,10 @@ impl ToolSpec for Page {
     };
 
     fn acts(args: &PageArgs) -> bool {
-        args.action == PageAction::ExecuteJavascript
+        matches!(
+            args.action,
+            PageAction::ExecuteJavascript | PageAction::ClickElement | PageAction::InsertText
+        )
     }
 
     fn check(args: &PageArgs) -> Result<(), ToolError> {
@@ -68,6 +78,13 @@ impl ToolSpec for Page {
             PageAction::ExecuteJavascript => (&["javascript"], &["javascript"]),
             PageAction::GetText => (&[], &[]),
             PageAction::QueryDom => (&["css_selector"], &["css_selector", "attributes"]),
+            PageAction::ClickElement => (&["selector"], &["selector"]),
+            PageAction::InsertText => (&["text"], &["text"]),
+            PageAction::TypeKeystrokes => {
+                return Err(ToolError::invalid(
+                    "`action`: type_keystrokes is not offered: page scripts cannot send trusted key events; type_text sends real keys to the page's element (insert_text inserts text)",
+                ));
+            }
             PageAction::EnableJavascriptAppleEvents => {
                 return Err(ToolError::invalid(
                     "`action`: enable_javascript_apple_events is macOS only and not on this platform: on Linux, browsers that launch_app starts already take execute_javascript",
@@ -78,6 +95,8 @@ impl ToolSpec for Page {
             ("javascript", args.javascript.is_some()),
             ("css_selector", args.css_selector.is_some()),
             ("attributes", args.attributes.is_some()),
+            ("selector", args.selector.is_some()),
+            ("text", args.text.is_some()),
             ("bundle_id", args.bundle_id.is_some()),
             (
                 "user_has_confirmed_enabling",
@@ -99,8 +118,13 @@ impl ToolSpec for Page {
                 "`{field}` is required with action {action}"
             )));
         }
-        if args.css_selector.as_deref().is_some_and(str::is_empty) {
-            return Err(ToolError::invalid("`css_selector` is empty"));
+        for (field, value) in [
+            ("css_selector", &args.css_selector),
+            ("selector", &args.selector),
+        ] {
+            if value.as_deref().is_some_and(str::is_empty) {
+                return Err(ToolError::invalid(format!("`{field}` is empty")));
+            }
         }
         Ok(())
     }
@@ -117,7 +141,15 @@ impl ToolSpec for Page {
                 args.css_selector.as_deref().unwrap_or_default(),
                 args.attributes.as_deref().unwrap_or_default(),
             ),
-            PageAction::EnableJavascriptAppleEvents => unreachable!("refused by check"),
+            PageAction::ClickElement => {
+                crate::page::click_script(args.selector.as_deref().unwrap_or_default())
+            }
+            PageAction::InsertText => {
+                crate::page::insert_text_script(args.text.as_deref().unwrap_or_default())
+            }
+            PageAction::TypeKeystrokes | PageAction::EnableJavascriptAppleEvents => {
+                unreachable!("refused by check")
+            }
         };
         let title = window.title.clone();
         let value =
@@ -151,6 +183,23 @@ impl ToolSpec for Page {
                     json!({ "action": "query_dom", "count": count, "elements": value }),
                 )
             }
+            PageAction::ClickElement => ToolOutput::new(
+                format!(
+                    "clicked {} matching {:?} in {:?}",
+                    brief(&value),
+                    args.selector.unwrap_or_default(),
+                    window.title
+                ),
+                json!({ "action": "click_element", "element": value }),
+            ),
+            PageAction::InsertText => ToolOutput::new(
+                format!(
+                    "inserted text into {} in {:?}",
+                    brief(&value["tag"]),
+                    window.title
+                ),
+                json!({ "action": "insert_text", "element": value }),
+            ),
             _ => ToolOutput::new(
                 format!("ran JavaScript in {:?}: {}", window.title, brief(&value)),
                 json!({ "action": "execute_javascript", "result": value }),
