@@ -143,27 +143,10 @@ fn page_in(browser: &str) {
     let _ = std::fs::remove_dir_all(&dir);
 
     // The change, through the browser's own accessibility tree.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let state = session
-            .call(
-                "get_window_state",
-                json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
-            )
-            .unwrap();
-        let tree = state.structured["tree_markdown"]
-            .as_str()
-            .unwrap_or_default();
-        if tree.contains("set by script") {
-            assert!(!tree.contains("not clicked"), "{browser}: {tree}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{browser}: the tree never showed the script's change:\n{tree}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let tree = tree_showing(&session, &app, browser, "the script's change", |t| {
+        t.contains("set by script")
+    });
+    assert!(!tree.contains("not clicked"), "{browser}: {tree}");
 
     // click_element clicks by selector and insert_text types where the page's focus is,
     // both read back through the browser's own tree.
@@ -184,27 +167,9 @@ fn page_in(browser: &str) {
         inserted.structured["element"]["value"], "Grace",
         "{browser}"
     );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let state = session
-            .call(
-                "get_window_state",
-                json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
-            )
-            .unwrap();
-        let tree = state.structured["tree_markdown"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if tree.contains("\"clicked\"") && tree.contains("Grace") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{browser}: the tree never showed the click and the text:\n{tree}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    tree_showing(&session, &app, browser, "the click and the text", |t| {
+        t.contains("\"clicked\"") && t.contains("Grace")
+    });
     let keys = page(json!({ "action": "type_keystrokes", "text": "x" })).unwrap_err();
     assert!(keys.to_string().contains("type_text"), "{browser}: {keys}");
 
@@ -220,6 +185,38 @@ fn page_in(browser: &str) {
         )
         .unwrap_err();
     assert!(refused.to_string().contains("not a browser"), "{refused}");
+}
+
+/// The window's tree once it shows what `shows` accepts (read through get_window_state,
+/// at most 15 s); `what` names it when it never does.
+fn tree_showing(
+    session: &common::Session,
+    app: &common::App,
+    browser: &str,
+    what: &str,
+    shows: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let state = session
+            .call(
+                "get_window_state",
+                json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
+            )
+            .unwrap();
+        let tree = state.structured["tree_markdown"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if shows(&tree) {
+            return tree;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{browser}: the tree never showed {what}:\n{tree}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A browser started without the endpoint (here: a debugging flag of the caller's own,

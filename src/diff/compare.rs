@@ -293,9 +293,7 @@ pub(super) fn compare_screenshots(
     // Another driver's screenshot is taken on its own schedule (a caret mid-blink, a
     // focus ring drawn a frame later): unless the config says, up to FOREIGN_PIXEL_RATIO
     // of it may differ. The turn's change is compared in its tree.
-    let foreign = [expected, actual]
-        .iter()
-        .any(|t| t.action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY);
+    let foreign = is_foreign(expected, actual);
     let max_ratio = config
         .max_diff_pixel_ratio
         .or(foreign.then_some(FOREIGN_PIXEL_RATIO));
