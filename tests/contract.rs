@@ -15,42 +15,6 @@ use serde_json::{Value, json};
 /// cua-driver tools cua does not have yet.
 const MISSING_TOOLS: &[(&str, &str)] = &[
     (
-        "browser_click",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_dialog",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_download",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_navigate",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_pointer",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_prepare",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_set_input_files",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "browser_type",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
-        "get_browser_state",
-        "cua drives pages through `page` and the accessibility tree",
-    ),
-    (
         "check_for_update",
         "cua is built from source; there is no release feed to ask",
     ),

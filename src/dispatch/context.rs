@@ -52,6 +52,8 @@ pub struct ToolContext {
     /// A pointer button this session holds between calls (mouse_button_down …
     /// mouse_button_up); released when the session ends.
     pub held_button: Mutex<Option<HeldButton>>,
+    /// The browser targets, tabs and refs this session's browser tools minted.
+    pub browser: crate::browser::Bindings,
     /// Where each window's last zoom image sits in its screenshot (`from_zoom`).
     zooms: Mutex<HashMap<u64, super::ZoomOrigin>>,
 }

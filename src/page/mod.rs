@@ -13,6 +13,8 @@
 mod bidi;
 mod cdp;
 
+pub use cdp::Connection as CdpConnection;
+
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -92,7 +94,7 @@ pub fn insert_text_script(text: &str) -> String {
 /// Which of `titles` (the tabs') the window titled `window_title` shows: browsers title
 /// their window "<tab title> - Chromium" or "<tab title> — Mozilla Firefox", so the longest
 /// tab title the window title starts with; the only tab when there is one.
-fn pick_tab(window_title: &str, titles: &[String]) -> Option<usize> {
+pub fn pick_tab(window_title: &str, titles: &[String]) -> Option<usize> {
     if titles.len() == 1 {
         return Some(0);
     }
@@ -124,7 +126,15 @@ struct Socket {
     link: Link,
     next_id: u64,
     deadline: Instant,
+    /// Events that came while a command waited for its reply, oldest first, for
+    /// [`Socket::event`] (the browser tools wait for loads and dialogs).
+    events: std::collections::VecDeque<Value>,
+    /// A relay message's bytes read before a wait ended.
+    partial: Vec<u8>,
 }
+
+/// How many unclaimed events a connection keeps (older ones are dropped).
+const KEPT_EVENTS: usize = 256;
 
 impl Socket {
     fn connect(url: &str, deadline: Instant) -> Result<Socket, PageError> {
@@ -136,12 +146,33 @@ impl Socket {
             link,
             next_id: 1,
             deadline,
+            events: Default::default(),
+            partial: Vec::new(),
         })
     }
 
     /// Sends `method` with `params` (and `extra` top-level fields, e.g. a CDP session);
     /// waits for the reply with the same id, skipping events. The reply whole.
     fn command(&mut self, method: &str, params: Value, extra: Value) -> Result<Value, PageError> {
+        match self.command_unless(method, params, extra, |_| false)? {
+            Ok(reply) => Ok(reply),
+            Err(_) => unreachable!("nothing interrupts"),
+        }
+    }
+
+    /// Like [`Socket::command`], but gives up waiting for the reply when an event
+    /// `interrupts` accepts comes first (a page dialog blocks the page's reply until it
+    /// closes): Err(event) then.
+    fn command_unless(
+        &mut self,
+        method: &str,
+        params: Value,
+        extra: Value,
+        interrupts: impl Fn(&Value) -> bool,
+    ) -> Result<Result<Value, Value>, PageError> {
+        if let Some(i) = self.events.iter().position(&interrupts) {
+            return Ok(Err(self.events.remove(i).unwrap_or_default()));
+        }
         let id = self.next_id;
         self.next_id += 1;
         let mut message = json!({ "id": id, "method": method, "params": params });
@@ -150,28 +181,55 @@ impl Socket {
         }
         self.send(message.to_string())
             .map_err(|e| PageError::Protocol(format!("{method}: {e}")))?;
+        let answer = self.event(|m| m["id"] == id || interrupts(m), self.deadline)?;
+        match answer {
+            None => Err(PageError::Protocol(format!(
+                "{method}: no answer within {} s",
+                TIMEOUT.as_secs()
+            ))),
+            Some(m) if m["id"] == id => Ok(Ok(m)),
+            Some(event) => Ok(Err(event)),
+        }
+    }
+
+    fn keep_event(&mut self, message: Value) {
+        if message.get("method").is_some() {
+            if self.events.len() == KEPT_EVENTS {
+                self.events.pop_front();
+            }
+            self.events.push_back(message);
+        }
+    }
+
+    /// The first event `wanted` accepts, kept or still to come, waiting until `until`
+    /// at the latest (None then).
+    fn event(
+        &mut self,
+        wanted: impl Fn(&Value) -> bool,
+        until: Instant,
+    ) -> Result<Option<Value>, PageError> {
+        if let Some(i) = self.events.iter().position(&wanted) {
+            return Ok(self.events.remove(i));
+        }
         loop {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            let late = || {
-                PageError::Protocol(format!(
-                    "{method}: no answer within {} s",
-                    TIMEOUT.as_secs()
-                ))
-            };
+            let left = until
+                .min(self.deadline)
+                .saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(late());
+                return Ok(None);
             }
             let text = match self.receive(left) {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
-                Err(e) if is_timeout(&e) => return Err(late()),
-                Err(e) => return Err(PageError::Protocol(format!("{method}: {e}"))),
+                Err(e) if is_timeout(&e) => return Ok(None),
+                Err(e) => return Err(PageError::Protocol(e.to_string())),
             };
-            let reply: Value = serde_json::from_str(&text)
-                .map_err(|e| PageError::Protocol(format!("{method}: {e}")))?;
-            if reply["id"] == id {
-                return Ok(reply);
+            let message: Value =
+                serde_json::from_str(&text).map_err(|e| PageError::Protocol(e.to_string()))?;
+            if wanted(&message) {
+                return Ok(Some(message));
             }
+            self.keep_event(message);
         }
     }
 
@@ -195,13 +253,22 @@ impl Socket {
                 }
             }
             Link::Relay(stream) => {
+                use std::io::BufRead;
                 let _ = stream.get_ref().set_read_timeout(Some(left));
-                let message = crate::relay::read_message(stream)?.ok_or_else(|| {
-                    std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "the browser's relay closed the connection; did the browser exit?",
-                    )
-                })?;
+                // A wait that times out mid-message keeps the bytes read so far: the
+                // message goes on where the next wait starts.
+                let read = stream.read_until(0, &mut self.partial)?;
+                if self.partial.last() != Some(&0) {
+                    if read == 0 {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            "the browser's relay closed the connection; did the browser exit?",
+                        ));
+                    }
+                    return Ok(None);
+                }
+                let mut message = std::mem::take(&mut self.partial);
+                message.pop();
                 String::from_utf8(message)
                     .map(Some)
                     .map_err(std::io::Error::other)

@@ -28,6 +28,7 @@ pub(super) async fn replay_turn(
 ) -> Result<String, String> {
     let action = &turn.action;
     let tool = refuse_driver_changes(registry, action, opts)?;
+    refuse_session_bound(tool)?;
     let mut args = arguments(action, result.turn)?;
     if tool == "launch_app" {
         result.dispatched = true;
@@ -143,6 +144,18 @@ fn refuse_driver_changes<'a>(
         ));
     }
     Ok(tool)
+}
+
+/// Browser tools name their tab by ids the recording session minted (target_id, tab_id,
+/// ref), which no replay session holds: such a turn is failed by name, not sent to fail
+/// on an unknown id. browser_prepare names a pid, which replay rebinds like any.
+fn refuse_session_bound(tool: &str) -> Result<(), String> {
+    if tool.starts_with("browser_") && tool != "browser_prepare" {
+        return Err(format!(
+            "not replayable: {tool} names a browser tab and element by ids its recording session minted (target_id, tab_id, ref); replaying browser_* turns is not built yet. Page actions recorded through `page` replay"
+        ));
+    }
+    Ok(())
 }
 
 /// The recorded arguments, without the recorder's own (`_…`) fields, and with the secret

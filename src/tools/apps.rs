@@ -183,13 +183,7 @@ impl ToolSpec for LaunchApp {
         };
         let platform = ctx.platform().await?;
         let launched = platform.launch(&request).await?;
-        let windows: Vec<_> = platform
-            .list_windows()
-            .await?
-            .windows
-            .into_iter()
-            .filter(|w| w.pid == Some(launched.pid))
-            .collect();
+        let windows = windows_of(platform.as_ref(), launched.pid).await?;
         let summary = format!(
             "{} {} (pid {}{}), {} window{}{}",
             if launched.newly_started {
@@ -288,4 +282,18 @@ impl ToolSpec for KillApp {
             json!({ "pid": a.pid, "name": name, "killed": true, "effect": "confirmed" }),
         ))
     }
+}
+
+/// The windows process `pid` shows (a process launch_app or browser_prepare just started).
+pub(crate) async fn windows_of(
+    platform: &dyn crate::platform::Platform,
+    pid: u32,
+) -> Result<Vec<crate::platform::WindowInfo>, ToolError> {
+    Ok(platform
+        .list_windows()
+        .await?
+        .windows
+        .into_iter()
+        .filter(|w| w.pid == Some(pid))
+        .collect())
 }

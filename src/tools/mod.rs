@@ -7,7 +7,8 @@
 //! [`crate::dispatch`] (re-exported here); this module lists every tool
 //! ([`ToolRegistry::new`]) and holds what several tools share.
 
-mod apps;
+pub(crate) mod apps;
+mod browser;
 mod capture;
 mod clipboard;
 mod config;
@@ -87,6 +88,15 @@ impl ToolRegistry {
             Box::new(input::MoveCursor),
             Box::new(menu::InvokeMenu),
             Box::new(page::Page),
+            Box::new(browser::GetBrowserState),
+            Box::new(browser::BrowserPrepare),
+            Box::new(browser::BrowserNavigate),
+            Box::new(browser::BrowserClick),
+            Box::new(browser::BrowserType),
+            Box::new(browser::BrowserPointer),
+            Box::new(browser::BrowserDialog),
+            Box::new(browser::BrowserSetInputFiles),
+            Box::new(browser::BrowserDownload),
             Box::new(recording::SetRecording),
             Box::new(recording::StartRecording),
             Box::new(recording::StopRecording),
