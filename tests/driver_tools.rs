@@ -679,10 +679,11 @@ fn a_policy_file_hides_and_refuses_denied_tools_through_the_daemon() {
 }
 
 /// A gesture over three calls: mouse_button_down on the Level slider's handle, mouse_drag
-/// to its middle, mouse_button_up. In the foreground the slider follows (the fixture
-/// journals its value) and the person's pointer is back where it was once released; in
-/// the background GTK 3 ignores synthetic drags unless the pointer is over it, and the
-/// answer says so rather than claiming the move.
+/// to its middle, mouse_button_up. In the background (the default) GTK 3 ignores
+/// synthetic drags unless the pointer is over it, and the answer says so rather than
+/// claiming the move. Once the session's desktop is unlocked (capture_scope desktop) the
+/// gesture is the real pointer's: the slider follows (the fixture journals its value) and
+/// the person's pointer is back where it was once released.
 #[test]
 fn a_button_held_over_several_calls_drags_a_slider() {
     let f = Fixture::start("held");
@@ -704,11 +705,8 @@ fn a_button_held_over_several_calls_drags_a_slider() {
         v
     };
 
-    let background = with(
-        &with(&target, at.clone()),
-        json!({ "delivery_mode": "background" }),
-    );
-    f.call("mouse_button_down", background).unwrap();
+    f.call("mouse_button_down", with(&target, at.clone()))
+        .unwrap();
     let moved = f
         .call(
             "mouse_drag",
@@ -723,9 +721,21 @@ fn a_button_held_over_several_calls_drags_a_slider() {
         moved.structured
     );
 
+    let refused = f.call(
+        "mouse_button_down",
+        with(
+            &target,
+            json!({ "x": 1, "y": 1, "delivery_mode": "foreground" }),
+        ),
+    );
+    assert!(
+        matches!(&refused, Err(e) if e.to_string().contains("delivery_mode")),
+        "{refused:?}"
+    );
+    f.call("start_session", json!({ "capture_scope": "desktop" }))
+        .unwrap();
     let before = f.call("get_cursor_position", json!({})).unwrap().structured;
-    let down = with(&with(&target, at), json!({ "delivery_mode": "foreground" }));
-    let pressed = f.call("mouse_button_down", down).unwrap();
+    let pressed = f.call("mouse_button_down", with(&target, at)).unwrap();
     assert_eq!(pressed.structured["held_button"]["held"], true);
     let again = f
         .call(

@@ -8,8 +8,24 @@
 use super::*;
 use crate::dispatch::{Contract, HeldButton};
 
-/// The gesture tools' capability tokens (cua-driver's), plus delivery_mode, which they take.
-const BUTTON: &[&str] = &["input.pointer.button", "input.delivery_mode"];
+/// The gesture's delivery, as cua-driver's gesture tools have it: background (synthetic
+/// events to the window), no `delivery_mode` argument. A session whose desktop is unlocked
+/// (start_session {capture_scope: desktop}, or escalate_session) has accepted the real
+/// pointer: its gestures go in the foreground (for toolkits that ignore synthetic events,
+/// GTK 4), and the person's pointer comes back once the button is released.
+fn gesture_delivery(ctx: &ToolContext) -> Delivery {
+    let unlocked = ctx
+        .capture_scope
+        .lock()
+        .unwrap()
+        .as_ref()
+        .is_some_and(|s| s.desktop_unlocked());
+    if unlocked {
+        Delivery::Foreground
+    } else {
+        Delivery::Background
+    }
+}
 
 /// A window-local screenshot point as event pixels of `window`, refused outside it.
 fn event_point(
@@ -85,8 +101,6 @@ pub struct MouseButtonDownArgs {
     pub y: f64,
     /// Mouse button. Default left.
     pub button: Option<MouseButton>,
-    /// background (default) or foreground; the gesture keeps it to its release.
-    pub delivery_mode: Option<Delivery>,
 }
 
 pub struct MouseButtonDown;
@@ -95,9 +109,9 @@ pub struct MouseButtonDown;
 impl ToolSpec for MouseButtonDown {
     type Args = MouseButtonDownArgs;
     const NAME: &'static str = "mouse_button_down";
-    const DESCRIPTION: &'static str = "Press a mouse button at a window-local point and keep it held: mouse_drag moves it, mouse_button_up releases it (a session that ends holding it releases it). One held button per session. Returns held_button.";
+    const DESCRIPTION: &'static str = "Press a mouse button at a window-local point and keep it held: mouse_drag moves it, mouse_button_up releases it (a session that ends holding it releases it). One held button per session. Synthetic events to the window; in a session whose desktop is unlocked (capture_scope desktop, or escalate_session) the real pointer does the gesture and comes back on release. Returns held_button.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract::input(BUTTON);
+    const CONTRACT: Contract = Contract::input(&["input.pointer.button"]);
 
     async fn run(
         &self,
@@ -114,7 +128,7 @@ impl ToolSpec for MouseButtonDown {
         let p = platform.as_ref();
         let window = target_window(p, a.pid, a.window_id).await?;
         let at = event_point(ctx, &window, a.x, a.y)?;
-        let mode = delivery(a.delivery_mode);
+        let mode = gesture_delivery(ctx);
         let button = a.button.unwrap_or(MouseButton::Left).number();
         let events = [
             InputEvent::Move { x: at.0, y: at.1 },
@@ -172,7 +186,7 @@ impl ToolSpec for MouseDrag {
     const NAME: &'static str = "mouse_drag";
     const DESCRIPTION: &'static str = "Move the button mouse_button_down holds to a window-local point, in steps over duration_ms, without releasing it. Returns held_button.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract::input(&["input.pointer.drag", "input.delivery_mode"]);
+    const CONTRACT: Contract = Contract::input(&["input.pointer.drag"]);
 
     async fn run(&self, ctx: &ToolContext, a: MouseDragArgs) -> Result<ToolOutput, ToolError> {
         let settle_ms = check_settle(a.settle_ms)?;
@@ -233,7 +247,7 @@ impl ToolSpec for MouseButtonUp {
     const NAME: &'static str = "mouse_button_up";
     const DESCRIPTION: &'static str = "Release the button mouse_button_down holds, where it is held or at a window-local point (x, y). Returns held_button (held: false).";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract::input(BUTTON);
+    const CONTRACT: Contract = Contract::input(&["input.pointer.button"]);
 
     async fn run(&self, ctx: &ToolContext, a: MouseButtonUpArgs) -> Result<ToolOutput, ToolError> {
         let settle_ms = check_settle(a.settle_ms)?;

@@ -97,10 +97,11 @@ const TOGGLE_ROLES: &[&str] = &[
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// In cua-driver's order (its schema check compares the enum as listed).
 pub enum MouseButton {
     Left,
-    Middle,
     Right,
+    Middle,
 }
 
 impl MouseButton {
