@@ -29,18 +29,7 @@ const MISSING_TOOLS: &[(&str, &str)] = &[
 ];
 
 /// cua-driver arguments a cua tool does not take yet: (tool, argument, why).
-const MISSING_ARGUMENTS: &[(&str, &str, &str)] = &[
-    (
-        "page",
-        "cdp_port",
-        "cua finds the browser's endpoint from its pid",
-    ),
-    (
-        "page",
-        "target_url_contains",
-        "cua's page acts on the window's page",
-    ),
-];
+const MISSING_ARGUMENTS: &[(&str, &str, &str)] = &[];
 
 /// Arguments cua requires where cua-driver does not: (argument, why).
 const MORE_REQUIRED: &[(&str, &str)] = &[

@@ -469,3 +469,94 @@ fn nix_uid() -> u32 {
         })
         .unwrap()
 }
+
+/// `target_url_contains` picks a tab by URL (exactly one must match), and `cdp_port` uses a
+/// loopback DevTools port the caller names, refused when that port's browser is another
+/// process than `pid`.
+#[test]
+fn page_takes_a_url_filter_and_a_cdp_port_in_chromium() {
+    let session = common::Session::private();
+    let apps = concat!("file://", env!("CARGO_MANIFEST_DIR"), "/harness/apps/");
+    let (page_url, browser_url) = (format!("{apps}page.html"), format!("{apps}browser.html"));
+    let launched = session
+        .call(
+            "launch_app",
+            json!({ "name": "chromium", "urls": [page_url, browser_url] }),
+        )
+        .expect("chromium launches");
+    let relayed = common::App::launched(&launched);
+    let text_of = |args: Value| -> Result<String, String> {
+        session
+            .call("page", args)
+            .map(|o| {
+                o.structured["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .map_err(|e| e.to_string())
+    };
+    let of = |app: &common::App, extra: Value| {
+        let mut args = json!({ "action": "get_text", "pid": app.pid, "window_id": app.window_id });
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        args
+    };
+    // Both tabs load after the window maps.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let got = text_of(of(
+            &relayed,
+            json!({ "target_url_contains": "browser.html" }),
+        ));
+        if let Ok(text) = &got {
+            if text.contains("cua browser page") {
+                break text.clone();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second tab never loaded: {got:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(!text.contains("not clicked"), "{text}");
+    let shown = text_of(of(&relayed, json!({ "target_url_contains": "page.html" }))).unwrap();
+    assert!(shown.contains("not clicked"), "{shown}");
+    let both = text_of(of(&relayed, json!({ "target_url_contains": ".html" }))).unwrap_err();
+    assert!(both.contains("2 tabs"), "{both}");
+
+    // A second Chromium on a port of the test's choosing.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let launched = session
+        .call(
+            "launch_app",
+            json!({ "name": "chromium", "urls": [page_url],
+                    "additional_arguments": [format!("--remote-debugging-port={port}")],
+                    "creates_new_application_instance": true }),
+        )
+        .expect("a second chromium launches");
+    let ported = common::App::launched(&launched);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = text_of(of(&ported, json!({ "cdp_port": port })));
+        if got.as_ref().is_ok_and(|t| t.contains("not clicked")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the port never answered: {got:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let foreign = text_of(of(&relayed, json!({ "cdp_port": port }))).unwrap_err();
+    assert!(
+        foreign.contains(&format!("is pid {}, not {}", ported.pid, relayed.pid)),
+        "{foreign}"
+    );
+}

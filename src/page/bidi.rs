@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::{PageError, Socket, no_tab, pick_tab};
+use super::{PageError, Socket, TabChoice};
 
 pub(super) fn evaluate(
     socket: &mut Socket,
-    window_title: &str,
+    choice: &TabChoice,
     script: &str,
 ) -> Result<Value, PageError> {
     open_session(socket)?;
-    let outcome = evaluate_in_session(socket, window_title, script);
+    let outcome = evaluate_in_session(socket, choice, script);
     let _ = socket.command("session.end", json!({}), json!({}));
     outcome
 }
@@ -40,7 +40,7 @@ fn open_session(socket: &mut Socket) -> Result<(), PageError> {
 
 fn evaluate_in_session(
     socket: &mut Socket,
-    window_title: &str,
+    choice: &TabChoice,
     script: &str,
 ) -> Result<Value, PageError> {
     let tree = socket.command(
@@ -48,16 +48,24 @@ fn evaluate_in_session(
         json!({ "maxDepth": 0 }),
         json!({}),
     )?;
-    let contexts: Vec<Value> = result(&tree, "browsingContext.getTree")?["contexts"]
+    let all = result(&tree, "browsingContext.getTree")?["contexts"]
         .as_array()
-        .map(|all| all.iter().map(|c| c["context"].clone()).collect())
+        .cloned()
         .unwrap_or_default();
+    let contexts: Vec<Value> = all.iter().map(|c| c["context"].clone()).collect();
+    let urls: Vec<String> = all
+        .iter()
+        .map(|c| c["url"].as_str().unwrap_or_default().to_string())
+        .collect();
+    // Titles only where the window's title chooses (each costs an evaluation).
     let mut titles = Vec::with_capacity(contexts.len());
-    for context in &contexts {
-        let title = run(socket, context, "document.title")?;
-        titles.push(title.as_str().unwrap_or_default().to_string());
+    if matches!(choice, TabChoice::Shown(_)) {
+        for context in &contexts {
+            let title = run(socket, context, "document.title")?;
+            titles.push(title.as_str().unwrap_or_default().to_string());
+        }
     }
-    let tab = pick_tab(window_title, &titles).ok_or_else(|| no_tab(window_title, &titles))?;
+    let tab = choice.pick(&titles, &urls)?;
     run(socket, &contexts[tab], script)
 }
 

@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::{PageError, Socket, no_tab, pick_tab};
+use super::{PageError, Socket, TabChoice};
 
 pub(super) fn evaluate(
     socket: &mut Socket,
-    window_title: &str,
+    choice: &TabChoice,
     script: &str,
 ) -> Result<Value, PageError> {
     let targets = socket.command("Target.getTargets", json!({}), json!({}))?;
@@ -20,7 +20,11 @@ pub(super) fn evaluate(
         .iter()
         .map(|t| t["title"].as_str().unwrap_or_default().to_string())
         .collect();
-    let tab = pick_tab(window_title, &titles).ok_or_else(|| no_tab(window_title, &titles))?;
+    let urls: Vec<String> = pages
+        .iter()
+        .map(|t| t["url"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let tab = choice.pick(&titles, &urls)?;
     let attached = socket.command(
         "Target.attachToTarget",
         json!({ "targetId": pages[tab]["targetId"], "flatten": true }),

@@ -42,21 +42,128 @@ pub enum PageError {
     Protocol(String),
 }
 
-/// Evaluates `script` in the tab shown by the window titled `window_title`; its
-/// completion value as JSON (`undefined` is null; a promise is awaited).
+/// Which tab of a browser a call runs in.
+#[derive(Debug, Clone)]
+pub enum TabChoice {
+    /// The tab the window with this title shows.
+    Shown(String),
+    /// The one tab whose URL contains this (refused when none or several do).
+    UrlContains(String),
+}
+
+impl TabChoice {
+    /// The index of the chosen tab among tabs with these titles and URLs.
+    fn pick(&self, titles: &[String], urls: &[String]) -> Result<usize, PageError> {
+        match self {
+            TabChoice::Shown(window_title) => {
+                pick_tab(window_title, titles).ok_or_else(|| no_tab(window_title, titles))
+            }
+            TabChoice::UrlContains(part) => {
+                let matching: Vec<usize> = (0..urls.len())
+                    .filter(|i| urls[*i].contains(part.as_str()))
+                    .collect();
+                match matching[..] {
+                    [one] => Ok(one),
+                    _ => Err(PageError::NoTab(format!(
+                        "{} tabs have a URL containing {part:?} (one must; tabs: {urls:?})",
+                        matching.len()
+                    ))),
+                }
+            }
+        }
+    }
+}
+
+/// Evaluates `script` in the chosen tab; its completion value as JSON (`undefined` is
+/// null; a promise is awaited).
 pub fn evaluate(
     endpoint: &PageEndpoint,
-    window_title: &str,
+    tab: &TabChoice,
     script: &str,
 ) -> Result<Value, PageError> {
     let deadline = Instant::now() + TIMEOUT;
     let mut socket = Socket::connect(&endpoint.url, deadline)?;
     let result = match endpoint.protocol {
-        PageProtocol::Cdp => cdp::evaluate(&mut socket, window_title, script),
-        PageProtocol::Bidi => bidi::evaluate(&mut socket, window_title, script),
+        PageProtocol::Cdp => cdp::evaluate(&mut socket, tab, script),
+        PageProtocol::Bidi => bidi::evaluate(&mut socket, tab, script),
     };
     socket.close();
     result
+}
+
+/// The CDP endpoint a Chromium serves on loopback `port` (its `/json/version`), refused
+/// unless that browser is process `pid`: a port names no owner, so it is asked.
+pub fn endpoint_on_port(port: u16, pid: u32) -> Result<PageEndpoint, PageError> {
+    use std::io::{Read, Write};
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let unreachable = |e: std::io::Error| {
+        PageError::Protocol(format!("nothing answers on 127.0.0.1:{port} ({e})"))
+    };
+    let mut stream = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(unreachable)?;
+    let _ = stream.set_read_timeout(Some(TIMEOUT));
+    // HTTP/1.1 (Chromium gives HTTP/1.0 no answer) and it keeps the connection open: the
+    // body is read to its Content-Length.
+    stream
+        .write_all(
+            format!(
+                "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .map_err(unreachable)?;
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let body = loop {
+        let n = stream.read(&mut chunk).map_err(unreachable)?;
+        reply.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&reply).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length || n == 0 {
+                break body.to_string();
+            }
+        } else if n == 0 {
+            break String::new();
+        }
+    };
+    let version: Value = serde_json::from_str(&body).map_err(|_| {
+        PageError::Protocol(format!(
+            "127.0.0.1:{port} is not a DevTools endpoint (no /json/version)"
+        ))
+    })?;
+    // The browser's socket path, dialled on the port asked (not a host the reply names).
+    let path = version["webSocketDebuggerUrl"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("ws://"))
+        .and_then(|rest| rest.find('/').map(|i| rest[i..].to_string()))
+        .ok_or_else(|| PageError::Protocol(format!("127.0.0.1:{port} names no WebSocket")))?;
+    let endpoint = PageEndpoint {
+        protocol: PageProtocol::Cdp,
+        url: format!("ws://127.0.0.1:{port}{path}"),
+    };
+    let mut socket = Socket::connect(&endpoint.url, Instant::now() + TIMEOUT)?;
+    let info = socket.command("SystemInfo.getProcessInfo", json!({}), json!({}));
+    socket.close();
+    let owner = info?["result"]["processInfo"]
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["type"] == "browser"))
+        .and_then(|p| p["id"].as_u64());
+    match owner {
+        Some(id) if id == u64::from(pid) => Ok(endpoint),
+        Some(id) => Err(PageError::Protocol(format!(
+            "the browser on port {port} is pid {id}, not {pid}"
+        ))),
+        None => Err(PageError::Protocol(format!(
+            "the browser on port {port} does not say its process id"
+        ))),
+    }
 }
 
 /// `document.body.innerText` as a script.

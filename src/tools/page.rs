@@ -44,6 +44,10 @@ pub struct PageArgs {
     pub selector: Option<String>,
     /// Text to insert where the page's focus is (insert_text only).
     pub text: Option<String>,
+    /// A loopback CDP port to use instead of the endpoint cua finds from pid (its browser must be pid).
+    pub cdp_port: Option<u16>,
+    /// Run in the one tab whose URL contains this, instead of the window's tab.
+    pub target_url_contains: Option<String>,
     /// macOS only (enable_javascript_apple_events).
     pub bundle_id: Option<String>,
     /// macOS only (enable_javascript_apple_events).
@@ -56,7 +60,7 @@ pub struct Page;
 impl ToolSpec for Page {
     type Args = PageArgs;
     const NAME: &'static str = "page";
-    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match; click_element clicks the first match of selector (scrolled into view); insert_text inserts text where the page's focus is (focus the field first). Read actions never raise or focus the window. A thrown exception is an error with its message; each call is bounded to 10 s.";
+    const DESCRIPTION: &'static str = "Browser page primitives for Chromium and Firefox that cua launched (launch_app gives them a debugging endpoint only this user can reach): execute_javascript runs JS in the window's tab and returns its value as JSON (an action: recorded and replayed); get_text returns document.body.innerText; query_dom returns tag, innerText and the requested attributes of each querySelectorAll(css_selector) match; click_element clicks the first match of selector (scrolled into view); insert_text inserts text where the page's focus is (focus the field first). Read actions never raise or focus the window. target_url_contains picks the one tab whose URL contains it instead of the window's; cdp_port names a loopback DevTools port to use (its browser must be pid). A thrown exception is an error with its message; each call is bounded to 10 s.";
     const READ_ONLY: bool = false;
     const CONTRACT: Contract = Contract {
         capabilities: &["page.action"],
@@ -121,6 +125,7 @@ impl ToolSpec for Page {
         for (field, value) in [
             ("css_selector", &args.css_selector),
             ("selector", &args.selector),
+            ("target_url_contains", &args.target_url_contains),
         ] {
             if value.as_deref().is_some_and(str::is_empty) {
                 return Err(ToolError::invalid(format!("`{field}` is empty")));
@@ -133,7 +138,16 @@ impl ToolSpec for Page {
         Self::check(&args)?;
         let platform = ctx.platform().await?;
         let window = window_of(platform.as_ref(), Some(args.pid), args.window_id).await?;
-        let endpoint = platform.page_endpoint(args.pid).await?;
+        let endpoint = match args.cdp_port {
+            Some(port) => {
+                let pid = args.pid;
+                tokio::task::spawn_blocking(move || crate::page::endpoint_on_port(port, pid))
+                    .await
+                    .map_err(|e| ToolError::failed(format!("page: {e}")))?
+                    .map_err(|e| ToolError::failed(format!("`cdp_port`: {e}")))?
+            }
+            None => platform.page_endpoint(args.pid).await?,
+        };
         let script = match args.action {
             PageAction::ExecuteJavascript => args.javascript.clone().unwrap_or_default(),
             PageAction::GetText => crate::page::GET_TEXT.to_string(),
@@ -151,9 +165,12 @@ impl ToolSpec for Page {
                 unreachable!("refused by check")
             }
         };
-        let title = window.title.clone();
+        let tab = match &args.target_url_contains {
+            Some(part) => crate::page::TabChoice::UrlContains(part.clone()),
+            None => crate::page::TabChoice::Shown(window.title.clone()),
+        };
         let value =
-            tokio::task::spawn_blocking(move || crate::page::evaluate(&endpoint, &title, &script))
+            tokio::task::spawn_blocking(move || crate::page::evaluate(&endpoint, &tab, &script))
                 .await
                 .map_err(|e| ToolError::failed(format!("page: {e}")))?
                 .map_err(|e| match e {
