@@ -74,6 +74,15 @@ fn page_in(browser: &str) {
         text.contains("cua test page") && text.contains("Name"),
         "{browser}: {text}"
     );
+    // The tab chosen by its URL instead of the window's title.
+    let by_url = page(json!({ "action": "get_text", "target_url_contains": "apps/page.html" }))
+        .unwrap_or_else(|e| panic!("{browser}: {e}"));
+    assert_eq!(by_url.structured["text"], text.as_str(), "{browser}");
+    let none = page(json!({ "action": "get_text", "target_url_contains": "nowhere" }));
+    assert!(
+        matches!(&none, Err(e) if e.to_string().contains("0 tabs")),
+        "{browser}: {none:?}"
+    );
 
     let found = page(
         json!({ "action": "query_dom", "css_selector": "button, input",
