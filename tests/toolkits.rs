@@ -706,6 +706,106 @@ fn gtk4_shortcuts_run_as_widget_actions_and_check_boxes_get_an_index() {
     )));
 }
 
+/// A foreground action aims where it acts (issue #33). type_text by element goes to its
+/// field even while a button holds the focus: keys sent to the focus would press the
+/// button, and "ab c" holds a space. scroll by element, on a row its list (90 px tall)
+/// clips whole, scrolls that list or is refused: the wheel goes where the row shows or
+/// where its list does, never past them (GTK 4 reports such a row's frame below the list,
+/// where a wheel scrolls nothing; a wheel on the desktop once switched openbox's desktops
+/// and iconified the window). On GTK 3, GTK 4 and Qt 5, each effect read from the
+/// fixture's journal.
+#[test]
+fn foreground_element_actions_land_on_their_element() {
+    let (_sandbox, journal_path, h) = sandboxed();
+    for fx in &FIXTURES[..3] {
+        let (pid, window_id) = launch(&h, fx);
+        let at = json!({ "pid": pid, "window_id": window_id });
+        let read = || {
+            h.call("get_window_state", at.clone())
+                .unwrap_or_else(|e| panic!("{}: get_window_state: {e}", fx.toolkit))
+        };
+        let on = |index: u64, extra: Value| {
+            let mut args = at.clone();
+            args["element_index"] = json!(index);
+            args["delivery_mode"] = json!("foreground");
+            args.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            args
+        };
+
+        // The focus on a button, as a person's click leaves it.
+        let button = find(&read(), "button|push_button", "Increment").expect("Increment");
+        let seen = journal(&journal_path).len();
+        h.call("click", on(button, json!({}))).unwrap();
+        assert!(
+            journal_shows(&journal_path, seen, |e| event_is(e, "clicked", "Increment")),
+            "{}: the foreground click on Increment did not land",
+            fx.toolkit
+        );
+
+        let field = find(&read(), "text|entry", "Name").expect("Name");
+        let seen = journal(&journal_path).len();
+        let typed = h.call("type_text", on(field, json!({ "text": "ab c" })));
+        let landed = journal_shows(&journal_path, seen, |e| {
+            event_is(e, "changed", "Name") && e["text"].as_str().is_some_and(|t| t.contains("ab c"))
+        });
+        let pressed = journal(&journal_path)
+            .iter()
+            .skip(seen)
+            .any(|e| event_is(e, "clicked", "Increment"));
+        assert!(
+            !pressed,
+            "{}: the keys went to the focused button: {:?}",
+            fx.toolkit,
+            typed.as_ref().map(|o| &o.structured)
+        );
+        assert!(
+            landed || typed.is_err(),
+            "{}: the text is not in its field, and cua did not say so: {:?}",
+            fx.toolkit,
+            typed.as_ref().map(|o| &o.structured)
+        );
+
+        // The eighth row, below what the list shows.
+        let state = read();
+        let row = state.structured["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["role"] == "list_item")
+            .nth(7)
+            .and_then(|e| e["element_index"].as_u64())
+            .expect("an eighth row");
+        let seen = journal(&journal_path).len();
+        let scrolled = h.call(
+            "scroll",
+            on(row, json!({ "direction": "down", "amount": 5 })),
+        );
+        let moved = journal_shows(&journal_path, seen, |e| event_is(e, "scrolled", "Items"));
+        let claimed = scrolled
+            .as_ref()
+            .is_ok_and(|o| o.structured["effect"] == "confirmed");
+        assert!(
+            moved || scrolled.is_err(),
+            "{}: the list did not scroll, and cua did not say so: {:?}",
+            fx.toolkit,
+            scrolled.as_ref().map(|o| &o.structured)
+        );
+        assert!(
+            moved || !claimed,
+            "{}: confirmed without the effect",
+            fx.toolkit
+        );
+        // Still on screen and readable: nothing wheeled the desktop.
+        read();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+}
+
 #[test]
 fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
     let (_sandbox, journal_path, h) = sandboxed();

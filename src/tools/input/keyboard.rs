@@ -219,9 +219,12 @@ impl ToolSpec for TypeText {
             if !focus_unless_focused(p, node).await {
                 // In the foreground a real click gives it the focus; in the background
                 // nothing may, so no key is sent rather than sent elsewhere.
-                match node.frame.filter(|_| mode == Delivery::Foreground) {
-                    Some(frame) => {
-                        let (x, y) = frame.center();
+                match target
+                    .visible_part()
+                    .filter(|_| mode == Delivery::Foreground)
+                {
+                    Some(part) => {
+                        let (x, y) = part.center();
                         events.extend(click_events(x, y, 1, 1, &[]));
                     }
                     None => {
@@ -410,7 +413,7 @@ pub(super) async fn send_combo(
                 && mode == Delivery::Background
                 && focus_unless_focused(p, node).await;
             if is_editable(node) && !focused_already && !focused_now {
-                if let Some((cx, cy)) = node.frame.map(|f| f.center()) {
+                if let Some((cx, cy)) = target.visible_part().map(|f| f.center()) {
                     events.extend(click_events(cx, cy, 1, 1, &[]));
                 }
             }

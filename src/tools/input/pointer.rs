@@ -136,7 +136,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
                 };
                 let point = match &target {
                     Target::Pixel { x, y, .. } => Some((*x, *y)),
-                    _ => node.frame.map(|f| f.center()),
+                    _ => target.visible_part().map(|f| f.center()),
                 };
                 let pointing = match point {
                     Some(at) => {
@@ -184,12 +184,15 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
     // Pixel route: at the given point, or at the element's centre.
     let (x, y) = match &target {
         Target::Pixel { x, y, .. } => (*x, *y),
-        Target::Element { node, .. } => node.frame.map(|f| f.center()).ok_or_else(|| {
-            ToolError::failed(format!(
-                "{} has no action for this and no frame on screen to click",
-                describe(node)
-            ))
-        })?,
+        // Its visible part: a centre its list or the window clips would land elsewhere.
+        Target::Element { node, .. } => {
+            target.visible_part().map(|f| f.center()).ok_or_else(|| {
+                ToolError::failed(format!(
+                    "{} has no action for this and no part of it shows to click (its container or the window clips it): scroll it into view first",
+                    describe(node)
+                ))
+            })?
+        }
         Target::Window { .. } => unreachable!("checked above"),
     };
     let button = if r.kind == ClickKind::Right {

@@ -214,17 +214,16 @@ impl ToolSpec for Scroll {
         // Wheel or page keys at a point.
         let (x, y) = match (&target, &tree_and_node) {
             (Target::Pixel { x, y, .. }, _) => (*x, *y),
-            (_, Some((t, n))) if t.nodes[*n].frame.is_some() => {
-                // The wheel goes to the element's visible part: a point outside the window
-                // would scroll whatever lies there.
-                let visible =
-                    crate::platform::Rect::new(0, 0, window.bounds.width, window.bounds.height);
-                let frame = t.nodes[*n].frame.unwrap();
-                frame
-                    .intersection(&visible)
+            (Target::Element { .. }, Some((t, n))) if t.nodes[*n].frame.is_some() => {
+                // The wheel goes to the element's visible part, or, where its list clips
+                // it whole, to the list's: a point outside them (outside the window, or
+                // past the list) would scroll whatever lies there.
+                target
+                    .visible_part()
+                    .or_else(|| target.container_visible_part())
                     .ok_or_else(|| {
                         ToolError::failed(format!(
-                            "{} is outside the window's visible area, so no wheel can reach it; scroll its container first",
+                            "no part of {} shows (its container or the window clips it), so no wheel can reach it; scroll its container first",
                             describe(&t.nodes[*n])
                         ))
                     })?

@@ -24,7 +24,84 @@ pub(super) enum Target {
     },
 }
 
+/// Roles whose frame clips what they hold: a scrolled list shows part of its rows.
+const CLIPPING_ROLES: &[&str] = &[
+    "scroll_pane",
+    "viewport",
+    "list",
+    "list_box",
+    "table",
+    "tree",
+    "tree_table",
+];
+
+/// Whether `node` clips what it holds (a role of [`CLIPPING_ROLES`] with a real frame).
+fn clips(node: &crate::platform::AxNode) -> bool {
+    node.frame.is_some_and(|f| f.width > 0 && f.height > 0)
+        && CLIPPING_ROLES.contains(&node.role.as_str())
+}
+
+/// Node `n`'s frame inside `window` and every clipping ancestor; None when nothing shows.
+fn visible(
+    tree: &crate::platform::AxTree,
+    n: usize,
+    window: &WindowInfo,
+) -> Option<crate::platform::Rect> {
+    let window_area = crate::platform::Rect::new(0, 0, window.bounds.width, window.bounds.height);
+    let mut part = tree.nodes.get(n)?.frame?.intersection(&window_area)?;
+    let mut ancestor = tree.nodes[n].parent;
+    while let Some(a) = ancestor {
+        if clips(&tree.nodes[a]) {
+            part = part.intersection(&tree.nodes[a].frame?)?;
+        }
+        ancestor = tree.nodes[a].parent;
+    }
+    Some(part)
+}
+
 impl Target {
+    /// The part of the addressed element a pointer can reach, window-local: its frame
+    /// inside the window and inside every ancestor that clips (a row half scrolled out of
+    /// its list). None when nothing of it shows, or it has no frame; a pixel target is
+    /// itself.
+    pub(super) fn visible_part(&self) -> Option<crate::platform::Rect> {
+        match self {
+            Target::Element {
+                window,
+                index,
+                snapshot,
+                ..
+            } => visible(&snapshot.tree, *snapshot.elements.get(*index)?, window),
+            Target::Pixel { x, y, .. } => Some(crate::platform::Rect::new(*x, *y, 1, 1)),
+            Target::Window { .. } => None,
+        }
+    }
+
+    /// The visible part of the nearest container that clips the addressed element (the
+    /// list a row is scrolled out of): where a wheel scrolls that element's view.
+    pub(super) fn container_visible_part(&self) -> Option<crate::platform::Rect> {
+        let Target::Element {
+            window,
+            index,
+            snapshot,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let tree = &snapshot.tree;
+        let mut ancestor = tree.nodes.get(*snapshot.elements.get(*index)?)?.parent;
+        while let Some(a) = ancestor {
+            if clips(&tree.nodes[a]) {
+                if let Some(part) = visible(tree, a, window) {
+                    return Some(part);
+                }
+            }
+            ancestor = tree.nodes[a].parent;
+        }
+        None
+    }
+
     pub(super) fn window(&self) -> &WindowInfo {
         match self {
             Target::Element { window, .. }

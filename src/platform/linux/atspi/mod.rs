@@ -1039,13 +1039,16 @@ impl Atspi {
             } else {
                 None
             };
-            // Frames are read for what an agent may act on or read, not for every container.
+            // Frames are read for what an agent may act on or read, not for every container;
+            // and for the containers that clip what they hold (a pointer aims at the part of
+            // a row its scroll pane shows).
             let wants_frame = n.ifaces.contains(Interface::Component)
                 && (!actions.is_empty()
                     || text_value
                     || n.ifaces.contains(Interface::Value)
                     || n.states.contains(State::Editable)
-                    || ROLE_ACTIONABLE.contains(&n.role));
+                    || ROLE_ACTIONABLE.contains(&n.role)
+                    || matches!(n.role, Role::ScrollPane | Role::Viewport));
             let frame = if wants_frame {
                 self.extents(&n.node, coord).await
             } else {
