@@ -129,15 +129,8 @@ fn call_on(
             }),
         )
         .map_err(page_failed)?;
-    if let Some(details) = reply.get("exceptionDetails") {
-        let text = details["exception"]["description"]
-            .as_str()
-            .or(details["text"].as_str())
-            .unwrap_or("exception");
-        return Err(ToolError::failed(format!(
-            "the page threw: {}",
-            text.lines().next().unwrap_or(text)
-        )));
+    if let Some(message) = crate::page::thrown(&reply) {
+        return Err(ToolError::failed(format!("the page threw: {message}")));
     }
     Ok(reply["result"]["value"].clone())
 }

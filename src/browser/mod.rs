@@ -78,6 +78,22 @@ impl Refusal {
     }
 }
 
+/// How the tools reach `endpoint`, as results name it.
+pub fn transport(endpoint: &PageEndpoint) -> &'static str {
+    if endpoint.url.starts_with("unix:") {
+        "relay_pipe"
+    } else {
+        "loopback_websocket"
+    }
+}
+
+/// The refusal of a Firefox: these tools speak CDP.
+pub fn firefox_refused(pid: u32) -> ToolError {
+    Refusal::RouteUnavailable.because(format!(
+        "pid {pid} is Firefox: the browser tools speak the Chrome DevTools Protocol; Firefox's pages are read and driven through the page tool"
+    ))
+}
+
 /// A page call's failure as a tool error.
 pub fn page_failed(e: PageError) -> ToolError {
     ToolError::failed(e.to_string())

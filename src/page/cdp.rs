@@ -48,20 +48,24 @@ pub(super) fn evaluate(
         json!({}),
     );
     let evaluated = result(&evaluated, "Runtime.evaluate")?;
-    if let Some(details) = evaluated.get("exceptionDetails") {
-        // The thrown value's description holds "Error: message\n    at …".
-        let message = details["exception"]["description"]
-            .as_str()
-            .or(details["text"].as_str())
-            .unwrap_or("exception");
-        return Err(PageError::Thrown(
-            message.lines().next().unwrap_or(message).to_string(),
-        ));
+    if let Some(message) = thrown(evaluated) {
+        return Err(PageError::Thrown(message));
     }
     Ok(evaluated["result"]
         .get("value")
         .cloned()
         .unwrap_or(Value::Null))
+}
+
+/// What a Runtime reply's script threw, if it threw: the first line of the thrown value's
+/// description ("Error: message\n    at …").
+pub fn thrown(result: &Value) -> Option<String> {
+    let details = result.get("exceptionDetails")?;
+    let message = details["exception"]["description"]
+        .as_str()
+        .or(details["text"].as_str())
+        .unwrap_or("exception");
+    Some(message.lines().next().unwrap_or(message).to_string())
 }
 
 /// A reply's `result`, or its `error` as an error.

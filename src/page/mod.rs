@@ -13,7 +13,7 @@
 mod bidi;
 mod cdp;
 
-pub use cdp::Connection as CdpConnection;
+pub use cdp::{Connection as CdpConnection, thrown};
 
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;

@@ -18,7 +18,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub(crate) use super::window_of as window_of_pid;
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of};
 use crate::browser::{self, Refusal, Snapshot, Tab};
 use crate::dispatch::{Contract, Risk};
@@ -183,9 +182,7 @@ async fn bind(ctx: &ToolContext, pid: u32, window_id: u64) -> Result<ToolOutput,
         other => Refusal::RouteUnavailable.because(other.to_string()),
     })?;
     if endpoint.protocol != PageProtocol::Cdp {
-        return Err(Refusal::RouteUnavailable.because(format!(
-            "pid {pid} is Firefox: the browser tools speak the Chrome DevTools Protocol; Firefox's pages are read and driven through the page tool"
-        )));
+        return Err(browser::firefox_refused(pid));
     }
     let title = window.title.clone();
     let reach = endpoint.clone();
@@ -211,7 +208,7 @@ async fn bind(ctx: &ToolContext, pid: u32, window_id: u64) -> Result<ToolOutput,
         Ok((tabs, shown.is_some()))
     })
     .await?;
-    let relay = endpoint.url.starts_with("unix:");
+    let transport = browser::transport(&endpoint);
     let cdp_ids: Vec<String> = tabs.iter().map(|(t, _)| t.0.clone()).collect();
     let (target_id, target) = ctx.browser.bind(pid, window_id, endpoint, exact, &cdp_ids);
     let listed: Vec<Value> = tabs
@@ -241,7 +238,7 @@ async fn bind(ctx: &ToolContext, pid: u32, window_id: u64) -> Result<ToolOutput,
             "target_id": target_id,
             "binding_quality": quality,
             "binding_route": "process_endpoint",
-            "endpoint_transport": if relay { "relay_pipe" } else { "loopback_websocket" },
+            "endpoint_transport": transport,
             "mutation_allowed": exact,
             "native_title": window.title,
             "pid": pid,

@@ -137,14 +137,13 @@ impl ToolSpec for BrowserPrepare {
         Self::check(&a)?;
         let platform = ctx.platform().await?;
         if let (Some(pid), Some(window_id)) = (a.pid, a.window_id) {
-            super::window_of_pid(platform.as_ref(), Some(pid), window_id).await?;
+            crate::tools::window_of(platform.as_ref(), Some(pid), window_id).await?;
         }
         let launch = a.allow_launch == Some(true);
         let mut program = None;
         if let Some(pid) = a.pid {
             match platform.page_endpoint(pid).await {
                 Ok(endpoint) if endpoint.protocol == PageProtocol::Cdp => {
-                    let relay = endpoint.url.starts_with("unix:");
                     return Ok(ToolOutput::new(
                         format!("pid {pid} already has a DevTools endpoint; nothing was changed"),
                         json!({
@@ -153,16 +152,12 @@ impl ToolSpec for BrowserPrepare {
                             "prepared": false,
                             "launched": false,
                             "pid": pid,
-                            "endpoint_transport": if relay { "relay_pipe" } else { "loopback_websocket" },
+                            "endpoint_transport": crate::browser::transport(&endpoint),
                             "visible_effects": [],
                         }),
                     ));
                 }
-                Ok(_) => {
-                    return Err(Refusal::RouteUnavailable.because(format!(
-                        "pid {pid} is Firefox: the browser tools speak the Chrome DevTools Protocol; Firefox's pages are read and driven through the page tool"
-                    )));
-                }
+                Ok(_) => return Err(crate::browser::firefox_refused(pid)),
                 Err(PlatformError::Unsupported(why)) if !launch => {
                     return Err(Refusal::RequiresSetup.because(format!(
                         "{why}. A running browser cannot be given an endpoint; pass allow_launch true with profile {{\"mode\": \"isolated_new\"}} to start a separate one"
