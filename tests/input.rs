@@ -556,3 +556,83 @@ fn an_index_with_its_snapshot_id_acts_on_that_element_or_is_refused() {
         "{err}"
     );
 }
+
+/// An agent's loop on the GTK 4 calculator, whose clicks show their effect ~250 ms late:
+/// 84 products (504 element clicks), each click sent as soon as the previous one returned
+/// and the window was read, as an agent observes. A click sent while the previous one's
+/// effect is pending vanished (5 of 10 products came out wrong); none may now, and every
+/// click reads its effect back (`confirmed`, never `unverifiable`). The products are read
+/// from the calculator's own display.
+#[test]
+fn five_hundred_element_clicks_on_gtk4_land_and_read_back() {
+    const PRODUCTS: usize = 84;
+    let s = common::Session::private();
+    let calc = App::launched(
+        &s.call("launch_app", json!({ "name": "gnome-calculator" }))
+            .unwrap(),
+    );
+    let observe = || {
+        s.call(
+            "get_window_state",
+            json!({ "pid": calc.pid, "window_id": calc.window_id, "include_screenshot": false }),
+        )
+        .unwrap()
+    };
+    let index = |state: &ToolOutput, label: &str| {
+        elements(state)
+            .into_iter()
+            .find(|e| e["role"] == "button" && e["name"] == label)
+            .unwrap_or_else(|| panic!("no button {label}"))["element_index"]
+            .clone()
+    };
+    let shown = |state: &ToolOutput| -> Vec<String> {
+        elements(state)
+            .into_iter()
+            .filter(|e| e["role"] == "text")
+            .filter_map(|e| e["value"].as_str().map(|v| v.replace([',', '\u{2009}'], "")))
+            .map(|v| v.trim().to_string())
+            .collect()
+    };
+    let mut state = observe();
+    let (mut wrong, mut unread) = (Vec::new(), Vec::new());
+    // Deterministic operands: two-digit numbers from a fixed sequence.
+    let mut seed: u64 = 7;
+    let mut next = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        10 + (seed >> 33) % 90
+    };
+    for _ in 0..PRODUCTS {
+        let (a, b) = (next(), next());
+        let keys: Vec<String> = format!("{a}×{b}=").chars().map(String::from).collect();
+        for key in &keys {
+            let out = s
+                .call(
+                    "click",
+                    json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": index(&state, key) }),
+                )
+                .unwrap();
+            if out.structured["effect"] != "confirmed" {
+                unread.push(format!("{a}×{b}, {key}: {}", out.structured["effect"]));
+            }
+            state = observe();
+        }
+        // The product shows a little after "=" is taken: read until it does, bounded, as
+        // an agent waiting for the display would.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !shown(&state).contains(&(a * b).to_string()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            state = observe();
+        }
+        if !shown(&state).contains(&(a * b).to_string()) {
+            wrong.push(format!("{a}×{b}: the display shows {:?}", shown(&state)));
+        }
+        s.call(
+            "press_key",
+            json!({ "pid": calc.pid, "window_id": calc.window_id, "key": "Escape" }),
+        )
+        .unwrap();
+        state = observe();
+    }
+    assert!(wrong.is_empty(), "{} products wrong: {wrong:#?}", wrong.len());
+    assert!(unread.is_empty(), "{} clicks not read back: {unread:#?}", unread.len());
+}

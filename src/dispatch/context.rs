@@ -39,9 +39,9 @@ pub struct ToolContext {
     /// When input whose effect was not read back was last sent to each app that shows
     /// effects late ([`crate::platform::AppQuirks::late_effects`]), and how late they get.
     pending_effects: Mutex<HashMap<u32, (std::time::Instant, std::time::Duration)>>,
-    /// Each app's `late_effects`, asked once (an app not on the accessibility bus takes
-    /// the platform's registration wait to answer).
-    late_effects: Mutex<HashMap<u32, Option<std::time::Duration>>>,
+    /// Each app's quirks, asked once (an app not on the accessibility bus takes the
+    /// platform's registration wait to answer).
+    quirks: Mutex<HashMap<u32, crate::platform::AppQuirks>>,
     /// The sessions this context is one of, when a server keeps several
     /// ([`super::Sessions`]); session tools read and end them through it.
     directory: std::sync::OnceLock<std::sync::Weak<super::sessions::Directory>>,
@@ -147,29 +147,24 @@ impl ToolContext {
     /// Input was sent to app `pid` at `sent` and its effect was not read back: the next
     /// action waits for it when the app shows effects late.
     pub async fn effect_pending(&self, pid: u32, sent: std::time::Instant) {
-        let Ok(platform) = self.platform().await else {
-            return;
-        };
-        let known = self
-            .late_effects
-            .lock()
-            .ok()
-            .and_then(|l| l.get(&pid).copied());
-        let late = match known {
-            Some(late) => late,
-            None => {
-                let late = platform.app_quirks(pid).await.late_effects;
-                if let Ok(mut l) = self.late_effects.lock() {
-                    l.insert(pid, late);
-                }
-                late
-            }
-        };
-        if let Some(latest) = late {
+        if let Some(latest) = self.app_quirks(pid).await.late_effects {
             if let Ok(mut p) = self.pending_effects.lock() {
                 p.insert(pid, (sent, latest));
             }
         }
+    }
+
+    /// What app `pid`'s toolkit does differently, asked of the platform once per app.
+    pub async fn app_quirks(&self, pid: u32) -> crate::platform::AppQuirks {
+        if let Some(known) = self.quirks.lock().unwrap().get(&pid) {
+            return known.clone();
+        }
+        let Ok(platform) = self.platform().await else {
+            return Default::default();
+        };
+        let quirks = platform.app_quirks(pid).await;
+        self.quirks.lock().unwrap().insert(pid, quirks.clone());
+        quirks
     }
 
     /// The last zoom of a window: actions with `from_zoom` map its image's pixels back.

@@ -115,9 +115,10 @@ impl ToolRegistry {
         ctx.await_pending_effect(pid).await;
         let sent = std::time::Instant::now();
         let out = Self::call_recorded(ctx, tool, args).await;
-        let read_back = out
-            .as_ref()
-            .is_ok_and(|o| o.structured["effect"] == "confirmed");
+        // Read back (seen, or waited for past the toolkit's latency): nothing is pending.
+        let read_back = out.as_ref().is_ok_and(|o| {
+            o.structured["effect"] == "confirmed" || o.structured["effect"] == "no_change"
+        });
         if out.is_ok() && !read_back {
             ctx.effect_pending(pid, sent).await;
         }

@@ -33,6 +33,10 @@ pub struct AppQuirks {
     /// on its way, can vanish, and a state read then shows the previous action's effect
     /// late: the next action to such an app waits (bounded) for the previous effect.
     pub late_effects: Option<std::time::Duration>,
+    /// How long after an input its effect can take to show in the app's accessibility
+    /// tree, on a loaded machine: a click's read-back waits this long at most when the
+    /// caller gave no `settle_ms`, and says `no_change` after. None: not known (no read-back).
+    pub effect_latency: Option<std::time::Duration>,
 }
 
 impl AppQuirks {

@@ -2,6 +2,11 @@
 //! (successful, failed or refused), captures the target window before and after, and hands
 //! the turn to one ordered writer thread.
 //!
+//! A turn's after-state is taken off the caller's path: a task waits for the window to
+//! settle while the agent goes on. The next recorded action never waits for that settle: it
+//! cuts it short, and the after-state is the window as it was just before that action
+//! touched it (read then, once, and reused as the next turn's before-state).
+//!
 //! The writer assembles `turn-NNNNN/` under a hidden temporary name and renames it into
 //! place when complete, so neither a reader nor a crash ever sees a half-written turn. Turn
 //! numbers are given at write time, so a failed write leaves no hole; the failure goes to
@@ -74,12 +79,19 @@ struct LastState {
     state: StateCapture,
 }
 
+/// A turn whose after-state is still being taken.
+struct PendingTurn {
+    task: tokio::task::JoinHandle<()>,
+    /// Tells the task to stop waiting for the window to settle and read it now.
+    cut: tokio::sync::oneshot::Sender<()>,
+}
+
 #[derive(Default)]
 pub struct Recorder {
     active: Mutex<Option<Active>>,
     progress: Arc<Mutex<Progress>>,
     /// The task finishing the previous turn (after-state, submission).
-    pending: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    pending: tokio::sync::Mutex<Option<PendingTurn>>,
     last_state: Arc<Mutex<Option<LastState>>>,
 }
 
@@ -292,10 +304,20 @@ impl Recorder {
         active.as_ref()?.video.as_ref().map(|v| v.feed())
     }
 
-    /// Waits until the previous turn has been handed to the writer.
+    /// Waits until the previous turn has been handed to the writer, its after-state
+    /// taken once the window settled.
     pub async fn finish_pending(&self) {
-        if let Some(task) = self.pending.lock().await.take() {
-            let _ = task.await;
+        if let Some(pending) = self.pending.lock().await.take() {
+            let _ = pending.task.await;
+        }
+    }
+
+    /// Hands the previous turn to the writer now: its after-state is the window as it is
+    /// at this instant (the next action has not touched it yet), unless it had settled.
+    async fn cut_pending(&self) {
+        if let Some(pending) = self.pending.lock().await.take() {
+            let _ = pending.cut.send(());
+            let _ = pending.task.await;
         }
     }
 
@@ -466,8 +488,9 @@ pub async fn record_call(
         redaction,
     } = call;
     // The previous turn must reach the writer first: turns stay in call order, and its
-    // after-state can stand in for this turn's before-state.
-    recorder.finish_pending().await;
+    // after-state (read now, if its window had not settled) stands in for this turn's
+    // before-state.
+    recorder.cut_pending().await;
     let mut pid = arg_u64(&args, "pid").map(|p| p as u32);
     let mut window_id = arg_u64(&args, "window_id");
     let mut window = match &platform {
@@ -621,13 +644,15 @@ pub async fn record_call(
         target,
         redacted,
     };
-    // The after-state is taken once the window is quiet, off the caller's return path; the
-    // next recorded call waits for this task first, so turns stay in order.
+    // The after-state is taken once the window is quiet, off the caller's return path, or
+    // when the next recorded call cuts that wait short; that call waits for this task
+    // first, so turns stay in order.
     let last_state = recorder.last_state.clone();
+    let (cut, cut_now) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
             (Some(p), Some(pid), Some(w)) => {
-                let state = settle::settled_state(
+                let settled = settle::settled_state(
                     p,
                     pid,
                     w,
@@ -636,8 +661,8 @@ pub async fn record_call(
                         action_started,
                         confirmed,
                     },
-                )
-                .await;
+                );
+                let state = settle::unless_cut(settled, cut_now, p, pid, w).await;
                 *last_state.lock().unwrap() = Some(LastState {
                     window_id: w.window_id,
                     at: Instant::now(),
@@ -660,6 +685,6 @@ pub async fn record_call(
             after: scrub(after),
         });
     });
-    *recorder.pending.lock().await = Some(task);
+    *recorder.pending.lock().await = Some(PendingTurn { task, cut });
     result
 }

@@ -78,6 +78,58 @@ pub async fn settled_state(
     StateCapture { json, pixels }
 }
 
+/// The next action is about to run: a burst of events or repaints in progress gets this
+/// long to end, at most, before the window is read as it is.
+const CUT_QUIET_MAX: Duration = Duration::from_millis(40);
+
+/// The settled state, unless `cut` fires first (the next recorded action is about to run):
+/// then the window as it is now, which is what the app showed after this action and before
+/// the next one touched it. The next action never waits for a settle.
+pub async fn unless_cut(
+    settled: impl std::future::Future<Output = StateCapture>,
+    cut: tokio::sync::oneshot::Receiver<()>,
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+) -> StateCapture {
+    tokio::pin!(settled);
+    tokio::select! {
+        biased;
+        state = &mut settled => state,
+        fired = cut => match fired {
+            Ok(()) => state_now(platform, pid, window).await,
+            // No cut will come (recording stops): settle to the end.
+            Err(_) => settled.await,
+        },
+    }
+}
+
+/// The window now, after at most CUT_QUIET_MAX for the app's events and the window's
+/// repaints to pause (QUIET_GAP without one).
+async fn state_now(platform: &Arc<dyn Platform>, pid: u32, window: &WindowInfo) -> StateCapture {
+    let until = Instant::now() + CUT_QUIET_MAX;
+    loop {
+        let last_event = platform.app_activity(pid).await.and_then(|a| a.last);
+        let last_repaint = platform.last_repaint(window.window_id).await.map(|r| r.at);
+        let busy_until = last_event
+            .into_iter()
+            .chain(last_repaint)
+            .map(|t| t + QUIET_GAP)
+            .max();
+        match busy_until {
+            Some(t) if t > Instant::now() && Instant::now() < until => {
+                tokio::time::sleep_until(t.min(until).into()).await
+            }
+            _ => break,
+        }
+    }
+    let (json, frame) = read_state(platform, pid, window).await;
+    StateCapture {
+        json,
+        pixels: frame.map(|(c, _)| c),
+    }
+}
+
 /// A capture and when it was taken.
 pub(super) type Frame = Option<(Capture, Instant)>;
 

@@ -27,11 +27,15 @@ pub(super) enum Expect {
         name: String,
         options: Vec<String>,
     },
-    /// Something in the window's tree changed (a fingerprint taken before the action).
+    /// Something in the window's tree, or the app's set of windows, changed (a
+    /// fingerprint taken before the action).
     WindowChange {
         pid: u32,
         window: WindowInfo,
         before: u64,
+        /// Read back within the toolkit's latency, in ms (the caller gave no settle_ms):
+        /// no change by then says `no_change`, not a suspected no-op.
+        latency: Option<u64>,
     },
     /// Nothing to read back.
     Nothing,
@@ -43,6 +47,9 @@ impl Expect {
     /// (returning as soon as it shows); a window-wide change keeps the caller's wait.
     pub(super) fn read_back_ms(&self, settle_ms: u64) -> u64 {
         match self {
+            Expect::WindowChange {
+                latency: Some(ms), ..
+            } => *ms,
             Expect::WindowChange { .. } | Expect::Nothing => settle_ms,
             _ => settle_ms.max(READ_BACK_MS),
         }
@@ -89,9 +96,7 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
                     .is_ok_and(|o| o.len() == 1 && o[0].eq_ignore_ascii_case(name))
         }
         Expect::WindowChange {
-            pid,
-            window,
-            before,
+            pid, window, before, ..
         } => fingerprint(platform, *pid, window)
             .await
             .is_some_and(|f| f != *before),
@@ -99,17 +104,26 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
     }
 }
 
-/// A hash of everything a person could see change in the window's tree.
+/// A hash of everything a person could see change in the window's tree, and of the app's
+/// windows (a click that opens a dialog or closes its window changes those).
 pub(super) async fn fingerprint(
     platform: &dyn Platform,
     pid: u32,
     window: &WindowInfo,
 ) -> Option<u64> {
     use std::hash::{Hash, Hasher};
-    let tree = platform.accessibility_tree(pid, window).await.ok()?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    for n in &tree.nodes {
-        (&n.role, &n.name, &n.value, &n.states).hash(&mut h);
+    let windows = platform.list_windows().await.ok()?.windows;
+    let mut open = false;
+    for w in windows.iter().filter(|w| w.pid == Some(pid)) {
+        (w.window_id, &w.title, w.is_on_screen).hash(&mut h);
+        open |= w.window_id == window.window_id;
+    }
+    if open {
+        let tree = platform.accessibility_tree(pid, window).await.ok()?;
+        for n in &tree.nodes {
+            (&n.role, &n.name, &n.value, &n.states).hash(&mut h);
+        }
     }
     Some(h.finish())
 }
@@ -139,6 +153,13 @@ pub(super) async fn settle(
             return;
         }
         if Instant::now() >= deadline {
+            if let Expect::WindowChange {
+                latency: Some(_), ..
+            } = expect
+            {
+                outcome.effect = Effect::NoChange;
+                return;
+            }
             outcome.effect = Effect::SuspectedNoop;
             if outcome.escalation.is_none() && outcome.path != Route::ForegroundEvent {
                 outcome.escalation = Some((
@@ -148,8 +169,28 @@ pub(super) async fn settle(
             }
             return;
         }
-        tokio::time::sleep(POLL).await;
+        next_look(platform, expect, deadline).await;
     }
+}
+
+/// Waits before reading the effect again: for the app's next change event (at most
+/// EVENT_RECHECK, not past `deadline`) where a window-wide change is awaited and the app
+/// sends events (a whole tree read every POLL would load the machine), else POLL.
+async fn next_look(platform: &dyn Platform, expect: &Expect, deadline: Instant) {
+    const EVENT_RECHECK: Duration = Duration::from_millis(100);
+    if let Expect::WindowChange { pid, .. } = expect {
+        if platform
+            .app_activity(*pid)
+            .await
+            .is_some_and(|a| a.events > 0)
+        {
+            let now = Instant::now();
+            crate::platform::event_after(platform, *pid, now, (now + EVENT_RECHECK).min(deadline))
+                .await;
+            return;
+        }
+    }
+    tokio::time::sleep(POLL).await;
 }
 
 pub(super) async fn expect_window_change(
@@ -166,6 +207,32 @@ pub(super) async fn expect_window_change(
             pid,
             window: window.clone(),
             before,
+            latency: None,
+        },
+        None => Expect::Nothing,
+    }
+}
+
+/// What shows a click landed when the caller gave no settle_ms: any change in the window
+/// (or the app's windows) within the toolkit's latency. Nothing to read back where that
+/// latency is not known or the window cannot be read.
+pub(super) async fn expect_within_latency(
+    ctx: &ToolContext,
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Expect {
+    let Some(latency) = ctx.app_quirks(pid).await.effect_latency else {
+        return Expect::Nothing;
+    };
+    // The event feed runs from here on: the wait for the effect follows the app's events.
+    let _ = platform.app_activity(pid).await;
+    match fingerprint(platform, pid, window).await {
+        Some(before) => Expect::WindowChange {
+            pid,
+            window: window.clone(),
+            before,
+            latency: Some(latency.as_millis() as u64),
         },
         None => Expect::Nothing,
     }

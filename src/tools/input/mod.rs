@@ -9,8 +9,9 @@
 //! `delivery_mode: foreground` activates the window and uses real input, then restores.
 //!
 //! Every action returns `path` (the route that ran), `verified`, `effect`
-//! (confirmed | unverifiable | suspected_noop) and, when a background attempt did not
-//! land, `escalation {recommended, reason}`. `settle_ms` waits, bounded, for the effect.
+//! (confirmed | unverifiable | suspected_noop | no_change) and, when a background attempt
+//! did not land, `escalation {recommended, reason}`. `settle_ms` waits, bounded, for the
+//! effect; a click without it reads its effect back within the toolkit's latency.
 //!
 //! This file owns what every input tool shares: the argument enums, the action vocabularies
 //! and the result (`Outcome`, `ActionResult`). The rooms: `target` (addressing resolved to
@@ -179,6 +180,9 @@ enum Effect {
     Confirmed,
     Unverifiable,
     SuspectedNoop,
+    /// The window showed no change within the toolkit's latency (a click read back
+    /// without `settle_ms`): it did nothing the tree shows.
+    NoChange,
 }
 
 impl Effect {
@@ -187,6 +191,7 @@ impl Effect {
             Effect::Confirmed => "confirmed",
             Effect::Unverifiable => "unverifiable",
             Effect::SuspectedNoop => "suspected_noop",
+            Effect::NoChange => "no_change",
         }
     }
 }

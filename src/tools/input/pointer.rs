@@ -127,7 +127,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
                 let toggled = is_toggle_click(node, r.kind);
                 let expect = match &live {
                     Some(live) if toggled => toggle_expectation(node, live),
-                    _ => expect_window_change(p, r.pid, &window, settle_ms).await,
+                    _ => click_expectation(ctx, p, r.pid, &window, r.kind, r.settle_ms).await,
                 };
                 let times = if r.kind == ClickKind::Click {
                     r.count
@@ -210,7 +210,7 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
     let toggled = element.as_ref().filter(|n| is_toggle_click(n, r.kind));
     let expect = match (toggled, &live) {
         (Some(node), Some(live)) => toggle_expectation(node, live),
-        _ => expect_window_change(p, r.pid, &window, settle_ms).await,
+        _ => click_expectation(ctx, p, r.pid, &window, r.kind, r.settle_ms).await,
     };
     let pointing = point_at(ctx, p, on_screen(&window, (x, y)), Gesture::Click).await;
     p.send_input(&window, &click_events(x, y, button, count, &mods), mode)
@@ -239,6 +239,24 @@ pub(super) async fn run_click(ctx: &ToolContext, r: ClickRequest) -> Result<Tool
     Ok(outcome.into_output(Some(r.pid), Some(&window)))
 }
 
+/// What shows a click landed: any change within `settle_ms` when given; without it, a
+/// plain click's within the toolkit's latency (its effect is read back unless the app
+/// cannot tell). A double or right click reads back only when asked: what they open (a
+/// file, a context menu in a popup of its own) need not show in the window.
+async fn click_expectation(
+    ctx: &ToolContext,
+    p: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    kind: ClickKind,
+    settle_ms: Option<u64>,
+) -> Expect {
+    match settle_ms {
+        None if kind == ClickKind::Click => expect_within_latency(ctx, p, pid, window).await,
+        ms => expect_window_change(p, pid, window, ms.unwrap_or(0)).await,
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
@@ -265,7 +283,7 @@ pub struct ClickArgs {
     pub button: Option<MouseButton>,
     /// background (default): never changes focus, stacking or the pointer; foreground: real input, then restores.
     pub delivery_mode: Option<Delivery>,
-    /// Wait up to this many milliseconds for the effect to show before returning. Default 0 (read back once).
+    /// Wait up to this many milliseconds for the effect to show before returning. Default: until the window changes, at most the toolkit's latency (then `no_change`); 0: do not wait.
     pub settle_ms: Option<u64>,
 }
 
