@@ -1,8 +1,9 @@
 //! Benchmark: what recording costs an agent that acts back to back. Each call is issued as
-//! soon as the previous one returns, so a recorded call also pays for the previous turn's
-//! after-state (the window settled after the action). Per app, the same element action N
-//! times with recording off, then N times with recording on, in one run; printed per
-//! action, side by side, with the process's CPU use while it ran.
+//! soon as the previous one returns; a recorded call first ends the previous turn (its
+//! after-state is the window as this call finds it, when it had not settled yet). Per app,
+//! the same element action N times with recording off, then N times with recording on, in
+//! one run; printed per action, side by side, with the process's CPU use while it ran.
+//! (benches/agent_loop.rs measures the whole agent step, observation included.)
 //! `cargo bench --bench recording`.
 
 #[path = "support/stats.rs"]

@@ -589,7 +589,11 @@ fn five_hundred_element_clicks_on_gtk4_land_and_read_back() {
         elements(state)
             .into_iter()
             .filter(|e| e["role"] == "text")
-            .filter_map(|e| e["value"].as_str().map(|v| v.replace([',', '\u{2009}'], "")))
+            .filter_map(|e| {
+                e["value"]
+                    .as_str()
+                    .map(|v| v.replace([',', '\u{2009}'], ""))
+            })
             .map(|v| v.trim().to_string())
             .collect()
     };
@@ -598,7 +602,9 @@ fn five_hundred_element_clicks_on_gtk4_land_and_read_back() {
     // Deterministic operands: two-digit numbers from a fixed sequence.
     let mut seed: u64 = 7;
     let mut next = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         10 + (seed >> 33) % 90
     };
     for _ in 0..PRODUCTS {
@@ -633,6 +639,14 @@ fn five_hundred_element_clicks_on_gtk4_land_and_read_back() {
         .unwrap();
         state = observe();
     }
-    assert!(wrong.is_empty(), "{} products wrong: {wrong:#?}", wrong.len());
-    assert!(unread.is_empty(), "{} clicks not read back: {unread:#?}", unread.len());
+    assert!(
+        wrong.is_empty(),
+        "{} products wrong: {wrong:#?}",
+        wrong.len()
+    );
+    assert!(
+        unread.is_empty(),
+        "{} clicks not read back: {unread:#?}",
+        unread.len()
+    );
 }

@@ -310,10 +310,13 @@ fn video_is_h264_faststart_and_lasts_as_long_as_the_recording() {
 }
 
 /// A click whose effect keeps repainting after the tree is quiet (a colour fading over
-/// 300 ms, no accessibility event while it does) is screenshot once the window stopped
-/// repainting: every turn's screenshot shows the end colour, never one in between.
+/// 300 ms, no accessibility event while it does). The next recorded click never waits for
+/// that: it cuts the turn short, whose after-state is then the window as the next click
+/// found it, the fade still under way. The last turn, with no action after it, is
+/// screenshot once the window stopped repainting: it shows the end colour, never one in
+/// between.
 #[test]
-fn a_turns_screenshot_waits_until_the_window_stops_repainting() {
+fn a_turns_screenshot_waits_until_the_window_stops_repainting_unless_the_next_action_comes() {
     let s = common::Session::new();
     let app = common::App::launched(
         &s.call("launch_app", common::support_app("fade.py"))
@@ -339,9 +342,10 @@ fn a_turns_screenshot_waits_until_the_window_stops_repainting() {
         .unwrap_or_else(|| panic!("no Fade button: {}", state.structured["tree_markdown"]));
     const CLICKS: u32 = 4;
     for _ in 0..CLICKS {
+        // settle_ms 0: the click returns at once, and the next one follows mid-fade.
         s.call(
             "click",
-            json!({ "pid": pid, "window_id": window_id, "element_index": fade["element_index"] }),
+            json!({ "pid": pid, "window_id": window_id, "element_index": fade["element_index"], "settle_ms": 0 }),
         )
         .unwrap();
     }
@@ -351,19 +355,30 @@ fn a_turns_screenshot_waits_until_the_window_stops_repainting() {
         nix::unistd::Pid::from_raw(pid as i32),
         nix::sys::signal::Signal::SIGTERM,
     );
-    for n in 1..=CLICKS {
-        let shot = dir.join(format!("turn-{n:05}/screenshot.png"));
+    let swatch = |n: u32, file: &str| {
+        let shot = dir.join(format!("turn-{n:05}/{file}"));
         let image = Image::decode(&std::fs::read(&shot).unwrap());
         // The swatch fills the window below the button.
-        let swatch = image.pixel(image.width as i64 / 2, image.height as i64 - 20);
-        let end = if n % 2 == 1 { [0, 0, 255] } else { [255, 0, 0] };
+        image.pixel(image.width as i64 / 2, image.height as i64 - 20)
+    };
+    let (red, blue) = ([255, 0, 0], [0, 0, 255]);
+    for n in 1..CLICKS {
+        let cut = swatch(n, "screenshot.png");
+        assert!(
+            cut != red && cut != blue,
+            "turn {n}: the next click waited for the fade to end ({cut:?})"
+        );
         assert_eq!(
-            swatch,
-            end,
-            "turn {n}: the swatch is still fading in {}",
-            shot.display()
+            cut,
+            swatch(n + 1, "before.png"),
+            "turn {n}: its after-state is not what the next click found"
         );
     }
+    assert_eq!(
+        swatch(CLICKS, "screenshot.png"),
+        red,
+        "the last turn's screenshot was taken while the swatch still faded"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -546,6 +561,94 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
         report.turns[0].result_summary.contains("CUA_SECRET_TURN_1"),
         "{}",
         report.turns[0].result_summary
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A recorded agent loop on the GTK 4 calculator (effects ~250 ms late): click, read the
+/// window, click again. Each turn's after-state is what the app showed after that click and
+/// before the next one: its display is the one the agent read, and the next turn starts
+/// from it. (The next click no longer waits for the turn's window to settle.)
+#[test]
+fn a_recorded_agent_loop_keeps_what_each_click_showed() {
+    let s = common::Session::private();
+    let calc = common::App::launched(
+        &s.call("launch_app", json!({ "name": "gnome-calculator" }))
+            .unwrap(),
+    );
+    let dir = std::env::temp_dir().join(format!("cua-loop-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let observe = || {
+        s.call(
+            "get_window_state",
+            json!({ "pid": calc.pid, "window_id": calc.window_id, "include_screenshot": false }),
+        )
+        .unwrap()
+        .structured
+    };
+    // The calculator's display: its text elements' values, as a person reads them.
+    let display = |state: &Value| -> Vec<String> {
+        state["elements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["role"] == "text")
+            .filter_map(|e| e["value"].as_str().map(str::to_string))
+            .collect()
+    };
+    let mut state = observe();
+    s.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    )
+    .unwrap();
+    let keys = ["1", "2", "×", "3", "4", "=", "5", "6", "×", "7", "8", "="];
+    let mut seen = Vec::new();
+    for key in keys {
+        let index = state["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["role"] == "button" && e["name"] == key)
+            .unwrap_or_else(|| panic!("no button {key}"))["element_index"]
+            .clone();
+        let out = s
+            .call(
+                "click",
+                json!({ "pid": calc.pid, "window_id": calc.window_id, "element_index": index }),
+            )
+            .unwrap();
+        assert_eq!(
+            out.structured["effect"], "confirmed",
+            "{key}: {}",
+            out.summary
+        );
+        state = observe();
+        seen.push(display(&state));
+    }
+    s.call("set_recording", json!({ "enabled": false }))
+        .unwrap();
+    for (k, key) in keys.iter().enumerate() {
+        let turn = dir.join(format!("turn-{:05}", k + 1));
+        let after = read_json(&turn.join("app_state.json"));
+        assert_eq!(
+            display(&after),
+            seen[k],
+            "turn {} ({key}): its after-state is not what the agent read after it",
+            k + 1
+        );
+        if k + 1 < keys.len() {
+            let next = read_json(&dir.join(format!("turn-{:05}/before_state.json", k + 2)));
+            assert_eq!(display(&next), seen[k], "turn {}: before-state", k + 2);
+        }
+    }
+    assert!(
+        seen.last()
+            .unwrap()
+            .iter()
+            .any(|v| v.replace([',', '\u{2009}'], "").trim() == "4368"),
+        "56×78 is not on the display: {:?}",
+        seen.last()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -363,11 +363,13 @@ impl Attempt {
             .map(str::to_string)
     }
 
-    /// No effect, and cua said so: an error, `suspected_noop`, or an escalation.
+    /// No effect, and cua said so: an error, `suspected_noop`, `no_change`, or an escalation.
     /// (`unverifiable` with no escalation would let a harness take a no-op for a pass.)
     fn said_so(&self) -> bool {
         self.reply.as_ref().map_or(true, |o| {
-            o.structured["effect"] == "suspected_noop" || !o.structured["escalation"].is_null()
+            o.structured["effect"] == "suspected_noop"
+                || o.structured["effect"] == "no_change"
+                || !o.structured["escalation"].is_null()
         })
     }
 }

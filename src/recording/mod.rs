@@ -83,7 +83,7 @@ struct LastState {
 struct PendingTurn {
     task: tokio::task::JoinHandle<()>,
     /// Tells the task to stop waiting for the window to settle and read it now.
-    cut: tokio::sync::oneshot::Sender<()>,
+    cut: tokio::sync::watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -316,7 +316,7 @@ impl Recorder {
     /// at this instant (the next action has not touched it yet), unless it had settled.
     async fn cut_pending(&self) {
         if let Some(pending) = self.pending.lock().await.take() {
-            let _ = pending.cut.send(());
+            let _ = pending.cut.send(true);
             let _ = pending.task.await;
         }
     }
@@ -648,11 +648,11 @@ pub async fn record_call(
     // when the next recorded call cuts that wait short; that call waits for this task
     // first, so turns stay in order.
     let last_state = recorder.last_state.clone();
-    let (cut, cut_now) = tokio::sync::oneshot::channel::<()>();
+    let (cut, cut_now) = settle::Cut::new();
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
             (Some(p), Some(pid), Some(w)) => {
-                let settled = settle::settled_state(
+                let state = settle::settled_state(
                     p,
                     pid,
                     w,
@@ -661,8 +661,9 @@ pub async fn record_call(
                         action_started,
                         confirmed,
                     },
-                );
-                let state = settle::unless_cut(settled, cut_now, p, pid, w).await;
+                    &cut_now,
+                )
+                .await;
                 *last_state.lock().unwrap() = Some(LastState {
                     window_id: w.window_id,
                     at: Instant::now(),

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::StateCapture;
-use crate::platform::{Capture, Platform, Repaint, WindowInfo, event_after};
+use crate::platform::{Capture, Platform, Repaint, WindowInfo};
 
 /// With no change event yet, wait this long after the action began for one (an action may
 /// have no visible effect)...
@@ -55,16 +55,23 @@ pub struct Effect<'a> {
     pub confirmed: bool,
 }
 
-/// The window's state once the action's effect has shown and the window is quiet.
+/// The window's state once the action's effect has shown and the window is quiet; or,
+/// when `cut` fires first (the next recorded action is about to run), the window as it is
+/// then, which is what the app showed after this action and before the next one touched
+/// it. The next action never waits for a settle.
 pub async fn settled_state(
     platform: &Arc<dyn Platform>,
     pid: u32,
     window: &WindowInfo,
     effect: Effect<'_>,
+    cut: &Cut,
 ) -> StateCapture {
-    let (json, first) = match platform.app_activity(pid).await {
-        Some(a) if a.events > 0 => by_events(platform, pid, window, &effect).await,
-        _ => by_polling(platform, pid, window, &effect).await,
+    let tree = match platform.app_activity(pid).await {
+        Some(a) if a.events > 0 => by_events(platform, pid, window, &effect, cut).await,
+        _ => by_polling(platform, pid, window, &effect, cut).await,
+    };
+    let Some((json, first)) = tree else {
+        return state_now(platform, pid, window).await;
     };
     let deadline = effect.action_started + QUIET_MAX;
     let pixels = steady_pixels(
@@ -73,6 +80,7 @@ pub async fn settled_state(
         first,
         effect.action_started,
         deadline,
+        cut,
     )
     .await;
     StateCapture { json, pixels }
@@ -82,25 +90,63 @@ pub async fn settled_state(
 /// long to end, at most, before the window is read as it is.
 const CUT_QUIET_MAX: Duration = Duration::from_millis(40);
 
-/// The settled state, unless `cut` fires first (the next recorded action is about to run):
-/// then the window as it is now, which is what the app showed after this action and before
-/// the next one touched it. The next action never waits for a settle.
-pub async fn unless_cut(
-    settled: impl std::future::Future<Output = StateCapture>,
-    cut: tokio::sync::oneshot::Receiver<()>,
-    platform: &Arc<dyn Platform>,
-    pid: u32,
-    window: &WindowInfo,
-) -> StateCapture {
-    tokio::pin!(settled);
-    tokio::select! {
-        biased;
-        state = &mut settled => state,
-        fired = cut => match fired {
-            Ok(()) => state_now(platform, pid, window).await,
-            // No cut will come (recording stops): settle to the end.
-            Err(_) => settled.await,
-        },
+/// Fires when the next recorded action is about to run: a settle stops waiting there,
+/// never in the middle of a read (a tree read dropped half-way left the app's connection
+/// hanging the next read of that app).
+#[derive(Clone)]
+pub struct Cut(tokio::sync::watch::Receiver<bool>);
+
+impl Cut {
+    /// The cut, and what fires it (`send(true)`).
+    pub fn new() -> (tokio::sync::watch::Sender<bool>, Cut) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (tx, Cut(rx))
+    }
+
+    fn fired(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Sleeps until `t`, or until the cut fires; true when it fired.
+    async fn sleep_until(&self, t: Instant) -> bool {
+        let mut rx = self.0.clone();
+        if *rx.borrow_and_update() {
+            return true;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(t.into()) => {}
+            changed = rx.changed() => {
+                // No cut can come any more (the turn is being finished): sleep it out.
+                if changed.is_err() {
+                    tokio::time::sleep_until(t.into()).await;
+                }
+            }
+        }
+        self.fired()
+    }
+
+    /// Waits for an event from app `pid` after `since`, until `until`; None when cut
+    /// first, else whether one came.
+    async fn event_after(
+        &self,
+        platform: &dyn Platform,
+        pid: u32,
+        since: Instant,
+        until: Instant,
+    ) -> Option<bool> {
+        const CHECK: Duration = Duration::from_millis(4);
+        loop {
+            let last = platform.app_activity(pid).await.and_then(|a| a.last);
+            if last.is_some_and(|t| t > since) {
+                return Some(true);
+            }
+            if Instant::now() >= until {
+                return Some(false);
+            }
+            if self.sleep_until((Instant::now() + CHECK).min(until)).await {
+                return None;
+            }
+        }
     }
 }
 
@@ -155,12 +201,14 @@ pub(super) async fn read_state(
     (json, shot.await.ok().flatten())
 }
 
+/// The tree once the effect showed and the app went quiet (None: cut first).
 async fn by_events(
     platform: &Arc<dyn Platform>,
     pid: u32,
     window: &WindowInfo,
     effect: &Effect<'_>,
-) -> (Value, Frame) {
+    cut: &Cut,
+) -> Option<(Value, Frame)> {
     let last_event = || async { platform.app_activity(pid).await.and_then(|a| a.last) };
     let effect_deadline = effect.action_started + EFFECT_WAIT;
     let deadline = effect.action_started + QUIET_MAX;
@@ -169,7 +217,8 @@ async fn by_events(
     let waiting_for_effect = !effect.confirmed;
     loop {
         if waiting_for_effect {
-            event_after(platform.as_ref(), pid, since, effect_deadline).await;
+            cut.event_after(platform.as_ref(), pid, since, effect_deadline)
+                .await?;
         }
         // Sleep until QUIET_GAP after the last event, then look again.
         while let Some(last) = last_event().await {
@@ -177,7 +226,9 @@ async fn by_events(
             if Instant::now() >= quiet_at {
                 break;
             }
-            tokio::time::sleep_until(quiet_at.into()).await;
+            if cut.sleep_until(quiet_at).await {
+                return None;
+            }
         }
         let read_at = Instant::now();
         let (state, frame) = read_state(platform, pid, window).await;
@@ -185,31 +236,41 @@ async fn by_events(
         // caused) can end the first wait early: with the tree still as before, wait on for
         // an event after this read while the effect may still come.
         let unchanged = effect.before.is_some_and(|b| *b == state);
-        if !(unchanged && waiting_for_effect && Instant::now() < effect_deadline) {
-            return (state, frame);
+        if !(unchanged && waiting_for_effect && Instant::now() < effect_deadline) || cut.fired() {
+            return Some((state, frame));
         }
         since = read_at;
     }
 }
 
+/// The tree once two reads agree (None: cut first).
 async fn by_polling(
     platform: &Arc<dyn Platform>,
     pid: u32,
     window: &WindowInfo,
     effect: &Effect<'_>,
-) -> (Value, Frame) {
+    cut: &Cut,
+) -> Option<(Value, Frame)> {
     let started = Instant::now();
-    tokio::time::sleep(POLL_FIRST).await;
+    let sleep = |d: Duration| cut.sleep_until(Instant::now() + d);
+    if sleep(POLL_FIRST).await {
+        return None;
+    }
     let read = || crate::snapshot::window_state_json(platform.as_ref(), pid, window);
     let mut last = read().await;
     while started.elapsed() < POLL_MAX {
         let unchanged = !effect.confirmed && effect.before.is_some_and(|b| *b == last);
         if unchanged && started.elapsed() < EFFECT_WAIT {
-            tokio::time::sleep(POLL_EVERY).await;
+            if sleep(POLL_EVERY).await {
+                return None;
+            }
             last = read().await;
             continue;
         }
-        tokio::time::sleep(POLL_QUIET).await;
+        if sleep(POLL_QUIET).await {
+            // The last read is the window after this action.
+            return Some((last, None));
+        }
         let now = read().await;
         let same = now == last;
         last = now;
@@ -217,7 +278,7 @@ async fn by_polling(
             break;
         }
     }
-    (last, None)
+    Some((last, None))
 }
 
 /// A capture of the window once it has stopped repainting. Where the platform reports
@@ -232,13 +293,16 @@ async fn steady_pixels(
     first: Frame,
     action_started: Instant,
     deadline: Instant,
+    cut: &Cut,
 ) -> Option<Capture> {
-    if let Some(last_repaint) = repaints_quiet(platform, window_id, action_started, deadline).await
-    {
-        match first {
+    match repaints_quiet(platform, window_id, action_started, deadline, cut).await {
+        Quiet::Since(last_repaint) => match first {
             Some((frame, taken)) if last_repaint < taken => return Some(frame),
             _ => return platform.capture_window(window_id).await.ok(),
-        }
+        },
+        // The next action is about to run: the window as it shows now.
+        Quiet::Cut => return platform.capture_window(window_id).await.ok(),
+        Quiet::Unknown => {}
     }
     let (mut last, mut taken) = match first {
         Some(f) => f,
@@ -262,24 +326,38 @@ async fn steady_pixels(
     Some(last)
 }
 
-/// Waits until the window has not repainted for its quiet gap and returns its last
-/// repaint; None when repaints are not known here, or when it still repaints at `deadline`.
+/// What waiting for a window to stop repainting came to.
+enum Quiet {
+    /// Quiet after its last repaint, then.
+    Since(Instant),
+    /// Repaints are not known here, or it still repaints at the deadline.
+    Unknown,
+    /// The next action is about to run.
+    Cut,
+}
+
+/// Waits until the window has not repainted for its quiet gap.
 async fn repaints_quiet(
     platform: &dyn Platform,
     window_id: u64,
     action_started: Instant,
     deadline: Instant,
-) -> Option<Instant> {
+    cut: &Cut,
+) -> Quiet {
     loop {
-        let last = platform.last_repaint(window_id).await?;
+        let Some(last) = platform.last_repaint(window_id).await else {
+            return Quiet::Unknown;
+        };
         let quiet_at = last.at + repaint_quiet_gap(last, action_started);
         if Instant::now() >= quiet_at {
-            return Some(last.at);
+            return Quiet::Since(last.at);
         }
         if quiet_at > deadline {
-            return None;
+            return Quiet::Unknown;
         }
-        tokio::time::sleep_until(quiet_at.into()).await;
+        if cut.sleep_until(quiet_at).await {
+            return Quiet::Cut;
+        }
     }
 }
 

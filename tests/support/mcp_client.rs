@@ -18,7 +18,16 @@ pub struct McpClient {
 
 impl McpClient {
     pub fn start(envs: &[(String, String)], extra_args: &[&str]) -> McpClient {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
+        Self::start_server(env!("CARGO_BIN_EXE_cua"), envs, extra_args)
+    }
+
+    /// Another MCP stdio server (`program mcp ARGS`): cua-driver beside cua in a bench.
+    pub fn start_server(
+        program: &str,
+        envs: &[(String, String)],
+        extra_args: &[&str],
+    ) -> McpClient {
+        let mut child = Command::new(program)
             .arg("mcp")
             .args(extra_args)
             .envs(envs.iter().cloned())

@@ -96,7 +96,10 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
                     .is_ok_and(|o| o.len() == 1 && o[0].eq_ignore_ascii_case(name))
         }
         Expect::WindowChange {
-            pid, window, before, ..
+            pid,
+            window,
+            before,
+            ..
         } => fingerprint(platform, *pid, window)
             .await
             .is_some_and(|f| f != *before),

@@ -180,8 +180,9 @@ enum Effect {
     Confirmed,
     Unverifiable,
     SuspectedNoop,
-    /// The window showed no change within the toolkit's latency (a click read back
-    /// without `settle_ms`): it did nothing the tree shows.
+    // The window showed no change within the toolkit's latency (a click read back without
+    // `settle_ms`): it did nothing the tree shows. (A doc comment here would turn the
+    // schema's `enum` into a `oneOf`.)
     NoChange,
 }
 
