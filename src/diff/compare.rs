@@ -176,10 +176,11 @@ pub(super) fn action_differences(
         text(&actual["result_error"]),
     );
     let effect = |v: &Value| text(v.pointer("/result/effect").unwrap_or(&Value::Null));
-    // Another driver that could not tell (`unverifiable`) says nothing against an effect
-    // cua confirmed; any other change of effect still counts.
+    // A recording that could not tell (`unverifiable`: another driver, or a cua before
+    // clicks read their effect back) says nothing against the run's effect; the turn's
+    // change is compared all the same. Any other change of effect still counts.
     let (expected_effect, actual_effect) = (effect(expected), effect(actual));
-    if !(foreign && expected_effect == "\"unverifiable\"" && actual_effect == "\"confirmed\"") {
+    if expected_effect != "\"unverifiable\"" {
         changed(&mut out, "effect", expected_effect, actual_effect);
     }
     out

@@ -59,6 +59,8 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
             )
             .await
             .map_err(|e| format!("set_recording: {e}"))?;
+        // Compared with goldens: each turn's after-state is the settled window.
+        ctx.recorder.settle_each_turn();
         let steps = match &scenario.spec.trajectory {
             Some(t) => {
                 let app = crate::replay::BoundApp {

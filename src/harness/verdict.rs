@@ -1,5 +1,5 @@
 //! What a recorded run's own results say, before any comparison with a golden: a turn
-//! that errored, was refused, came back `suspected_noop` or `no_change`, or carries an escalation that
+//! that errored, was refused, came back `suspected_noop`, or carries an escalation that
 //! was not taken did not do what its step asked. Such a run fails, and is never stored
 //! as a golden (a golden holding a no-op would make the no-op the expected behaviour).
 //! A step that is meant to change nothing says `expect_effect = false`.
@@ -44,11 +44,6 @@ pub fn judge(action: &Value) -> Option<String> {
     }
     if r["effect"] == "suspected_noop" {
         return Some("effect suspected_noop: the app showed no change".into());
-    }
-    if r["effect"] == "no_change" {
-        return Some(
-            "effect no_change: the window showed no change within its toolkit's latency".into(),
-        );
     }
     None
 }

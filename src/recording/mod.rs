@@ -5,7 +5,9 @@
 //! A turn's after-state is taken off the caller's path: a task waits for the window to
 //! settle while the agent goes on. The next recorded action never waits for that settle: it
 //! cuts it short, and the after-state is the window as it was just before that action
-//! touched it (read then, once, and reused as the next turn's before-state).
+//! touched it (read then, once, and reused as the next turn's before-state). Replays and
+//! test runs, whose after-states are compared with goldens, settle every turn instead
+//! ([`Recorder::settle_each_turn`]).
 //!
 //! The writer assembles `turn-NNNNN/` under a hidden temporary name and renames it into
 //! place when complete, so neither a reader nor a crash ever sees a half-written turn. Turn
@@ -93,6 +95,9 @@ pub struct Recorder {
     /// The task finishing the previous turn (after-state, submission).
     pending: tokio::sync::Mutex<Option<PendingTurn>>,
     last_state: Arc<Mutex<Option<LastState>>>,
+    /// Every turn settles before the next action runs (a replay or test run, whose
+    /// after-states are compared with a golden's): never cut short.
+    settle_each_turn: std::sync::atomic::AtomicBool,
 }
 
 /// Existing turn numbers in a folder.
@@ -312,6 +317,14 @@ impl Recorder {
         }
     }
 
+    /// Makes every turn settle before the next action runs, as a replay or test run needs:
+    /// its after-states are compared with a golden's and must not depend on how soon the
+    /// next turn came.
+    pub fn settle_each_turn(&self) {
+        self.settle_each_turn
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Hands the previous turn to the writer now: its after-state is the window as it is
     /// at this instant (the next action has not touched it yet), unless it had settled.
     async fn cut_pending(&self) {
@@ -490,7 +503,14 @@ pub async fn record_call(
     // The previous turn must reach the writer first: turns stay in call order, and its
     // after-state (read now, if its window had not settled) stands in for this turn's
     // before-state.
-    recorder.cut_pending().await;
+    if recorder
+        .settle_each_turn
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        recorder.finish_pending().await;
+    } else {
+        recorder.cut_pending().await;
+    }
     let mut pid = arg_u64(&args, "pid").map(|p| p as u32);
     let mut window_id = arg_u64(&args, "window_id");
     let mut window = match &platform {
