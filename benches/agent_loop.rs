@@ -3,8 +3,9 @@
 //! what an agent does: read the window's tree (get_window_state, no screenshot), click the
 //! fixture's "Increment" button by element index, then read the tree until its counter
 //! shows the click (bounded: a click that never shows counts as lost). Each driver runs
-//! its own MCP stdio server on one sandbox per toolkit; the blocks alternate (cua off,
-//! cua-driver off, cua recorded, cua-driver recorded), each after warm-up steps.
+//! its own MCP stdio server on one sandbox per toolkit; the blocks alternate (cua off, cua
+//! recorded, cua recorded with video, cua-driver off, cua-driver recorded), each after
+//! warm-up steps, in two rounds.
 //!
 //! cua-driver runs where it is built: `CUA_DRIVER_BIN=/path/to/cua-driver cargo bench
 //! --bench agent_loop` (docs/performance.md says how to build it); without it, its
@@ -22,8 +23,10 @@ use cua::sandbox::{Sandbox, SandboxOptions};
 use mcp_client::McpClient;
 use serde_json::{Value, json};
 
-const STEPS: usize = 15;
+/// Each block: WARMUP steps, then STEPS measured; every block runs ROUNDS times.
+const STEPS: usize = 10;
 const WARMUP: usize = 2;
+const ROUNDS: usize = 2;
 /// A click whose effect has not shown this long after it is lost.
 const SHOW_WAIT: Duration = Duration::from_secs(3);
 
@@ -56,6 +59,10 @@ const TOOLKITS: &[Toolkit] = &[
     Toolkit {
         label: "Qt 5",
         launch: || script("fixture_qt.py", &["5"]),
+    },
+    Toolkit {
+        label: "Qt 6",
+        launch: || script("fixture_qt.py", &["6"]),
     },
     Toolkit {
         label: "Chromium",
@@ -127,42 +134,67 @@ impl Driver {
         }
     }
 
-    /// WARMUP steps, then STEPS measured: the median step, and how many clicks were lost.
-    fn block(&mut self, pid: u64, window_id: u64) -> (Option<f64>, usize) {
+    /// WARMUP steps, then STEPS measured into `tally`.
+    fn block(&mut self, pid: u64, window_id: u64, tally: &mut Tally) {
         for _ in 0..WARMUP {
             self.step(pid, window_id);
         }
-        let mut times = Vec::new();
-        let mut lost = 0;
         for _ in 0..STEPS {
             match self.step(pid, window_id) {
-                Some(t) => times.push(t.as_secs_f64() * 1000.0),
-                None => lost += 1,
+                Some(t) => tally.times.push(t.as_secs_f64() * 1000.0),
+                None => tally.lost += 1,
             }
         }
-        if times.is_empty() {
-            return (None, lost);
-        }
-        (Some(stats::median_p95(times).0), lost)
     }
 
-    fn recording(&mut self, dir: Option<&std::path::Path>) {
-        let out = match dir {
-            Some(d) => self
-                .client
-                .call("start_recording", json!({ "output_dir": d })),
-            None => self.client.call("stop_recording", json!({})),
-        };
+    /// A block with recording on (and the video with it, when `video`), into a new folder.
+    fn recorded_block(
+        &mut self,
+        pid: u64,
+        window_id: u64,
+        dir: &std::path::Path,
+        video: bool,
+        tally: &mut Tally,
+    ) {
+        self.start_recording(dir, video);
+        self.block(pid, window_id, tally);
+        self.stop_recording();
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn start_recording(&mut self, dir: &std::path::Path, video: bool) {
+        let out = self.client.call(
+            "start_recording",
+            json!({ "output_dir": dir, "record_video": video }),
+        );
+        assert_ne!(out["isError"], true, "{}: {out}", self.name);
+    }
+
+    fn stop_recording(&mut self) {
+        let out = self.client.call("stop_recording", json!({}));
         assert_ne!(out["isError"], true, "{}: {out}", self.name);
     }
 }
 
-/// "412.0 ms", or what stood in the way.
-fn shown(median: Option<f64>, lost: usize) -> String {
-    match (median, lost) {
-        (Some(m), 0) => format!("{m:.1} ms"),
-        (Some(m), lost) => format!("{m:.1} ms ({lost} lost)"),
-        (None, _) => "every click lost".into(),
+/// One way of running the loop, over all rounds: step times (ms) and lost clicks.
+#[derive(Default)]
+struct Tally {
+    times: Vec<f64>,
+    lost: usize,
+}
+
+impl Tally {
+    fn median(&self) -> Option<f64> {
+        (!self.times.is_empty()).then(|| stats::median_p95(self.times.clone()).0)
+    }
+
+    /// "412.0 ms", or what stood in the way.
+    fn shown(&self) -> String {
+        match (self.median(), self.lost) {
+            (Some(m), 0) => format!("{m:.1} ms"),
+            (Some(m), lost) => format!("{m:.1} ms ({lost} lost)"),
+            (None, _) => "every click lost".into(),
+        }
     }
 }
 
@@ -171,9 +203,10 @@ fn main() {
         .ok()
         .filter(|p| std::path::Path::new(p).exists());
     println!(
-        "| {STEPS} agent steps back to back, p50 per step | cua, recording off | cua, recorded | added by recording | cua-driver, recording off | cua-driver, recorded | cua-driver recorded / cua recorded |"
+        "| {} agent steps back to back, p50 per step | cua, recording off | cua, recorded | added by recording | cua, recorded with video | cua-driver, recording off | cua-driver, recorded | cua-driver recorded / cua recorded |",
+        STEPS * ROUNDS
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for toolkit in TOOLKITS {
         let sandbox = Sandbox::start(SandboxOptions {
             width: 1280,
@@ -214,39 +247,64 @@ fn main() {
                 toolkit.label.replace(' ', "")
             ))
         };
-        let (cua_off, cua_off_lost) = cua.block(pid, window_id);
-        let peer_off = peer.as_mut().map(|p| p.block(pid, window_id));
-        cua.recording(Some(&dir("cua")));
-        let (cua_on, cua_on_lost) = cua.block(pid, window_id);
-        cua.recording(None);
-        let peer_on = peer.as_mut().map(|p| {
-            p.recording(Some(&dir("driver")));
-            let on = p.block(pid, window_id);
-            p.recording(None);
-            on
-        });
-        let added = match (cua_on, cua_off) {
+        let [
+            mut cua_off,
+            mut cua_on,
+            mut cua_video,
+            mut peer_off,
+            mut peer_on,
+        ] = std::array::from_fn(|_| Tally::default());
+        // Rounds of every block, so a drift in the machine's load reaches all alike.
+        for round in 0..ROUNDS {
+            cua.block(pid, window_id, &mut cua_off);
+            cua.recorded_block(
+                pid,
+                window_id,
+                &dir(&format!("cua-{round}")),
+                false,
+                &mut cua_on,
+            );
+            cua.recorded_block(
+                pid,
+                window_id,
+                &dir(&format!("video-{round}")),
+                true,
+                &mut cua_video,
+            );
+            if let Some(p) = peer.as_mut() {
+                p.block(pid, window_id, &mut peer_off);
+                p.recorded_block(
+                    pid,
+                    window_id,
+                    &dir(&format!("peer-{round}")),
+                    false,
+                    &mut peer_on,
+                );
+            }
+        }
+        let added = match (cua_on.median(), cua_off.median()) {
             (Some(on), Some(off)) => format!("{:+.1} ms", on - off),
             _ => "-".into(),
         };
-        let not_built = || "not built (CUA_DRIVER_BIN)".to_string();
-        let ratio = match (peer_on, cua_on) {
-            (Some((Some(p), _)), Some(c)) => format!("{:.1}×", p / c),
+        let peer_shown = |t: &Tally| match peer {
+            Some(_) => t.shown(),
+            None => "not built (CUA_DRIVER_BIN)".to_string(),
+        };
+        let ratio = match (peer_on.median(), cua_on.median()) {
+            (Some(p), Some(c)) => format!("{:.1}×", p / c),
             _ => "-".into(),
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             toolkit.label,
-            shown(cua_off, cua_off_lost),
-            shown(cua_on, cua_on_lost),
+            cua_off.shown(),
+            cua_on.shown(),
             added,
-            peer_off.map(|(m, l)| shown(m, l)).unwrap_or_else(not_built),
-            peer_on.map(|(m, l)| shown(m, l)).unwrap_or_else(not_built),
+            cua_video.shown(),
+            peer_shown(&peer_off),
+            peer_shown(&peer_on),
             ratio
         );
-        for who in ["cua", "driver"] {
-            let _ = std::fs::remove_dir_all(dir(who));
-        }
         drop(peer);
         drop(cua);
         drop(sandbox);

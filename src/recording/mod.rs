@@ -95,6 +95,10 @@ pub struct Recorder {
     /// The task finishing the previous turn (after-state, submission).
     pending: tokio::sync::Mutex<Option<PendingTurn>>,
     last_state: Arc<Mutex<Option<LastState>>>,
+    /// The agent's last reading of a window's tree (get_window_state) while recording: a
+    /// settle that finds it newer than the app's last event takes it instead of reading
+    /// the tree again.
+    observed: Arc<Mutex<Option<settle::Observation>>>,
     /// Every turn settles before the next action runs (a replay or test run, whose
     /// after-states are compared with a golden's): never cut short.
     settle_each_turn: std::sync::atomic::AtomicBool,
@@ -317,6 +321,16 @@ impl Recorder {
         }
     }
 
+    /// The agent read window `window_id`'s tree (its state as recorded turns keep it),
+    /// starting at `read_started`.
+    pub fn observed(&self, window_id: u64, read_started: Instant, state: Value) {
+        *self.observed.lock().unwrap() = Some(settle::Observation {
+            window_id,
+            read_started,
+            state,
+        });
+    }
+
     /// Makes every turn settle before the next action runs, as a replay or test run needs:
     /// its after-states are compared with a golden's and must not depend on how soon the
     /// next turn came.
@@ -338,6 +352,7 @@ impl Recorder {
     pub async fn stop_when_done(&self) -> Option<RecordingState> {
         self.finish_pending().await;
         *self.last_state.lock().unwrap() = None;
+        *self.observed.lock().unwrap() = None;
         self.stop()
     }
 }
@@ -668,6 +683,7 @@ pub async fn record_call(
     // when the next recorded call cuts that wait short; that call waits for this task
     // first, so turns stay in order.
     let last_state = recorder.last_state.clone();
+    let observed = recorder.observed.clone();
     let (cut, cut_now) = settle::Cut::new();
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
@@ -682,6 +698,7 @@ pub async fn record_call(
                         confirmed,
                     },
                     &cut_now,
+                    &observed,
                 )
                 .await;
                 *last_state.lock().unwrap() = Some(LastState {

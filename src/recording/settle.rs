@@ -5,11 +5,13 @@
 //! click), and a state read before that would make every golden one step behind. Where the
 //! app sends accessibility events (the platform's event feed), settling waits on them: for
 //! the first change event after the action began (unless the tool already read its effect
-//! back), then for a short quiet gap without events; the tree is read once. Where no event
+//! back), then for a short quiet gap without events; the tree is read once, or not at all
+//! when the agent read it (get_window_state) after the app's last event. Where no event
 //! has ever come from the app, it falls back to comparing tree reads. The screenshot is
 //! taken once the window has stopped repainting (the platform's repaint reports: X
 //! Damage), or, where those are not known, when two frames in a row agree. Everything is
-//! bounded: an app that never goes quiet (an animation) costs at most `QUIET_MAX`.
+//! bounded: an app that never goes quiet (an animation) costs at most `QUIET_MAX`. A
+//! settle ends early, at its next wait, when the next recorded action cuts it ([`Cut`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,6 +48,13 @@ const POLL_QUIET: Duration = Duration::from_millis(120);
 /// At most this long in all.
 const POLL_MAX: Duration = Duration::from_millis(650);
 
+/// The agent's reading of a window's tree, as a turn keeps it.
+pub struct Observation {
+    pub window_id: u64,
+    pub read_started: Instant,
+    pub state: Value,
+}
+
 /// What is known of the action whose effect is awaited.
 pub struct Effect<'a> {
     /// The window's state before the action, when it was taken.
@@ -65,13 +74,14 @@ pub async fn settled_state(
     window: &WindowInfo,
     effect: Effect<'_>,
     cut: &Cut,
+    observed: &std::sync::Mutex<Option<Observation>>,
 ) -> StateCapture {
     let tree = match platform.app_activity(pid).await {
-        Some(a) if a.events > 0 => by_events(platform, pid, window, &effect, cut).await,
+        Some(a) if a.events > 0 => by_events(platform, pid, window, &effect, cut, observed).await,
         _ => by_polling(platform, pid, window, &effect, cut).await,
     };
     let Some((json, first)) = tree else {
-        return state_now(platform, pid, window).await;
+        return state_now(platform, pid, window, effect.action_started, observed).await;
     };
     let deadline = effect.action_started + QUIET_MAX;
     let pixels = steady_pixels(
@@ -152,10 +162,17 @@ impl Cut {
 
 /// The window now, after at most CUT_QUIET_MAX for the app's events and the window's
 /// repaints to pause (QUIET_GAP without one).
-async fn state_now(platform: &Arc<dyn Platform>, pid: u32, window: &WindowInfo) -> StateCapture {
+async fn state_now(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    action_started: Instant,
+    observed: &std::sync::Mutex<Option<Observation>>,
+) -> StateCapture {
     let until = Instant::now() + CUT_QUIET_MAX;
+    let mut last_event;
     loop {
-        let last_event = platform.app_activity(pid).await.and_then(|a| a.last);
+        last_event = platform.app_activity(pid).await.and_then(|a| a.last);
         let last_repaint = platform.last_repaint(window.window_id).await.map(|r| r.at);
         let busy_until = last_event
             .into_iter()
@@ -168,6 +185,11 @@ async fn state_now(platform: &Arc<dyn Platform>, pid: u32, window: &WindowInfo) 
             }
             _ => break,
         }
+    }
+    if let Some(json) = seen_since(observed, window, last_event, action_started) {
+        // The agent read the window after its last event: only the pixels are new.
+        let pixels = platform.capture_window(window.window_id).await.ok();
+        return StateCapture { json, pixels };
     }
     let (json, frame) = read_state(platform, pid, window).await;
     StateCapture {
@@ -208,6 +230,7 @@ async fn by_events(
     window: &WindowInfo,
     effect: &Effect<'_>,
     cut: &Cut,
+    observed: &std::sync::Mutex<Option<Observation>>,
 ) -> Option<(Value, Frame)> {
     let last_event = || async { platform.app_activity(pid).await.and_then(|a| a.last) };
     let effect_deadline = effect.action_started + EFFECT_WAIT;
@@ -231,7 +254,12 @@ async fn by_events(
             }
         }
         let read_at = Instant::now();
-        let (state, frame) = read_state(platform, pid, window).await;
+        let (state, frame) =
+            match seen_since(observed, window, last_event().await, effect.action_started) {
+                // The agent read the window after its last event: the app still shows that.
+                Some(state) => (state, None),
+                None => read_state(platform, pid, window).await,
+            };
         // An event that was not the effect (a focus change, an event our own reads
         // caused) can end the first wait early: with the tree still as before, wait on for
         // an event after this read while the effect may still come.
@@ -244,6 +272,20 @@ async fn by_events(
 }
 
 /// The tree once two reads agree (None: cut first).
+/// The agent's reading of `window`, when it began after the action and after the app's
+/// last event (`last_event`): nothing has changed since.
+fn seen_since(
+    observed: &std::sync::Mutex<Option<Observation>>,
+    window: &WindowInfo,
+    last_event: Option<Instant>,
+    action_started: Instant,
+) -> Option<Value> {
+    let o = observed.lock().unwrap();
+    let o = o.as_ref()?;
+    let after = o.read_started > action_started && last_event.is_some_and(|e| o.read_started > e);
+    (o.window_id == window.window_id && after).then(|| o.state.clone())
+}
+
 async fn by_polling(
     platform: &Arc<dyn Platform>,
     pid: u32,

@@ -176,6 +176,7 @@ impl ToolSpec for GetWindowState {
             })
         });
         let first_read = ctx.snapshot(args.pid, window.window_id).is_none();
+        let read_started = std::time::Instant::now();
         let mut tree = read_settled_tree(platform.as_ref(), args.pid, &window, first_read).await?;
         let cut = bounded(&tree, args.max_depth, args.max_elements);
         let was_cut = cut.is_some();
@@ -183,6 +184,11 @@ impl ToolSpec for GetWindowState {
             tree = cut;
         }
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
+        if ctx.recorder.is_recording() && !was_cut {
+            // A turn's settle may take this reading as its after-state.
+            ctx.recorder
+                .observed(window.window_id, read_started, structured.clone());
+        }
         if was_cut {
             structured["tree_bounded"] = json!(true);
         }
