@@ -257,29 +257,16 @@ fn main() {
         // Rounds of every block, so a drift in the machine's load reaches all alike.
         for round in 0..ROUNDS {
             cua.block(pid, window_id, &mut cua_off);
-            cua.recorded_block(
-                pid,
-                window_id,
-                &dir(&format!("cua-{round}")),
-                false,
-                &mut cua_on,
-            );
-            cua.recorded_block(
-                pid,
-                window_id,
-                &dir(&format!("video-{round}")),
-                true,
-                &mut cua_video,
-            );
+            for (tag, video, tally) in
+                [("cua", false, &mut cua_on), ("video", true, &mut cua_video)]
+            {
+                let folder = dir(&format!("{tag}-{round}"));
+                cua.recorded_block(pid, window_id, &folder, video, tally);
+            }
             if let Some(p) = peer.as_mut() {
                 p.block(pid, window_id, &mut peer_off);
-                p.recorded_block(
-                    pid,
-                    window_id,
-                    &dir(&format!("peer-{round}")),
-                    false,
-                    &mut peer_on,
-                );
+                let folder = dir(&format!("peer-{round}"));
+                p.recorded_block(pid, window_id, &folder, false, &mut peer_on);
             }
         }
         let added = match (cua_on.median(), cua_off.median()) {

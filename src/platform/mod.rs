@@ -288,16 +288,42 @@ pub async fn event_after(
     since: std::time::Instant,
     until: std::time::Instant,
 ) -> bool {
+    let sleep = |t: std::time::Instant| async move {
+        tokio::time::sleep_until(t.into()).await;
+        false
+    };
+    event_after_unless(platform, pid, since, until, sleep)
+        .await
+        .unwrap_or(false)
+}
+
+/// [`event_after`] with its own wait between looks: `wait(t)` sleeps until `t` and says
+/// whether to give up (then None). The feed is never left half-read: a caller that must
+/// stop early (a recording's settle, cut by the next action) stops only in `wait`.
+pub async fn event_after_unless<W, F>(
+    platform: &dyn Platform,
+    pid: u32,
+    since: std::time::Instant,
+    until: std::time::Instant,
+    wait: W,
+) -> Option<bool>
+where
+    W: Fn(std::time::Instant) -> F,
+    F: std::future::Future<Output = bool>,
+{
     const CHECK: std::time::Duration = std::time::Duration::from_millis(4);
     loop {
         let last = platform.app_activity(pid).await.and_then(|a| a.last);
         if last.is_some_and(|t| t > since) {
-            return true;
+            return Some(true);
         }
-        if std::time::Instant::now() >= until {
-            return false;
+        let now = std::time::Instant::now();
+        if now >= until {
+            return Some(false);
         }
-        tokio::time::sleep(CHECK).await;
+        if wait((now + CHECK).min(until)).await {
+            return None;
+        }
     }
 }
 

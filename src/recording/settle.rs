@@ -144,19 +144,8 @@ impl Cut {
         since: Instant,
         until: Instant,
     ) -> Option<bool> {
-        const CHECK: Duration = Duration::from_millis(4);
-        loop {
-            let last = platform.app_activity(pid).await.and_then(|a| a.last);
-            if last.is_some_and(|t| t > since) {
-                return Some(true);
-            }
-            if Instant::now() >= until {
-                return Some(false);
-            }
-            if self.sleep_until((Instant::now() + CHECK).min(until)).await {
-                return None;
-            }
-        }
+        crate::platform::event_after_unless(platform, pid, since, until, |t| self.sleep_until(t))
+            .await
     }
 }
 
@@ -271,7 +260,6 @@ async fn by_events(
     }
 }
 
-/// The tree once two reads agree (None: cut first).
 /// The agent's reading of `window`, when it began after the action and after the app's
 /// last event (`last_event`): nothing has changed since.
 fn seen_since(
@@ -286,6 +274,7 @@ fn seen_since(
     (o.window_id == window.window_id && after).then(|| o.state.clone())
 }
 
+/// The tree once two reads agree (None: cut first).
 async fn by_polling(
     platform: &Arc<dyn Platform>,
     pid: u32,

@@ -216,12 +216,23 @@ pub(super) async fn expect_window_change(
     if settle_ms == 0 {
         return Expect::Nothing;
     }
+    window_change(platform, pid, window, None).await
+}
+
+/// Any change in the window from now on, read back within `latency` ms when given (else
+/// the caller's settle_ms); nothing to read back when the window cannot be read.
+async fn window_change(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    latency: Option<u64>,
+) -> Expect {
     match fingerprint(platform, pid, window).await {
         Some(before) => Expect::WindowChange {
             pid,
             window: window.clone(),
             before,
-            latency: None,
+            latency,
         },
         None => Expect::Nothing,
     }
@@ -241,15 +252,7 @@ pub(super) async fn expect_within_latency(
     };
     // The event feed runs from here on: the wait for the effect follows the app's events.
     let _ = platform.app_activity(pid).await;
-    match fingerprint(platform, pid, window).await {
-        Some(before) => Expect::WindowChange {
-            pid,
-            window: window.clone(),
-            before,
-            latency: Some(latency.as_millis() as u64),
-        },
-        None => Expect::Nothing,
-    }
+    window_change(platform, pid, window, Some(latency.as_millis() as u64)).await
 }
 
 /// How long an action whose implied change is known (a toggled state, the typed text, a
