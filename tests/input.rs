@@ -650,3 +650,80 @@ fn five_hundred_element_clicks_on_gtk4_land_and_read_back() {
         unread.len()
     );
 }
+
+/// A click's read-back says `confirmed` only when the window changed: Reset on a counter
+/// already at 0 runs (the fixture's journal shows the click) and changes nothing, so it
+/// says `no_change`; Increment then says `confirmed`, and the counter reads 1. On GTK 3
+/// and on GTK 4, whose effects show ~250 ms late.
+#[test]
+fn a_click_that_changes_nothing_says_no_change_and_one_that_does_confirmed() {
+    for toolkit in ["gtk3", "gtk4"] {
+        let sandbox = cua::sandbox::Sandbox::start(cua::sandbox::SandboxOptions {
+            width: 1280,
+            height: 800,
+        })
+        .expect("sandbox");
+        let journal = std::env::temp_dir().join(format!(
+            "cua-input-readback-{toolkit}-{}.jsonl",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&journal);
+        let (pid, window_id) = common::launch_fixture(sandbox.env(), toolkit, &journal);
+        let (ctx, registry, rt) = (
+            ToolContext::for_desktop(sandbox.desktop()),
+            ToolRegistry::new(),
+            runtime(),
+        );
+        let call = |tool: &str, args: Value| rt.block_on(registry.call(&ctx, tool, args)).unwrap();
+        let state = call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window_id, "include_screenshot": false }),
+        );
+        let index = |name: &str| {
+            elements(&state)
+                .into_iter()
+                .find(|e| e["role"] == "button" && e["name"] == name)
+                .unwrap_or_else(|| panic!("{toolkit}: no {name} button"))["element_index"]
+                .clone()
+        };
+        let clicks = |widget: &str| {
+            common::journal(&journal)
+                .iter()
+                .filter(|e| e["event"] == "clicked" && e["widget"] == widget)
+                .count()
+        };
+        let reset = call(
+            "click",
+            json!({ "pid": pid, "window_id": window_id, "element_index": index("Reset") }),
+        );
+        assert_eq!(clicks("Reset"), 1, "{toolkit}: Reset was not clicked");
+        assert_eq!(
+            reset.structured["effect"], "no_change",
+            "{toolkit}: Reset at 0 changed nothing: {}",
+            reset.structured
+        );
+        assert_eq!(reset.structured["verified"], false);
+        let increment = call(
+            "click",
+            json!({ "pid": pid, "window_id": window_id, "element_index": index("Increment") }),
+        );
+        assert_eq!(
+            increment.structured["effect"], "confirmed",
+            "{toolkit}: {}",
+            increment.structured
+        );
+        let after = call(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window_id, "include_screenshot": false }),
+        );
+        assert!(
+            after.structured["tree_markdown"]
+                .as_str()
+                .unwrap()
+                .contains("Count: 1"),
+            "{toolkit}: the counter does not read 1:\n{}",
+            after.structured["tree_markdown"]
+        );
+        let _ = std::fs::remove_file(&journal);
+    }
+}
