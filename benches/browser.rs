@@ -34,6 +34,7 @@ fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let ctx = ToolContext::for_desktop(sandbox.desktop());

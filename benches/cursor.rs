@@ -23,6 +23,7 @@ fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let rt = cua::tools::runtime().unwrap();

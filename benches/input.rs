@@ -19,6 +19,7 @@ fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1600,
         height: 900,
+        ..Default::default()
     })
     .expect("sandbox");
     let rt = cua::tools::runtime().unwrap();

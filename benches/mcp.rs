@@ -30,6 +30,7 @@ fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1600,
         height: 900,
+        ..Default::default()
     })
     .expect("sandbox");
     let envs = sandbox.env();

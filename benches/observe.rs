@@ -22,6 +22,7 @@ fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1920,
         height: 1080,
+        ..Default::default()
     })
     .expect("sandbox");
     let rt = cua::tools::runtime().unwrap();

@@ -72,6 +72,7 @@ fn main() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1920,
         height: 1080,
+        ..Default::default()
     })
     .expect("sandbox");
     let socket = sandbox.dir().join("bench-daemon.sock");

@@ -32,6 +32,7 @@ fn main() {
     let mut sandbox = Sandbox::start(SandboxOptions {
         width: 1920,
         height: 1080,
+        ..Default::default()
     })
     .expect("sandbox");
     sandbox.spawn_app("gtk3-widget-factory", &[]).expect("app");

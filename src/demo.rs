@@ -105,6 +105,7 @@ fn run_inner(out: &Path) -> Result<(), String> {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..SandboxOptions::default()
     })
     .map_err(|e| e.to_string())?;
     eprintln!("desktop up on display {}", sandbox.display_name());

@@ -11,11 +11,60 @@ use std::path::{Path, PathBuf};
 
 /// Environment variable naming the state directory of the sandbox a process runs in.
 pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
+/// Environment variable choosing the display server: `x11` or `wayland`.
+pub const BACKEND_ENV: &str = "CUA_BACKEND";
 
-/// Which desktop to talk to: an X display and its D-Bus session bus.
+/// A display server cua drives.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    #[default]
+    X11,
+    Wayland,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::X11 => "x11",
+            Backend::Wayland => "wayland",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Backend, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "x11" => Ok(Backend::X11),
+            "wayland" => Ok(Backend::Wayland),
+            other => Err(format!(
+                "{BACKEND_ENV}={other:?} is not a backend (x11 or wayland)"
+            )),
+        }
+    }
+}
+
+/// Which desktop to talk to: an X display or a Wayland compositor, and its D-Bus session
+/// bus.
 #[derive(Debug, Clone, Default)]
 pub struct DesktopEnv {
     pub display: Option<String>,
+    /// The Wayland compositor's socket, an absolute path (WAYLAND_DISPLAY, resolved
+    /// against XDG_RUNTIME_DIR when relative).
+    pub wayland_display: Option<PathBuf>,
+    /// sway's IPC socket (SWAYSOCK), where the compositor is sway: window pids and places.
+    pub sway_socket: Option<PathBuf>,
+    /// The display server the person chose (CUA_BACKEND); otherwise Wayland is used when
+    /// a compositor is named and offers what cua needs, X11 else.
+    pub backend: Option<Backend>,
     pub dbus_address: Option<String>,
     /// State directory of the cua sandbox this desktop belongs to, if any.
     pub sandbox_dir: Option<std::path::PathBuf>,
@@ -24,23 +73,57 @@ pub struct DesktopEnv {
 }
 
 impl DesktopEnv {
+    /// The Wayland socket to use: the one named, unless the person chose X11.
+    pub fn wayland_socket(&self) -> Option<PathBuf> {
+        if self.backend == Some(Backend::X11) {
+            return None;
+        }
+        self.wayland_display.clone()
+    }
+
     /// The desktop named by DISPLAY, DBUS_SESSION_BUS_ADDRESS and CUA_SANDBOX_DIR.
     pub fn from_process_env() -> DesktopEnv {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let wayland_display = var("WAYLAND_DISPLAY").map(|name| {
+            let path = PathBuf::from(&name);
+            match var("XDG_RUNTIME_DIR") {
+                Some(runtime) if path.is_relative() => Path::new(&runtime).join(path),
+                _ => path,
+            }
+        });
         DesktopEnv {
             display: var("DISPLAY"),
+            wayland_display,
+            sway_socket: var("SWAYSOCK").map(Into::into),
+            backend: var(BACKEND_ENV).and_then(|b| match Backend::parse(&b) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    tracing::warn!("{e}; choosing by what the environment names");
+                    None
+                }
+            }),
             dbus_address: var("DBUS_SESSION_BUS_ADDRESS"),
             sandbox_dir: var(SANDBOX_DIR_ENV).map(Into::into),
             app_env: Vec::new(),
         }
     }
 
-    /// Variables that put a process on this desktop: the display, the session bus and
-    /// the sandbox folder.
+    /// Variables that put a process on this desktop: the display (X11 or Wayland), the
+    /// session bus and the sandbox folder.
     pub fn child_env(&self) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if let Some(d) = &self.display {
             env.push(("DISPLAY".into(), d.clone()));
+        }
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        if let Some(socket) = &self.wayland_display {
+            env.push(("WAYLAND_DISPLAY".into(), path(socket)));
+        }
+        if let Some(socket) = &self.sway_socket {
+            env.push(("SWAYSOCK".into(), path(socket)));
+        }
+        if let Some(backend) = self.backend {
+            env.push((BACKEND_ENV.into(), backend.name().into()));
         }
         if let Some(a) = &self.dbus_address {
             env.push(("DBUS_SESSION_BUS_ADDRESS".into(), a.clone()));
@@ -63,6 +146,17 @@ impl DesktopEnv {
         env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
         // Qt exports its tree only when it sees a screen reader, or when told to.
         env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
+        if self.display.is_none() && self.wayland_display.is_some() {
+            // Toolkits that could also speak X11 speak Wayland here.
+            for (k, v) in [
+                ("GDK_BACKEND", "wayland"),
+                ("QT_QPA_PLATFORM", "wayland"),
+                ("MOZ_ENABLE_WAYLAND", "1"),
+                ("SDL_VIDEODRIVER", "wayland"),
+            ] {
+                env.push((k.into(), v.into()));
+            }
+        }
         if let Some(dir) = &self.sandbox_dir {
             env.extend(hermetic_env(dir));
         }

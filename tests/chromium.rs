@@ -15,6 +15,7 @@ fn chromium_page_elements_have_frames_on_the_rendered_widgets() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let rt = runtime();

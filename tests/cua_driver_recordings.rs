@@ -27,6 +27,7 @@ fn replay(dir: &Path, extra: &[&str]) -> (Value, Sandbox) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let out = Command::new(env!("CARGO_BIN_EXE_cua"))

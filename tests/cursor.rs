@@ -98,6 +98,7 @@ impl Run {
         let sandbox = Sandbox::start(SandboxOptions {
             width: 1280,
             height: 800,
+            ..Default::default()
         })
         .expect("sandbox");
         let journal = sandbox.dir().join("journal.jsonl");

@@ -33,6 +33,7 @@ impl Fixture {
         let sandbox = Sandbox::start(SandboxOptions {
             width: 1280,
             height: 800,
+            ..Default::default()
         })
         .expect("sandbox");
         let journal = std::env::temp_dir().join(format!(

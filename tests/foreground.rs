@@ -14,6 +14,7 @@ fn foreground_click_lands_and_restores_active_window_and_pointer_and_gtk4_backgr
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let rt = runtime();
@@ -128,6 +129,7 @@ fn gtk3_background_drag_works_only_under_the_real_pointer_and_says_so() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let journal_path = sandbox.dir().join("journal.jsonl");

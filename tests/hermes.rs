@@ -65,6 +65,7 @@ fn drive(toolkit: &str) -> Vec<Value> {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let work = std::env::temp_dir().join(format!("cua-hermes-{toolkit}-{}", std::process::id()));

@@ -463,6 +463,7 @@ fn an_index_with_its_snapshot_id_acts_on_that_element_or_is_refused() {
     let sandbox = cua::sandbox::Sandbox::start(cua::sandbox::SandboxOptions {
         width: 800,
         height: 600,
+        ..Default::default()
     })
     .expect("sandbox starts");
     let s = Session {
@@ -661,6 +662,7 @@ fn a_click_that_changes_nothing_says_no_change_and_one_that_does_confirmed() {
         let sandbox = cua::sandbox::Sandbox::start(cua::sandbox::SandboxOptions {
             width: 1280,
             height: 800,
+            ..Default::default()
         })
         .expect("sandbox");
         let journal = std::env::temp_dir().join(format!(

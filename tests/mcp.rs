@@ -76,6 +76,7 @@ fn drive_with_official_client(client: &mut Command, label: &str) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let recording =
@@ -315,6 +316,7 @@ fn max_image_dimension_scales_screenshots_frames_and_the_pixels_an_agent_clicks(
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let home = std::env::temp_dir().join(format!("cua-config-scale-{}", std::process::id()));
@@ -433,6 +435,7 @@ fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1024,
         height: 700,
+        ..Default::default()
     })
     .expect("sandbox");
     let home = std::env::temp_dir().join(format!("cua-policy-{}", std::process::id()));
@@ -554,6 +557,7 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1024,
         height: 700,
+        ..Default::default()
     })
     .expect("sandbox");
     let home = std::env::temp_dir().join(format!("cua-sessions-{}", std::process::id()));
@@ -674,6 +678,7 @@ fn a_client_that_disconnects_mid_recording_leaves_a_finalized_recording() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 800,
         height: 600,
+        ..Default::default()
     })
     .expect("sandbox");
     let dir = std::env::temp_dir().join(format!("cua-mcp-disconnect-{}", std::process::id()));
@@ -704,6 +709,7 @@ fn a_daemon_client_keeps_error_kinds_and_its_recording_is_finalized_when_it_is_k
     let sandbox = Sandbox::start(SandboxOptions {
         width: 800,
         height: 600,
+        ..Default::default()
     })
     .expect("sandbox");
     let home = std::env::temp_dir().join(format!("cua-lease-{}", std::process::id()));
@@ -771,6 +777,7 @@ fn responses_are_lean_the_tree_comes_once_and_a_cut_value_says_so() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1024,
         height: 700,
+        ..Default::default()
     })
     .expect("sandbox");
     let mut client = McpClient::start(&sandbox.env(), &[]);

@@ -117,6 +117,7 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1600,
         height: 900,
+        ..Default::default()
     })
     .expect("sandbox");
     let base = std::env::temp_dir().join(format!("cua-replay-test-{}", std::process::id()));
@@ -328,6 +329,7 @@ fn full_speed_replays_reproduce_the_calculation(app: &str, keys: [&str; 6]) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let run = Run::new(&sandbox);
@@ -406,6 +408,7 @@ fn a_recording_replays_on_a_renamed_build_bound_by_its_tree() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let base = std::env::temp_dir().join(format!("cua-renamed-build-{}", std::process::id()));
@@ -469,6 +472,7 @@ fn pixel_turns_land_on_the_same_buttons_in_a_resized_window() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        ..Default::default()
     })
     .expect("sandbox");
     let base = std::env::temp_dir().join(format!("cua-pixel-map-{}", std::process::id()));
@@ -689,6 +693,7 @@ fn a_cua_driver_recording_across_two_apps_replays_on_fresh_apps() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1600,
         height: 900,
+        ..Default::default()
     })
     .expect("sandbox");
     let base = std::env::temp_dir().join(format!("cua-driver-layout-{}", std::process::id()));

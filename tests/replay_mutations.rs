@@ -341,6 +341,7 @@ fn mutation_suite(form: Form) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 900,
+        ..Default::default()
     })
     .expect("sandbox");
     let base: PathBuf = std::env::temp_dir().join(format!(

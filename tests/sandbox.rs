@@ -27,6 +27,7 @@ fn two_sandboxes_run_side_by_side_and_a_panicking_owner_still_tears_down() {
     let first = Sandbox::start(SandboxOptions {
         width: 640,
         height: 480,
+        ..Default::default()
     })
     .unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -34,6 +35,7 @@ fn two_sandboxes_run_side_by_side_and_a_panicking_owner_still_tears_down() {
         let mut second = Sandbox::start(SandboxOptions {
             width: 800,
             height: 600,
+            ..Default::default()
         })
         .unwrap();
         let app = second.spawn_app("sleep", &["600"]).ok();
@@ -94,6 +96,7 @@ fn sandboxes_started_and_stopped_concurrently_never_touch_each_other() {
                     let sb = Sandbox::start(SandboxOptions {
                         width: 640,
                         height: 480,
+                        ..Default::default()
                     })
                     .unwrap_or_else(|e| panic!("worker {w} round {round}: {e}"));
                     let dir = sb.dir().to_path_buf();
@@ -153,6 +156,7 @@ fn apps_in_a_sandbox_write_only_inside_it() {
     let mut sb = Sandbox::start(SandboxOptions {
         width: 640,
         height: 480,
+        ..Default::default()
     })
     .unwrap();
     let marker = format!("cua-hermetic-{}", std::process::id());
@@ -206,6 +210,7 @@ fn a_new_sandbox_parks_the_pointer_in_the_bottom_right_corner() {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 800,
         height: 600,
+        ..Default::default()
     })
     .unwrap();
     let (conn, screen) = x11rb::connect(Some(&sandbox.display_name())).unwrap();

@@ -23,13 +23,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::journal;
-use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::sandbox::{Backend, Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 
 struct Fixture {
     toolkit: &'static str,
     launch: Launch,
+    /// The display server it runs on (a sandbox of each kind drives the matrix).
+    backend: Backend,
 }
 
 /// How a fixture starts: a toolkit fixture script, or a browser on the web fixture
@@ -44,26 +46,51 @@ const FIXTURES: &[Fixture] = &[
     Fixture {
         toolkit: "GTK 3",
         launch: Launch::Script("harness/apps/fixture_gtk3.py", &[]),
+        backend: Backend::X11,
     },
     Fixture {
         toolkit: "GTK 4",
         launch: Launch::Script("harness/apps/fixture_gtk4.py", &[]),
+        backend: Backend::X11,
     },
     Fixture {
         toolkit: "Qt 5",
         launch: Launch::Script("harness/apps/fixture_qt.py", &["5"]),
+        backend: Backend::X11,
     },
     Fixture {
         toolkit: "Qt 6",
         launch: Launch::Script("harness/apps/fixture_qt.py", &["6"]),
+        backend: Backend::X11,
     },
     Fixture {
         toolkit: "Chromium",
         launch: Launch::Browser("chromium"),
+        backend: Backend::X11,
     },
     Fixture {
         toolkit: "Firefox",
         launch: Launch::Browser("firefox-esr"),
+        backend: Backend::X11,
+    },
+];
+
+/// The same fixtures as native Wayland clients, in a headless sway.
+const WAYLAND_FIXTURES: &[Fixture] = &[
+    Fixture {
+        toolkit: "GTK 3 (Wayland)",
+        launch: Launch::Script("harness/apps/fixture_gtk3.py", &[]),
+        backend: Backend::Wayland,
+    },
+    Fixture {
+        toolkit: "GTK 4 (Wayland)",
+        launch: Launch::Script("harness/apps/fixture_gtk4.py", &[]),
+        backend: Backend::Wayland,
+    },
+    Fixture {
+        toolkit: "Qt 6 (Wayland)",
+        launch: Launch::Script("harness/apps/fixture_qt.py", &["6"]),
+        backend: Backend::Wayland,
     },
 ];
 
@@ -588,13 +615,13 @@ fn cell(h: &Harness, fx: &Fixture, journal_path: &Path, case: &Case) -> String {
     result
 }
 
-fn matrix_markdown(rows: &[(String, Vec<String>)]) -> String {
+fn matrix_markdown(columns: &[&Fixture], rows: &[(String, Vec<String>)]) -> String {
     let mut md = String::from("| tool × toolkit |");
-    for fx in FIXTURES {
+    for fx in columns {
         md.push_str(&format!(" {} |", fx.toolkit));
     }
     md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(FIXTURES.len()));
+    md.push_str(&"---|".repeat(columns.len()));
     md.push('\n');
     for (label, cells) in rows {
         md.push_str(&format!("| {label} |"));
@@ -611,9 +638,14 @@ const END: &str = "<!-- end of matrix -->";
 
 /// A sandbox whose fixtures journal to `journal.jsonl` in it, and tools to drive them.
 fn sandboxed() -> (Sandbox, PathBuf, Harness) {
+    sandboxed_on(Backend::X11)
+}
+
+fn sandboxed_on(backend: Backend) -> (Sandbox, PathBuf, Harness) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
+        backend,
     })
     .expect("sandbox starts");
     let journal_path = sandbox.dir().join("journal.jsonl");
@@ -810,7 +842,24 @@ fn foreground_element_actions_land_on_their_element() {
 
 #[test]
 fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
-    let (_sandbox, journal_path, h) = sandboxed();
+    let (_x11, x11_journal, x11) = sandboxed();
+    let (_wayland, wayland_journal, wayland) = sandboxed_on(Backend::Wayland);
+    let on = |fx: &Fixture| match fx.backend {
+        Backend::X11 => (&x11, &x11_journal),
+        Backend::Wayland => (&wayland, &wayland_journal),
+    };
+    // CUA_MATRIX_COLUMNS=Wayland runs only the columns whose name contains one of those
+    // words (the docs are then neither checked nor written).
+    let columns_wanted = std::env::var("CUA_MATRIX_COLUMNS").ok();
+    let columns: Vec<&Fixture> = FIXTURES
+        .iter()
+        .chain(WAYLAND_FIXTURES)
+        .filter(|fx| {
+            columns_wanted
+                .as_deref()
+                .is_none_or(|w| w.split(',').any(|w| fx.toolkit.contains(w)))
+        })
+        .collect();
 
     // CUA_MATRIX_ROWS=drag,menu runs only the rows whose label contains one of those
     // words (while working on them); the docs are then neither checked nor written.
@@ -821,15 +870,18 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
     };
     let mut rows = Vec::new();
     for case in CASES.iter().filter(|c| wanted(c)) {
-        let cells: Vec<String> = FIXTURES
+        let cells: Vec<String> = columns
             .iter()
-            .map(|fx| cell(&h, fx, &journal_path, case))
+            .map(|fx| {
+                let (h, journal_path) = on(fx);
+                cell(h, fx, journal_path, case)
+            })
             .collect();
         rows.push((format!("{} (`{}`)", case.label, case.tool), cells));
     }
-    let matrix = matrix_markdown(&rows);
+    let matrix = matrix_markdown(&columns, &rows);
     println!("{matrix}");
-    if only.is_some() {
+    if only.is_some() || columns_wanted.is_some() {
         return;
     }
 

@@ -375,6 +375,9 @@ enum SandboxCommand {
         /// Screen size, WIDTHxHEIGHT.
         #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
         size: (u32, u32),
+        /// The display server: x11 (Xvfb and openbox) or wayland (a headless sway).
+        #[arg(long, value_enum, default_value = "x11")]
+        backend: sandbox::Backend,
     },
     /// Run a command inside a desktop (a running sandbox, or a new one for the command's lifetime).
     Exec {
@@ -384,6 +387,9 @@ enum SandboxCommand {
         /// Screen size when a new sandbox is started.
         #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
         size: (u32, u32),
+        /// The display server when a new sandbox is started: x11 or wayland.
+        #[arg(long, value_enum, default_value = "x11")]
+        backend: sandbox::Backend,
         #[arg(trailing_var_arg = true, required = true, num_args = 1..)]
         command: Vec<String>,
     },
@@ -400,6 +406,9 @@ enum SandboxCommand {
     /// Hold the Composite redirect for a sandbox (started by `sandbox start`).
     #[command(hide = true)]
     HoldComposite,
+    /// Hold a pointer and a keyboard on a Wayland sandbox's seat (started by `sandbox start`).
+    #[command(hide = true)]
+    HoldSeat,
 }
 
 /// Writes to stdout; a closed pipe (`cua … | head`) is not an error.

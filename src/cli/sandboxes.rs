@@ -4,17 +4,19 @@ use super::*;
 
 pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
     match cmd {
-        SandboxCommand::Start { size } => {
+        SandboxCommand::Start { size, backend } => {
             match Sandbox::start_detached(SandboxOptions {
                 width: size.0,
                 height: size.1,
+                backend,
             }) {
                 Ok(sb) => {
                     for (k, v) in sb.env() {
                         out(&format!("export {k}={}", shell_quote(&v)));
                     }
                     eprintln!(
-                        "cua sandbox on display {} ({}x{}); stop it with: cua sandbox stop --display {}",
+                        "cua sandbox ({}) on display {} ({}x{}); stop it with: cua sandbox stop --display {}",
+                        sb.backend().name(),
                         sb.display_name(),
                         size.0,
                         size.1,
@@ -28,6 +30,7 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
         SandboxCommand::Exec {
             display,
             size,
+            backend,
             command,
         } => {
             let existing = if display.is_some() || !sandbox::list_running().is_empty() {
@@ -43,6 +46,7 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
                 None => match Sandbox::start(SandboxOptions {
                     width: size.0,
                     height: size.1,
+                    backend,
                 }) {
                     Ok(sb) => sb,
                     Err(e) => return fail(1, e),
@@ -62,8 +66,14 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
             }
             for (state, dir) in running {
                 out(&format!(
-                    "display :{}  {}x{}  {} processes  started {}  state {}",
+                    "display {}{}  {}  {}x{}  {} processes  started {}  state {}",
+                    if state.backend == sandbox::Backend::X11 {
+                        ":"
+                    } else {
+                        ""
+                    },
                     state.display,
+                    state.backend.name(),
                     state.width,
                     state.height,
                     state.processes.len(),
@@ -84,13 +94,25 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
             };
             for (state, dir) in &targets {
                 sandbox::stop_sandbox(state, dir);
-                out(&format!("stopped sandbox on display :{}", state.display));
+                out(&format!(
+                    "stopped sandbox on display {}{}",
+                    if state.backend == sandbox::Backend::X11 {
+                        ":"
+                    } else {
+                        ""
+                    },
+                    state.display
+                ));
             }
             0
         }
         SandboxCommand::HoldComposite => {
             let display = std::env::var("DISPLAY").unwrap_or_default();
             sandbox::hold_composite_redirect(&display);
+            0
+        }
+        SandboxCommand::HoldSeat => {
+            sandbox::hold_wayland_seat();
             0
         }
     }

@@ -12,6 +12,10 @@
 pub mod linux;
 #[cfg(test)]
 pub mod memory;
+/// What the Wayland sandbox needs of the protocol code: a seat that keeps its devices, and
+/// the check that it has them.
+#[cfg(all(target_os = "linux", feature = "wayland"))]
+pub use linux::{hold_seat as hold_wayland_seat, seat_has_devices as wayland_seat_ready};
 mod quirks;
 
 pub use quirks::{AppQuirks, PointerCaveat};

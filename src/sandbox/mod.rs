@@ -1,5 +1,6 @@
-//! The headless desktop: Xvfb, a private D-Bus session bus, the AT-SPI bus, openbox, and a
-//! Composite redirect holder, started together and ended together.
+//! The headless desktop: a display server (Xvfb with openbox and a Composite redirect
+//! holder, or a headless sway: [`wayland`]), a private D-Bus session bus and the AT-SPI
+//! bus, started together and ended together.
 //!
 //! [`Sandbox::start`] returns a guard that tears the desktop down on drop (panics
 //! included; its processes also die with the thread that started them). The CLI uses
@@ -16,6 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "wayland")]
+mod wayland;
+
+pub use crate::desktop::Backend;
 use crate::desktop::{DesktopEnv, prepare_app_homes};
 use crate::desktop::{SANDBOX_DIR_ENV, config_home, process_start_time};
 
@@ -94,11 +99,12 @@ pub enum SandboxError {
     NotFound(String),
 }
 
-/// Screen size of a new sandbox.
+/// Screen size and display server of a new sandbox.
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxOptions {
     pub width: u32,
     pub height: u32,
+    pub backend: Backend,
 }
 
 impl Default for SandboxOptions {
@@ -106,6 +112,7 @@ impl Default for SandboxOptions {
         SandboxOptions {
             width: 1920,
             height: 1080,
+            backend: Backend::X11,
         }
     }
 }
@@ -121,7 +128,20 @@ pub struct OwnedProcess {
 /// What `state.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SandboxState {
+    /// The X display number; a Wayland sandbox's number of its own (from
+    /// `WAYLAND_NUMBERS`), which `--display` picks it by too.
     pub display: u32,
+    #[serde(default)]
+    pub backend: Backend,
+    /// The compositor's socket and sway's IPC socket (Wayland sandboxes).
+    #[serde(default)]
+    pub wayland_socket: Option<PathBuf>,
+    #[serde(default)]
+    pub sway_socket: Option<PathBuf>,
+    /// Folders the sandbox made outside its own (the compositor's runtime folder when it
+    /// runs as another user), removed with it.
+    #[serde(default)]
+    pub outside_dirs: Vec<PathBuf>,
     pub dbus_address: String,
     pub width: u32,
     pub height: u32,
@@ -191,10 +211,15 @@ impl Sandbox {
     }
 
     fn start_inner(options: SandboxOptions, owned: bool) -> Result<Sandbox, SandboxError> {
-        require("Xvfb", "xvfb")?;
+        match options.backend {
+            Backend::X11 => {
+                require("Xvfb", "xvfb")?;
+                require("openbox", "openbox")?;
+            }
+            Backend::Wayland => require("sway", "sway")?,
+        }
         require("dbus-daemon", "dbus")?;
         require("/usr/libexec/at-spi-bus-launcher", "at-spi2-core")?;
-        require("openbox", "openbox")?;
         let root = state_root();
         std::fs::create_dir_all(&root)?;
         // Unique to this start: the folder is named `<display>-<unique>` once the display
@@ -210,6 +235,10 @@ impl Sandbox {
         let mut sandbox = Sandbox {
             state: SandboxState {
                 display: 0,
+                backend: options.backend,
+                wayland_socket: None,
+                sway_socket: None,
+                outside_dirs: Vec::new(),
                 dbus_address: String::new(),
                 width: options.width,
                 height: options.height,
@@ -221,7 +250,17 @@ impl Sandbox {
             owned: true,
             composite_holder: None,
         };
-        sandbox.boot(&root, &unique, owned)?;
+        match options.backend {
+            Backend::X11 => sandbox.boot(&root, &unique, owned)?,
+            #[cfg(feature = "wayland")]
+            Backend::Wayland => sandbox.boot_wayland(&root, &unique, owned)?,
+            #[cfg(not(feature = "wayland"))]
+            Backend::Wayland => {
+                return Err(SandboxError::Start(
+                    "this build of cua has no Wayland backend (build it with the `wayland` feature, on by default)".into(),
+                ));
+            }
+        }
         sandbox.owned = owned;
         Ok(sandbox)
     }
@@ -279,14 +318,7 @@ impl Sandbox {
             ))
         })?;
 
-        // Name the folder after its display for people, and after this start for
-        // uniqueness: a display number is reused as soon as its Xvfb exits, and a
-        // sandbox still tearing down must never remove a newer sandbox's folder.
-        let final_dir = root.join(format!("{}-{unique}", self.state.display));
-        std::fs::rename(&self.dir, &final_dir)?;
-        self.dir = final_dir;
-        write_toolkit_settings(&self.dir)?;
-        prepare_app_homes(&self.dir)?;
+        self.name_folder(root, unique)?;
 
         let mut setxkb = self.command("setxkbmap");
         setxkb
@@ -296,6 +328,45 @@ impl Sandbox {
         // The keymap matters for typed text; without setxkbmap Xvfb's default is already us.
         let _ = setxkb.status();
 
+        self.start_session_bus(owned)?;
+
+        let openbox = self.command("openbox");
+        let openbox = self.spawn("openbox", openbox, owned)?;
+        self.wait_for_window_manager(openbox)?;
+        self.park_pointer()?;
+
+        if owned {
+            let display = self.display_name();
+            self.composite_holder = Some(std::thread::spawn(move || {
+                let _ = hold_composite_redirect(&display);
+            }));
+        } else {
+            let exe = std::env::current_exe()?;
+            let mut holder = self.command(exe.to_string_lossy().as_ref());
+            holder.args(["sandbox", "hold-composite"]);
+            self.spawn("composite-holder", holder, owned)?;
+        }
+        // Content shows up in the redirected storage a moment after the redirect.
+        std::thread::sleep(Duration::from_millis(300));
+        self.save_state()?;
+        Ok(())
+    }
+
+    /// Names the folder after its display for people, and after this start for
+    /// uniqueness: a display number is reused as soon as its server exits, and a sandbox
+    /// still tearing down must never remove a newer sandbox's folder. Then writes what the
+    /// apps read there.
+    fn name_folder(&mut self, root: &Path, unique: &str) -> Result<(), SandboxError> {
+        let final_dir = root.join(format!("{}-{unique}", self.state.display));
+        std::fs::rename(&self.dir, &final_dir)?;
+        self.dir = final_dir;
+        write_toolkit_settings(&self.dir)?;
+        prepare_app_homes(&self.dir)?;
+        Ok(())
+    }
+
+    /// The private session bus and the accessibility bus on it, switched on.
+    fn start_session_bus(&mut self, owned: bool) -> Result<(), SandboxError> {
         // The session bus starts the services it activates with its own environment:
         // inside the sandbox it gets the apps' hermetic one, so nothing it activates
         // writes into the user's home or shares a socket with another sandbox.
@@ -338,28 +409,7 @@ impl Sandbox {
             .arg("--launch-immediately")
             .env("XDG_RUNTIME_DIR", &runtime);
         self.spawn("at-spi-bus-launcher", launcher, owned)?;
-        self.enable_accessibility()?;
-
-        let openbox = self.command("openbox");
-        let openbox = self.spawn("openbox", openbox, owned)?;
-        self.wait_for_window_manager(openbox)?;
-        self.park_pointer()?;
-
-        if owned {
-            let display = self.display_name();
-            self.composite_holder = Some(std::thread::spawn(move || {
-                let _ = hold_composite_redirect(&display);
-            }));
-        } else {
-            let exe = std::env::current_exe()?;
-            let mut holder = self.command(exe.to_string_lossy().as_ref());
-            holder.args(["sandbox", "hold-composite"]);
-            self.spawn("composite-holder", holder, owned)?;
-        }
-        // Content shows up in the redirected storage a moment after the redirect.
-        std::thread::sleep(Duration::from_millis(300));
-        self.save_state()?;
-        Ok(())
+        self.enable_accessibility()
     }
 
     /// A command that runs inside this desktop.
@@ -379,16 +429,28 @@ impl Sandbox {
 
     /// How the platform layer addresses this desktop.
     pub fn desktop(&self) -> DesktopEnv {
+        let wayland = self.state.backend == Backend::Wayland;
         DesktopEnv {
-            display: Some(self.display_name()),
+            display: (!wayland).then(|| self.display_name()),
+            wayland_display: self.state.wayland_socket.clone(),
+            sway_socket: self.state.sway_socket.clone(),
+            backend: Some(self.state.backend),
             dbus_address: Some(self.state.dbus_address.clone()),
             sandbox_dir: Some(self.dir.clone()),
             app_env: Vec::new(),
         }
     }
 
+    /// The X display (`:N`), or the Wayland compositor's socket.
     pub fn display_name(&self) -> String {
-        format!(":{}", self.state.display)
+        match &self.state.wayland_socket {
+            Some(socket) => socket.to_string_lossy().into_owned(),
+            None => format!(":{}", self.state.display),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.state.backend
     }
 
     pub fn display(&self) -> u32 {
@@ -630,8 +692,7 @@ impl Sandbox {
 
     /// Ends every process this sandbox started or recorded, and removes its state.
     pub fn stop(&mut self) {
-        stop_processes(&all_processes(&self.state, &self.dir));
-        let _ = std::fs::remove_dir_all(&self.dir);
+        stop_sandbox(&self.state, &self.dir);
         self.owned = false;
     }
 
@@ -715,6 +776,17 @@ pub fn hold_composite_redirect(_display: &str) -> Option<()> {
     None
 }
 
+/// Holds a pointer and a keyboard on the sandbox's Wayland seat until the compositor goes
+/// away (see `platform::linux::hold_seat`).
+pub fn hold_wayland_seat() -> Option<()> {
+    #[cfg(feature = "wayland")]
+    return crate::platform::hold_wayland_seat(
+        &crate::desktop::DesktopEnv::from_process_env().wayland_display?,
+    );
+    #[cfg(not(feature = "wayland"))]
+    None
+}
+
 fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -778,7 +850,7 @@ fn is_zombie(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
-/// Sandboxes whose Xvfb still runs; stale state directories are removed.
+/// Sandboxes whose display server still runs; stale state directories are removed.
 pub fn list_running() -> Vec<(SandboxState, PathBuf)> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(state_root()) else {
@@ -792,14 +864,14 @@ pub fn list_running() -> Vec<(SandboxState, PathBuf)> {
         let Ok(state) = serde_json::from_str::<SandboxState>(&text) else {
             continue;
         };
-        let xvfb_alive = state
+        let server_alive = state
             .processes
             .iter()
-            .any(|p| p.name == "Xvfb" && alive_and_same(p));
-        if xvfb_alive {
+            .any(|p| (p.name == "Xvfb" || p.name == "sway") && alive_and_same(p));
+        if server_alive {
             out.push((state, dir));
         } else {
-            let _ = std::fs::remove_dir_all(&dir);
+            remove_folders(&state, &dir);
         }
     }
     out.sort_by_key(|(s, _)| s.display);
@@ -809,5 +881,13 @@ pub fn list_running() -> Vec<(SandboxState, PathBuf)> {
 /// Stops a sandbox found by [`Sandbox::find`].
 pub fn stop_sandbox(state: &SandboxState, dir: &Path) {
     stop_processes(&all_processes(state, dir));
+    remove_folders(state, dir);
+}
+
+/// The sandbox's folder and those it made elsewhere.
+fn remove_folders(state: &SandboxState, dir: &Path) {
+    for outside in &state.outside_dirs {
+        let _ = std::fs::remove_dir_all(outside);
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -56,6 +56,7 @@ pub fn desktop() -> &'static Desktop {
             let sandbox = Sandbox::start(SandboxOptions {
                 width: 1280,
                 height: 800,
+                ..Default::default()
             })
             .expect("sandbox starts");
             let env = sandbox.desktop();
@@ -125,6 +126,7 @@ impl Session {
         let sandbox = Sandbox::start(SandboxOptions {
             width: 1280,
             height: 800,
+            ..Default::default()
         })
         .expect("sandbox starts");
         Session {

@@ -1,10 +1,13 @@
-//! The Linux backend: X11 (x11rb) for windows, capture and pointer; AT-SPI (atspi/zbus)
-//! for the accessibility tree. [`LinuxPlatform`] joins them behind [`Platform`].
+//! The Linux backend: AT-SPI (atspi/zbus) for accessibility trees and element actions,
+//! `/proc` and desktop entries for apps, and a display server for windows, capture and
+//! input: X11 (x11rb) or, with the `wayland` feature, a wlroots Wayland compositor.
+//! [`LinuxPlatform`] joins them behind [`Platform`].
 
 pub mod apps;
 pub mod atspi;
 mod clipboard;
 mod damage;
+mod display;
 mod events;
 mod families;
 mod input;
@@ -12,8 +15,14 @@ mod overlay;
 mod popups;
 mod quirks;
 pub mod screen_grab;
+#[cfg(feature = "wayland")]
+mod wayland;
+#[cfg(feature = "wayland")]
+pub use wayland::{hold_seat, seat_has_devices};
 pub mod x11;
+mod x11_desktop;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
@@ -23,10 +32,11 @@ use crate::platform::{
     InstalledApp, LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError,
     PlatformResult, Repaint, RunningApp, ValueRange, WindowInfo, WindowList,
 };
+use display::{DisplayServer, ServerWindow};
 
-/// How long launch waits for the first window of a new process.
 /// How long the list of desktop entries is reused.
 const ENTRIES_TTL: Duration = Duration::from_secs(5);
+/// How long launch waits for the first window of a new process.
 const FIRST_WINDOW_WAIT: Duration = Duration::from_secs(15);
 /// How long a new window's geometry must hold still before launch returns, and the most
 /// launch waits for that.
@@ -35,31 +45,22 @@ const GEOMETRY_SETTLE_WAIT: Duration = Duration::from_secs(2);
 
 pub struct LinuxPlatform {
     /// Desktop entries, re-read at most every few seconds (they name apps in window lists).
-    entries: std::sync::Mutex<Option<(Instant, std::sync::Arc<Vec<apps::DesktopEntry>>)>>,
+    entries: std::sync::Mutex<Option<(Instant, Arc<Vec<apps::DesktopEntry>>)>>,
     desktop: DesktopEnv,
-    /// Shared with the blocking threads input runs on (it sleeps between steps).
-    x11: std::sync::Arc<x11::X11>,
+    /// Shared with the blocking threads input and capture run on.
+    display: Arc<dyn DisplayServer>,
     atspi: OnceCell<atspi::Atspi>,
-    /// Window repaints, watched from a window's first capture on (None: no Damage).
-    repaints: std::sync::OnceLock<Option<std::sync::Arc<damage::Repaints>>>,
-    /// The agent cursor's window, made when it first shows.
-    overlay: std::sync::Mutex<Option<overlay::Overlay>>,
-    /// The clipboard, owned by a thread of its own once written.
-    clipboard: std::sync::Arc<clipboard::Clipboard>,
 }
 
 impl LinuxPlatform {
+    /// Connects to the desktop's Wayland compositor when it names one (and the build has
+    /// the `wayland` feature), else to its X display.
     pub fn connect(desktop: &DesktopEnv) -> PlatformResult<LinuxPlatform> {
         Ok(LinuxPlatform {
             entries: std::sync::Mutex::new(None),
             desktop: desktop.clone(),
-            x11: std::sync::Arc::new(x11::X11::connect(desktop.display.as_deref())?),
+            display: connect_display(desktop)?,
             atspi: OnceCell::new(),
-            repaints: std::sync::OnceLock::new(),
-            overlay: std::sync::Mutex::new(None),
-            clipboard: std::sync::Arc::new(clipboard::Clipboard::new(
-                desktop.display.as_deref().unwrap_or_default(),
-            )),
         })
     }
 
@@ -69,19 +70,24 @@ impl LinuxPlatform {
             .await
     }
 
-    fn repaints(&self) -> Option<&std::sync::Arc<damage::Repaints>> {
-        self.repaints
-            .get_or_init(|| {
-                damage::Repaints::connect(self.desktop.display.as_deref()?).map(std::sync::Arc::new)
-            })
-            .as_ref()
+    /// Runs a blocking display call on a blocking thread, so other clients' calls keep
+    /// their workers (input sleeps between its steps: a drag lasts up to 10 s).
+    async fn on_display<T: Send + 'static>(
+        &self,
+        what: &str,
+        f: impl FnOnce(&dyn DisplayServer) -> PlatformResult<T> + Send + 'static,
+    ) -> PlatformResult<T> {
+        let display = self.display.clone();
+        tokio::task::spawn_blocking(move || f(display.as_ref()))
+            .await
+            .map_err(|e| PlatformError::Other(format!("{what}: {e}")))?
     }
 
     /// Whether a window shows anything yet: a mapped window the app has not drawn into is
     /// one flat colour. (A window that cannot be captured counts as painted: nothing to
     /// wait for.)
-    fn painted(&self, window: u32) -> bool {
-        let Ok((capture, _)) = self.x11.capture(window) else {
+    fn painted(&self, window: u64) -> bool {
+        let Ok(capture) = self.display.capture(window) else {
             return true;
         };
         let mut pixels = capture.rgba.chunks_exact(4);
@@ -89,12 +95,12 @@ impl LinuxPlatform {
         pixels.any(|p| Some(p) != first)
     }
 
-    fn entries(&self) -> std::sync::Arc<Vec<apps::DesktopEntry>> {
+    fn entries(&self) -> Arc<Vec<apps::DesktopEntry>> {
         let mut guard = self.entries.lock().unwrap();
         match &*guard {
             Some((at, list)) if at.elapsed() < ENTRIES_TTL => list.clone(),
             _ => {
-                let list = std::sync::Arc::new(apps::desktop_entries());
+                let list = Arc::new(apps::desktop_entries());
                 *guard = Some((Instant::now(), list.clone()));
                 list
             }
@@ -103,18 +109,18 @@ impl LinuxPlatform {
 
     fn windows_now(&self) -> PlatformResult<Vec<WindowInfo>> {
         let entries = self.entries();
-        let current = self.x11.current_desktop();
+        let current = self.display.current_desktop();
         Ok(self
-            .x11
-            .client_windows()?
+            .display
+            .windows()?
             .into_iter()
             .map(|w| WindowInfo {
-                window_id: w.id as u64,
+                window_id: w.id,
                 pid: w.pid,
                 app_name: w
                     .pid
-                    .map(|p| apps::display_name(p, &w.wm_class, &entries))
-                    .unwrap_or_else(|| w.wm_class.clone()),
+                    .map(|p| apps::display_name(p, &w.class, &entries))
+                    .unwrap_or_else(|| w.class.clone()),
                 title: w.title,
                 bounds: w.bounds,
                 z_index: w.z_index,
@@ -125,23 +131,34 @@ impl LinuxPlatform {
     }
 }
 
+/// The display server `desktop` names: its Wayland compositor when it has the protocols
+/// cua needs, or when Wayland was chosen (then its checks say what is missing); else X11.
+fn connect_display(desktop: &DesktopEnv) -> PlatformResult<Arc<dyn DisplayServer>> {
+    #[cfg(feature = "wayland")]
+    if let Some(socket) = desktop.wayland_socket() {
+        let chosen =
+            desktop.backend == Some(crate::desktop::Backend::Wayland) || desktop.display.is_none();
+        match wayland::Wayland::connect(&socket, desktop.sway_socket.as_deref()) {
+            Ok(w) if chosen || w.usable() => return Ok(Arc::new(w)),
+            Err(e) if chosen => return Err(e),
+            // A GNOME or KDE session names both: their compositors lack the protocols, and
+            // their XWayland apps are reachable through X11.
+            _ => {}
+        }
+    }
+    Ok(Arc::new(x11_desktop::X11Desktop::connect(
+        desktop.display.as_deref(),
+    )?))
+}
+
 #[async_trait::async_trait]
 impl Platform for LinuxPlatform {
     fn name(&self) -> &'static str {
-        "linux-x11-atspi"
+        self.display.name()
     }
 
     async fn check_permissions(&self) -> Vec<PermissionCheck> {
-        let mut checks = vec![PermissionCheck {
-            name: "x11_display".into(),
-            ok: true,
-            detail: format!(
-                "X display {} reachable",
-                self.desktop.display.as_deref().unwrap_or("")
-            ),
-            fix: None,
-        }];
-        checks.extend(self.x11.extension_checks());
+        let mut checks = self.display.checks();
         match self.atspi().await {
             Ok(a) => {
                 let apps = a.applications().await;
@@ -189,7 +206,7 @@ impl Platform for LinuxPlatform {
     async fn list_windows(&self) -> PlatformResult<WindowList> {
         Ok(WindowList {
             windows: self.windows_now()?,
-            current_space_id: self.x11.current_desktop(),
+            current_space_id: self.display.current_desktop(),
         })
     }
 
@@ -198,7 +215,7 @@ impl Platform for LinuxPlatform {
     }
 
     async fn running_apps(&self) -> PlatformResult<Vec<crate::platform::RunningApp>> {
-        let windows = self.x11.client_windows()?;
+        let windows = self.display.windows()?;
         let mut pids: Vec<u32> = windows.iter().filter_map(|w| w.pid).collect();
         if let Ok(a) = self.atspi().await {
             if let Ok(list) = a.applications().await {
@@ -215,7 +232,7 @@ impl Platform for LinuxPlatform {
                 let class = windows
                     .iter()
                     .find(|w| w.pid == Some(pid))
-                    .map(|w| w.wm_class.clone())
+                    .map(|w| w.class.clone())
                     .unwrap_or_default();
                 RunningApp {
                     pid,
@@ -227,10 +244,15 @@ impl Platform for LinuxPlatform {
     }
 
     async fn active_pid(&self) -> PlatformResult<Option<u32>> {
-        let Some(active) = self.x11.active_window() else {
+        let Some(active) = self.display.active_window() else {
             return Ok(None);
         };
-        Ok(self.x11.describe(active, 0, None).ok().and_then(|w| w.pid))
+        Ok(self
+            .display
+            .windows()?
+            .into_iter()
+            .find(|w| w.id == active)
+            .and_then(|w| w.pid))
     }
 
     async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
@@ -262,11 +284,11 @@ impl Platform for LinuxPlatform {
         let pid = apps::spawn(&plan, &self.desktop)?;
         let deadline = Instant::now() + FIRST_WINDOW_WAIT;
         let (first, owner) = loop {
-            let windows = self.x11.client_windows()?;
+            let windows = self.display.windows()?;
             // The window may belong to a child of a launcher script, or to what a forking
             // launcher left behind: the launched process's own window wins.
-            let ours = |w: &&x11::RawWindow| w.is_on_screen && w.pid == Some(pid);
-            let launched = |w: &&x11::RawWindow| {
+            let ours = |w: &&ServerWindow| w.is_on_screen && w.pid == Some(pid);
+            let launched = |w: &&ServerWindow| {
                 w.is_on_screen && w.pid.is_some_and(|p| apps::in_launch(p, pid))
             };
             if let Some(w) = windows
@@ -302,14 +324,14 @@ impl Platform for LinuxPlatform {
         // a display). Hand it over once it has painted and its geometry has held still, so
         // the first screenshot matches later ones.
         let settle_deadline = Instant::now() + GEOMETRY_SETTLE_WAIT;
-        let mut last = self.x11.client_bounds(first).ok();
+        let mut last = self.display.window_bounds(first).ok();
         let mut stable_since = Instant::now();
         let mut painted = self.painted(first);
         while Instant::now() < settle_deadline
             && !(painted && stable_since.elapsed() >= GEOMETRY_STABLE_FOR)
         {
             tokio::time::sleep(Duration::from_millis(25)).await;
-            let now = self.x11.client_bounds(first).ok();
+            let now = self.display.window_bounds(first).ok();
             if now != last {
                 last = now;
                 stable_since = Instant::now();
@@ -326,39 +348,38 @@ impl Platform for LinuxPlatform {
     }
 
     async fn screen_size(&self) -> PlatformResult<(u32, u32)> {
-        Ok(self.x11.screen_size())
+        Ok(self.display.screen_size())
     }
 
     async fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
-        self.x11.cursor_position()
+        self.display.cursor_position()
     }
 
     async fn pointer_over(&self, window_id: u64) -> bool {
-        self.x11.pointer_over(window_id as u32).unwrap_or(false)
+        self.display.pointer_over(window_id)
     }
 
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture> {
-        let (capture, frame) = self.x11.capture(window_id as u32)?;
-        if let Some(repaints) = self.repaints() {
-            repaints.watch(window_id as u32, frame);
-        }
-        Ok(capture)
+        self.on_display("capture", move |d| d.capture(window_id))
+            .await
     }
 
     async fn last_repaint(&self, window_id: u64) -> Option<Repaint> {
         // It waits (bounded) for the reader thread to catch up: off the async threads.
-        let repaints = self.repaints()?.clone();
-        tokio::task::spawn_blocking(move || repaints.last_repaint(window_id as u32))
+        self.on_display("repaints", move |d| Ok(d.last_repaint(window_id)))
             .await
             .ok()?
     }
 
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
-        let csd = self
-            .x11
-            .gtk_frame_extents(window.window_id as u32)
-            .map(|(left, _, top, _)| (left, top));
-        self.atspi().await?.window_tree(pid, window, csd).await
+        let frames = if self.display.hides_window_positions() {
+            atspi::FrameOrigin::WindowRelative
+        } else {
+            atspi::FrameOrigin::Screen {
+                toolkit_frame: self.display.toolkit_frame_origin(window.window_id),
+            }
+        };
+        self.atspi().await?.window_tree(pid, window, frames).await
     }
 
     async fn app_quirks(&self, pid: u32) -> AppQuirks {
@@ -366,7 +387,12 @@ impl Platform for LinuxPlatform {
             Ok(atspi) => atspi.toolkit_of(pid).await,
             Err(_) => None,
         };
-        toolkit.map(|t| quirks::of_toolkit(&t)).unwrap_or_default()
+        let mut quirks = toolkit.map(|t| quirks::of_toolkit(&t)).unwrap_or_default();
+        if let Some(why) = self.display.background_input_caveat() {
+            quirks.ignores_background_keys = Some(why);
+            quirks.ignores_background_pointer = Some(crate::platform::PointerCaveat::Always(why));
+        }
+        quirks
     }
 
     async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
@@ -426,7 +452,9 @@ impl Platform for LinuxPlatform {
     }
 
     async fn desktop_alive(&self) -> bool {
-        self.x11.alive()
+        self.on_display("alive", |d| Ok(d.alive()))
+            .await
+            .unwrap_or(false)
     }
 
     async fn process_age(&self, pid: u32) -> Option<Duration> {
@@ -449,18 +477,15 @@ impl Platform for LinuxPlatform {
         &self,
         include_text: bool,
     ) -> PlatformResult<crate::platform::ClipboardContents> {
-        let clipboard = self.clipboard.clone();
-        let (types, text) = tokio::task::spawn_blocking(move || clipboard.read(include_text))
-            .await
-            .map_err(|e| PlatformError::Other(format!("clipboard read: {e}")))??;
+        let (types, text) = self
+            .on_display("clipboard read", move |d| d.clipboard_read(include_text))
+            .await?;
         Ok(crate::platform::ClipboardContents { types, text })
     }
 
     async fn clipboard_write(&self, offer: Vec<(String, Vec<u8>)>) -> PlatformResult<()> {
-        let clipboard = self.clipboard.clone();
-        tokio::task::spawn_blocking(move || clipboard.write(offer))
+        self.on_display("clipboard write", move |d| d.clipboard_write(offer))
             .await
-            .map_err(|e| PlatformError::Other(format!("clipboard write: {e}")))?
     }
 
     async fn send_input(
@@ -469,24 +494,22 @@ impl Platform for LinuxPlatform {
         events: &[InputEvent],
         delivery: Delivery,
     ) -> PlatformResult<()> {
-        // Input sleeps between its steps (a drag lasts up to 10 s) and makes synchronous X
-        // round trips: on a blocking thread, so other clients' calls keep their workers.
-        let (x11, window, events) = (self.x11.clone(), window.clone(), events.to_vec());
-        tokio::task::spawn_blocking(move || x11.send_input(&window, &events, delivery))
+        let (window, events) = (window.clone(), events.to_vec());
+        self.on_display("input", move |d| d.send_input(&window, &events, delivery))
             .await
-            .map_err(|e| PlatformError::Other(format!("input thread: {e}")))?
     }
 
     async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()> {
-        self.x11.warp(x, y)
+        self.on_display("pointer", move |d| d.warp(x, y)).await
     }
 
     async fn focus_state(&self) -> PlatformResult<FocusState> {
-        self.x11.focus_state()
+        self.display.focus_state()
     }
 
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()> {
-        self.x11.resize(window_id as u32, width, height)
+        self.on_display("resize", move |d| d.resize(window_id, width, height))
+            .await
     }
 
     async fn set_window_frame(
@@ -494,21 +517,18 @@ impl Platform for LinuxPlatform {
         window_id: u64,
         frame: crate::platform::Rect,
     ) -> PlatformResult<()> {
-        self.x11.set_frame(window_id as u32, frame)
+        self.on_display("move", move |d| d.set_frame(window_id, frame))
+            .await
     }
 
     async fn activate_window(&self, window_id: u64) -> PlatformResult<()> {
-        let x11 = self.x11.clone();
-        tokio::task::spawn_blocking(move || x11.activate(window_id as u32))
+        self.on_display("activate", move |d| d.activate(window_id))
             .await
-            .map_err(|e| PlatformError::Other(format!("activate: {e}")))?
     }
 
     async fn capture_screen(&self) -> PlatformResult<Capture> {
-        let x11 = self.x11.clone();
-        tokio::task::spawn_blocking(move || x11.capture_screen())
+        self.on_display("screen capture", |d| d.capture_screen())
             .await
-            .map_err(|e| PlatformError::Other(format!("screen capture: {e}")))?
     }
 
     async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
@@ -528,17 +548,11 @@ impl Platform for LinuxPlatform {
     }
 
     async fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
-        let mut overlay = self.overlay.lock().unwrap();
-        if overlay.is_none() {
-            *overlay = Some(overlay::Overlay::open(self.desktop.display.as_deref())?);
-        }
-        overlay.as_mut().expect("just made").show(image, x, y)
+        self.display.show_overlay(image, x, y)
     }
 
     async fn hide_overlay(&self) {
-        if let Some(overlay) = self.overlay.lock().unwrap().as_mut() {
-            overlay.hide();
-        }
+        self.display.hide_overlay()
     }
 }
 

@@ -868,13 +868,13 @@ impl Atspi {
         Some(format_number(v))
     }
 
-    /// The tree of `pid` scoped to `window`. `csd_origin` is where the toolkit's top-level
-    /// frame starts inside the X window, when the window manager told us (`_GTK_FRAME_EXTENTS`).
+    /// The tree of `pid` scoped to `window`, its frames in window-local pixels as `frames`
+    /// says the toolkit reports them.
     pub async fn window_tree(
         &self,
         pid: u32,
         window: &WindowInfo,
-        csd_origin: Option<(i32, i32)>,
+        frames: FrameOrigin,
     ) -> PlatformResult<AxTree> {
         let Some(bus) = self.app_bus_for_pid(pid).await? else {
             return Ok(AxTree {
@@ -885,10 +885,14 @@ impl Atspi {
             });
         };
         let (toolkit, version) = self.toolkit(&bus).await;
-        let window_relative = toolkit.eq_ignore_ascii_case("gtk") && version.starts_with('4');
+        let gtk4 = toolkit.eq_ignore_ascii_case("gtk") && version.starts_with('4');
+        let (window_relative, csd_origin) = match frames {
+            FrameOrigin::Screen { toolkit_frame } => (gtk4, toolkit_frame),
+            FrameOrigin::WindowRelative => (true, None),
+        };
         // GTK4 never sets `showing` on children; the others do, and use it for hidden pages,
         // closed menus and popups.
-        let uses_showing = !window_relative;
+        let uses_showing = !gtk4;
 
         // What GTK 4 already cached (all of the app after the first walk), then the rest
         // read level by level from the window down. An atk-bridge cache (GTK 3, Firefox,
@@ -896,7 +900,7 @@ impl Atspi {
         // when it was created plus what the app announced since (Firefox's page content
         // loaded later is missing), and GTK 3's index_in_parent disagrees with GetChildren.
         let items = self.cached_items(&bus).await.unwrap_or_default();
-        let mut known = if window_relative {
+        let mut known = if gtk4 {
             Known::from_items(items)
         } else {
             Known::listing(items)
@@ -1147,6 +1151,18 @@ impl Atspi {
                 }
             })
     }
+}
+
+/// Where a toolkit's element extents start, for making them window-local.
+#[derive(Debug, Clone, Copy)]
+pub enum FrameOrigin {
+    /// On the screen (X11), but for GTK 4, which reports them relative to its top-level
+    /// frame: that frame starts at `toolkit_frame` inside the window when the display says
+    /// so (`_GTK_FRAME_EXTENTS`), else it is taken to be centred in it.
+    Screen { toolkit_frame: Option<(i32, i32)> },
+    /// Relative to the window, every toolkit alike (Wayland, where no window knows its
+    /// place on the screen).
+    WindowRelative,
 }
 
 /// The options of a combo box or list: the element, the popup holding them (GTK 3 and

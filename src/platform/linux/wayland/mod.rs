@@ -1,0 +1,580 @@
+//! The Wayland side of the Linux backend: a wlroots compositor's protocols spoken
+//! in-process (wayland-client), no helper programs.
+//!
+//! - windows: `wlr-foreign-toplevel-management` (title, app id, activated), each toplevel
+//!   numbered by this connection; pid and position come from the compositor's own IPC where
+//!   it has one (sway's, in [`sway`]), since no Wayland protocol tells a client either;
+//! - capture: `wlr-screencopy` of the window's region of the output ([`capture`]);
+//! - input: `wlr-virtual-pointer` and `virtual-keyboard` with a keymap of its own
+//!   ([`input`]): the seat's real pointer and keyboard, a foreground route. Wayland has no
+//!   way to address events to one window, so background input is refused, never faked.
+//!
+//! One connection, one event queue, behind one lock: every call takes the lock, sends its
+//! requests and reads until its answer came (bounded: a compositor that stops answering
+//! makes calls fail, not hang).
+
+mod capture;
+mod input;
+mod sway;
+mod toplevels;
+
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use wayland_client::globals::{GlobalList, GlobalListContents, registry_queue_init};
+use wayland_client::protocol::{wl_output, wl_registry, wl_seat, wl_shm};
+use wayland_client::{Connection, Dispatch, EventQueue, QueueHandle};
+use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::zwp_virtual_keyboard_manager_v1::ZwpVirtualKeyboardManagerV1;
+use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1::ZwlrScreencopyManagerV1;
+use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_manager_v1::ZwlrVirtualPointerManagerV1;
+
+use crate::platform::{
+    Capture, Delivery, FocusState, InputEvent, PermissionCheck, PlatformError, PlatformResult,
+    Rect, WindowInfo,
+};
+
+/// How long one request may wait for the compositor's answer.
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+
+/// A connection to a Wayland compositor.
+pub struct Wayland {
+    socket: PathBuf,
+    session: Mutex<Session>,
+    sway: Option<sway::Ipc>,
+}
+
+/// The event queue and what it has learned, used under the lock.
+struct Session {
+    conn: Connection,
+    queue: EventQueue<State>,
+    state: State,
+}
+
+/// The protocol objects this client holds and the compositor's latest word on them.
+struct State {
+    qh: QueueHandle<State>,
+    shm: Option<wl_shm::WlShm>,
+    seat: Option<wl_seat::WlSeat>,
+    output: Option<wl_output::WlOutput>,
+    /// The output's current mode, in pixels.
+    output_size: (u32, u32),
+    toplevels: toplevels::Toplevels,
+    screencopy: Option<ZwlrScreencopyManagerV1>,
+    pointer_manager: Option<ZwlrVirtualPointerManagerV1>,
+    keyboard_manager: Option<ZwpVirtualKeyboardManagerV1>,
+    devices: input::Devices,
+    frame: capture::FrameState,
+    /// Set when the compositor ended the connection or refused a request.
+    broken: Option<String>,
+}
+
+impl Wayland {
+    /// Connects to the compositor whose socket is `socket` (an absolute path), and to its
+    /// IPC when `sway_socket` names one.
+    pub fn connect(socket: &Path, sway_socket: Option<&Path>) -> PlatformResult<Wayland> {
+        let stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| {
+            PlatformError::NoDesktop(format!(
+                "cannot reach the Wayland compositor at {}: {e}",
+                socket.display()
+            ))
+        })?;
+        let conn = Connection::from_socket(stream)
+            .map_err(|e| PlatformError::NoDesktop(format!("Wayland connection: {e}")))?;
+        let (globals, mut queue) = registry_queue_init::<State>(&conn)
+            .map_err(|e| PlatformError::NoDesktop(format!("Wayland registry: {e}")))?;
+        let qh = queue.handle();
+        let mut state = State::bind(&globals, &qh);
+        // Two round trips: the first brings the output's mode and the toplevel list, the
+        // second each toplevel's title and app id.
+        for _ in 0..2 {
+            queue
+                .roundtrip(&mut state)
+                .map_err(|e| PlatformError::NoDesktop(format!("Wayland: {e}")))?;
+        }
+        Ok(Wayland {
+            socket: socket.to_path_buf(),
+            session: Mutex::new(Session { conn, queue, state }),
+            sway: sway_socket.map(sway::Ipc::new),
+        })
+    }
+
+    /// Runs `f` on the session after bringing its state up to date.
+    fn with_session<T>(
+        &self,
+        f: impl FnOnce(&mut Session) -> PlatformResult<T>,
+    ) -> PlatformResult<T> {
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.roundtrip()?;
+        f(&mut session)
+    }
+
+    /// What this compositor offers of what cua uses, one check a protocol.
+    pub fn checks(&self) -> Vec<PermissionCheck> {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let s = &session.state;
+        let check = |name: &str, ok: bool, what: &str, without: &str| {
+            PermissionCheck {
+            name: name.into(),
+            ok,
+            detail: if ok {
+                format!("{what}: offered")
+            } else {
+                format!("{what}: not offered by this compositor; {without}")
+            },
+            fix: (!ok).then(|| {
+                "run a wlroots compositor (sway, labwc, wayfire: `cua sandbox start --backend wayland` starts sway); GNOME and KDE offer input and capture only through xdg-desktop-portal, which cua does not speak yet".into()
+            }),
+        }
+        };
+        let mut checks = vec![
+            PermissionCheck {
+                name: "wayland_display".into(),
+                ok: s.broken.is_none(),
+                detail: match &s.broken {
+                    None => format!("Wayland compositor at {} reachable", self.socket.display()),
+                    Some(why) => why.clone(),
+                },
+                fix: None,
+            },
+            check(
+                "foreign_toplevel",
+                s.toplevels.manager.is_some(),
+                "zwlr_foreign_toplevel_manager_v1 (the window list)",
+                "list_windows sees no windows; accessibility trees of known pids still work",
+            ),
+            check(
+                "screencopy",
+                s.screencopy.is_some(),
+                "zwlr_screencopy_manager_v1 (screenshots)",
+                "screenshots fail; trees and element actions still work",
+            ),
+            check(
+                "virtual_pointer",
+                s.pointer_manager.is_some(),
+                "zwlr_virtual_pointer_manager_v1 (pointer input)",
+                "clicks, scrolls and drags at a point fail; element actions (AT-SPI) still work",
+            ),
+            check(
+                "virtual_keyboard",
+                s.keyboard_manager.is_some(),
+                "zwp_virtual_keyboard_manager_v1 (key input)",
+                "press_key and hotkey fail; type_text into elements (AT-SPI) still works",
+            ),
+        ];
+        checks.push(PermissionCheck {
+            name: "background_input".into(),
+            ok: false,
+            detail: "Wayland has no way to send events to one window: pointer and key events go through the seat (delivery_mode foreground); background actions use the element's accessibility interface".into(),
+            fix: None,
+        });
+        checks.push(PermissionCheck {
+            name: "compositor_ipc".into(),
+            ok: self.sway.is_some(),
+            detail: match &self.sway {
+                Some(ipc) => format!("sway IPC at {} (window pids and positions)", ipc.path().display()),
+                None => "no compositor IPC: windows have no pid or position from the compositor; pids are joined through the accessibility bus".into(),
+            },
+            fix: None,
+        });
+        checks
+    }
+
+    /// Whether the connection still answers.
+    pub fn alive(&self) -> bool {
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.roundtrip().is_ok()
+    }
+
+    /// The output's size in pixels.
+    pub fn screen_size(&self) -> (u32, u32) {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.state.output_size
+    }
+}
+
+impl Session {
+    /// Sends what is queued and reads every answer to it.
+    fn roundtrip(&mut self) -> PlatformResult<()> {
+        if let Some(why) = &self.state.broken {
+            return Err(PlatformError::NoDesktop(why.clone()));
+        }
+        self.queue
+            .roundtrip(&mut self.state)
+            .map(drop)
+            .map_err(|e| {
+                let why = format!("the Wayland compositor stopped answering: {e}");
+                self.state.broken = Some(why.clone());
+                PlatformError::NoDesktop(why)
+            })
+    }
+
+    /// Reads events until `done` says the answer came, or `ANSWER_WAIT` passed.
+    fn read_until(&mut self, what: &str, done: impl Fn(&State) -> bool) -> PlatformResult<()> {
+        let deadline = Instant::now() + ANSWER_WAIT;
+        loop {
+            self.queue
+                .dispatch_pending(&mut self.state)
+                .map_err(|e| PlatformError::Other(format!("Wayland: {e}")))?;
+            if done(&self.state) {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(PlatformError::Other(format!(
+                    "the Wayland compositor did not answer {what} within {} s",
+                    ANSWER_WAIT.as_secs()
+                )));
+            }
+            self.conn
+                .flush()
+                .map_err(|e| PlatformError::Other(format!("Wayland: {e}")))?;
+            let Some(guard) = self.queue.prepare_read() else {
+                continue;
+            };
+            let fd = guard.connection_fd();
+            let mut fds = [nix::poll::PollFd::new(
+                fd.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            let ms = left.as_millis().min(u16::MAX as u128) as u16;
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)).unwrap_or(0) > 0 {
+                guard
+                    .read()
+                    .map_err(|e| PlatformError::Other(format!("Wayland: {e}")))?;
+            }
+        }
+    }
+}
+
+impl State {
+    /// Binds the globals cua uses; the ones missing stay None (the checks say so).
+    fn bind(globals: &GlobalList, qh: &QueueHandle<State>) -> State {
+        State {
+            qh: qh.clone(),
+            shm: globals.bind(qh, 1..=1, ()).ok(),
+            seat: globals.bind(qh, 1..=7, ()).ok(),
+            output: globals.bind(qh, 1..=4, ()).ok(),
+            output_size: (0, 0),
+            toplevels: toplevels::Toplevels::new(globals.bind(qh, 1..=3, ()).ok()),
+            screencopy: globals.bind(qh, 1..=3, ()).ok(),
+            pointer_manager: globals.bind(qh, 1..=2, ()).ok(),
+            keyboard_manager: globals.bind(qh, 1..=1, ()).ok(),
+            devices: input::Devices::default(),
+            frame: capture::FrameState::default(),
+            broken: None,
+        }
+    }
+}
+
+impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for State {
+    fn event(
+        _: &mut Self,
+        _: &wl_registry::WlRegistry,
+        _: wl_registry::Event,
+        _: &GlobalListContents,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        // Globals that come and go later (a second output, a new seat) are not followed:
+        // the sandbox's compositor has one of each.
+    }
+}
+
+impl Dispatch<wl_output::WlOutput, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_output::WlOutput,
+        event: wl_output::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let wl_output::Event::Mode {
+            flags: wayland_client::WEnum::Value(flags),
+            width,
+            height,
+            ..
+        } = event
+        {
+            if flags.contains(wl_output::Mode::Current) {
+                state.output_size = (width.max(0) as u32, height.max(0) as u32);
+            }
+        }
+    }
+}
+
+wayland_client::delegate_noop!(State: ignore wl_shm::WlShm);
+wayland_client::delegate_noop!(State: ignore wl_seat::WlSeat);
+wayland_client::delegate_noop!(State: ZwlrScreencopyManagerV1);
+wayland_client::delegate_noop!(State: ZwlrVirtualPointerManagerV1);
+wayland_client::delegate_noop!(State: ZwpVirtualKeyboardManagerV1);
+
+impl Wayland {
+    /// Whether the compositor offers what a desktop backend cannot do without: the window
+    /// list and screenshots.
+    pub fn usable(&self) -> bool {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.state.toplevels.manager.is_some() && session.state.screencopy.is_some()
+    }
+
+    /// The windows the compositor announced, joined to its IPC's view where it has one:
+    /// each toplevel to the first unclaimed IPC window of the same app id and title (then
+    /// of the same app id), both lists in creation order.
+    fn joined(&self) -> PlatformResult<Vec<Joined>> {
+        let toplevels: Vec<toplevels::Toplevel> =
+            self.with_session(|s| Ok(s.state.toplevels.complete().cloned().collect()))?;
+        let mut placed = match &self.sway {
+            Some(ipc) => ipc.windows()?,
+            None => Vec::new(),
+        };
+        placed.sort_by_key(|w| w.con_id);
+        let mut claimed = vec![false; placed.len()];
+        let mut claim = |same: &dyn Fn(&sway::SwayWindow) -> bool| {
+            let at = (0..placed.len()).find(|i| !claimed[*i] && same(&placed[*i]))?;
+            claimed[at] = true;
+            Some(placed[at].clone())
+        };
+        let mut out = Vec::with_capacity(toplevels.len());
+        for t in toplevels {
+            let placed = claim(&|w| w.app_id == t.app_id && w.title == t.title)
+                .or_else(|| claim(&|w| w.app_id == t.app_id));
+            out.push(Joined {
+                id: placed.as_ref().map_or(t.id, |p| SWAY_WINDOW_IDS + p.con_id),
+                toplevel: t,
+                placed,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The window with this id.
+    fn window(&self, id: u64) -> PlatformResult<Joined> {
+        self.joined()?
+            .into_iter()
+            .find(|j| j.id == id)
+            .ok_or(PlatformError::NoSuchWindow(id))
+    }
+
+    fn sway_command(&self, id: u64, command: &str) -> PlatformResult<()> {
+        let Some(ipc) = &self.sway else {
+            return Err(PlatformError::Unsupported(
+                "placing windows needs the compositor's IPC (sway's); Wayland gives clients no way to move or size another's window".into(),
+            ));
+        };
+        let placed = self
+            .window(id)?
+            .placed
+            .ok_or_else(|| PlatformError::Other(format!("window {id} is not in sway's tree")))?;
+        ipc.command(placed.con_id, command)
+    }
+}
+
+impl super::display::DisplayServer for Wayland {
+    fn name(&self) -> &'static str {
+        "linux-wayland-atspi"
+    }
+
+    fn checks(&self) -> Vec<PermissionCheck> {
+        Wayland::checks(self)
+    }
+
+    fn windows(&self) -> PlatformResult<Vec<super::display::ServerWindow>> {
+        let (w, h) = self.screen_size();
+        let joined = self.joined()?;
+        let count = joined.len();
+        Ok(joined
+            .into_iter()
+            .enumerate()
+            .map(
+                |(
+                    i,
+                    Joined {
+                        id,
+                        toplevel: t,
+                        placed,
+                    },
+                )| super::display::ServerWindow {
+                    id,
+                    pid: placed.as_ref().and_then(|p| p.pid),
+                    title: t.title,
+                    class: t.app_id,
+                    // Without the compositor's word, a window is taken to fill the output.
+                    bounds: placed
+                        .as_ref()
+                        .map(|p| p.rect)
+                        .unwrap_or(Rect::new(0, 0, w as i32, h as i32)),
+                    // The active window is the front one; the rest keep their order.
+                    z_index: if t.activated { count as u32 } else { i as u32 },
+                    is_on_screen: !t.minimized && placed.as_ref().is_none_or(|p| p.visible),
+                    desktop: None,
+                },
+            )
+            .collect())
+    }
+
+    fn active_window(&self) -> Option<u64> {
+        let joined = self.joined().ok()?;
+        joined
+            .into_iter()
+            .find(|j| j.toplevel.activated)
+            .map(|j| j.id)
+    }
+
+    fn window_bounds(&self, id: u64) -> PlatformResult<Rect> {
+        let (w, h) = self.screen_size();
+        Ok(self
+            .window(id)?
+            .placed
+            .map(|p| p.rect)
+            .unwrap_or(Rect::new(0, 0, w as i32, h as i32)))
+    }
+
+    fn screen_size(&self) -> (u32, u32) {
+        Wayland::screen_size(self)
+    }
+
+    fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.state.devices.pointer_at.ok_or_else(|| {
+            PlatformError::Unsupported(
+                "Wayland tells no client where the pointer is, and cua has not moved it yet".into(),
+            )
+        })
+    }
+
+    fn capture(&self, id: u64) -> PlatformResult<Capture> {
+        let bounds = self.window_bounds(id)?;
+        let (w, h) = self.screen_size();
+        let region = bounds
+            .intersection(&Rect::new(0, 0, w as i32, h as i32))
+            .ok_or_else(|| {
+                PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
+            })?;
+        self.with_session(|s| s.capture_region(region))
+    }
+
+    fn hides_window_positions(&self) -> bool {
+        true
+    }
+
+    fn background_input_caveat(&self) -> Option<&'static str> {
+        Some(BACKGROUND_INPUT)
+    }
+
+    fn alive(&self) -> bool {
+        Wayland::alive(self)
+    }
+
+    fn send_input(
+        &self,
+        window: &WindowInfo,
+        events: &[InputEvent],
+        delivery: Delivery,
+    ) -> PlatformResult<()> {
+        if delivery == Delivery::Background {
+            // Nothing can be sent: every app's quirks say so (`background_input_caveat`),
+            // and the tools answer with an escalation to foreground.
+            return Ok(());
+        }
+        let toplevel = self.window(window.window_id)?.toplevel.id;
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.roundtrip()?;
+        session.send_foreground(window, events, Some(toplevel))
+    }
+
+    fn warp(&self, x: i32, y: i32) -> PlatformResult<()> {
+        self.with_session(|s| s.warp(x, y))
+    }
+
+    fn focus_state(&self) -> PlatformResult<FocusState> {
+        let joined = self.joined()?;
+        let active = joined.iter().find(|j| j.toplevel.activated).map(|j| j.id);
+        let pointer = self.with_session(|s| Ok(s.state.devices.pointer_at))?;
+        Ok(FocusState {
+            active_window: active,
+            input_focus: active.unwrap_or(0),
+            stacking: joined.iter().map(|j| j.id).collect(),
+            pointer: pointer.unwrap_or((0, 0)),
+        })
+    }
+
+    fn resize(&self, id: u64, width: u32, height: u32) -> PlatformResult<()> {
+        self.sway_command(
+            id,
+            &format!("floating enable, resize set width {width} px height {height} px"),
+        )
+    }
+
+    fn set_frame(&self, id: u64, frame: Rect) -> PlatformResult<()> {
+        self.sway_command(
+            id,
+            &format!(
+                "floating enable, resize set width {} px height {} px, move position {} px {} px",
+                frame.width, frame.height, frame.x, frame.y
+            ),
+        )
+    }
+
+    fn activate(&self, id: u64) -> PlatformResult<()> {
+        let toplevel = self.window(id)?.toplevel.id;
+        self.with_session(|s| s.activate(toplevel))
+    }
+
+    fn capture_screen(&self) -> PlatformResult<Capture> {
+        let (w, h) = self.screen_size();
+        self.with_session(|s| s.capture_region(Rect::new(0, 0, w as i32, h as i32)))
+    }
+}
+
+/// A toplevel and, where the compositor has IPC, its place there.
+struct Joined {
+    /// The window's id: from the compositor's own number for it where its IPC gives one
+    /// (the same in every cua process), else this connection's.
+    id: u64,
+    toplevel: toplevels::Toplevel,
+    placed: Option<sway::SwayWindow>,
+}
+
+/// Window ids from sway's container numbers start here (this connection's own numbers,
+/// from `toplevels::FIRST_ID`, sit below).
+const SWAY_WINDOW_IDS: u64 = 1 << 41;
+
+/// Why background input does nothing on Wayland (it follows the toolkit's name in an
+/// escalation's reason).
+const BACKGROUND_INPUT: &str =
+    "gets no events addressed to its window on Wayland, which has no way to send them";
+
+/// Holds a virtual pointer and keyboard on the compositor at `socket` for as long as it
+/// runs (a headless compositor's seat has no devices of its own). A seat that gains its
+/// first pointer or keyboard tells every client, which then asks for it: events sent
+/// before that reach no client, so without a device that stays, the first click and key of
+/// every cua process were lost. Returns when the compositor goes away.
+pub fn hold_seat(socket: &Path) -> Option<()> {
+    let wayland = Wayland::connect(socket, None).ok()?;
+    {
+        let mut session = wayland.session.lock().ok()?;
+        session.pointer().ok()?;
+        session
+            .map_keys(&[InputEvent::Key {
+                keysym: input::SHIFT_L,
+                down: false,
+            }])
+            .ok()?;
+        session.roundtrip().ok()?;
+    }
+    while wayland.alive() {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    None
+}
+
+/// Whether the seat of the sway at `ipc` has a pointer and a keyboard.
+pub fn seat_has_devices(ipc: &Path) -> bool {
+    sway::Ipc::new(ipc).input_kinds().is_ok_and(|kinds| {
+        ["pointer", "keyboard"]
+            .iter()
+            .all(|k| kinds.iter().any(|i| i == k))
+    })
+}
