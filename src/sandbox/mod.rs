@@ -777,7 +777,7 @@ pub fn hold_composite_redirect(_display: &str) -> Option<()> {
 }
 
 /// Holds a pointer and a keyboard on the sandbox's Wayland seat until the compositor goes
-/// away (see `platform::linux::hold_seat`).
+/// away (see `platform::hold_wayland_seat`).
 pub fn hold_wayland_seat() -> Option<()> {
     #[cfg(feature = "wayland")]
     return crate::platform::hold_wayland_seat(
