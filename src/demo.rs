@@ -333,6 +333,7 @@ fn regression(out: &Path) -> Result<(), String> {
         repeat: 1,
         work_dir: out.join("runs"),
         heal: false,
+        backend: None,
     };
     if opts.update {
         let made = crate::harness::run_scenario(&scenario, &opts);

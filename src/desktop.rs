@@ -159,6 +159,11 @@ impl DesktopEnv {
         }
         if let Some(dir) = &self.sandbox_dir {
             env.extend(hermetic_env(dir));
+            if self.wayland_display.is_some() && self.display.is_none() {
+                // GTK on Wayland reads its font, caret blink and animations from GSettings:
+                // the sandbox's keyfile holds the values settings.ini gives it on X11.
+                env.push(("GSETTINGS_BACKEND".into(), "keyfile".into()));
+            }
         }
         env.extend(self.app_env.iter().cloned());
         env

@@ -113,6 +113,10 @@ enum Command {
         /// (with the fields that moved); such a scenario fails.
         #[arg(long, value_name = "N", default_value_t = 1)]
         repeat: usize,
+        /// Run every scenario on this display server only (x11 or wayland), whatever its
+        /// `backends` list; each run is compared with the scenario's one golden.
+        #[arg(long, value_enum)]
+        backend: Option<sandbox::Backend>,
         #[command(flatten)]
         dirs: HarnessDirs,
         /// Where runs are recorded (default: a new $TMPDIR/cua-test-<pid>, removed when every
@@ -616,6 +620,7 @@ pub fn main() -> i32 {
             retries,
             fail_on_flaky,
             repeat,
+            backend,
             dirs,
             work_dir,
             outputs,
@@ -631,6 +636,7 @@ pub fn main() -> i32 {
                 retries,
                 repeat,
                 work_dir: work_dir.clone().unwrap_or_else(default_work_dir),
+                backend,
             },
             &outputs.outputs(),
             work_dir.is_none(),

@@ -31,7 +31,7 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
     let sandbox = Sandbox::start(SandboxOptions {
         width: scenario.screen.0,
         height: scenario.screen.1,
-        ..SandboxOptions::default()
+        backend: scenario.backend,
     })
     .map_err(|e| format!("sandbox: {e}"))?;
     let mut desktop = sandbox.desktop();

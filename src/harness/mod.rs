@@ -74,6 +74,8 @@ pub struct TestOptions {
     pub work_dir: PathBuf,
     /// Write a passing run that healed back as its recording's pending change.
     pub heal: bool,
+    /// Run every scenario on this display server only (None: on each its file lists).
+    pub backend: Option<crate::sandbox::Backend>,
 }
 
 /// Parses `I/N` (I from 1).
@@ -132,6 +134,7 @@ pub fn select(opts: &TestOptions) -> Result<Vec<Scenario>, Vec<String>> {
     let scenarios: Vec<Scenario> = chosen
         .iter()
         .filter_map(|f| Scenario::load(f).map_err(|e| problems.push(e)).ok())
+        .flat_map(|s| s.per_backend(opts.backend))
         .collect();
     if scenarios.is_empty() && problems.is_empty() && opts.shard.is_none() {
         problems.push(format!("no scenarios in {}", opts.harness_dir.display()));
@@ -303,11 +306,20 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
     }
     let goldens = Goldens::new(&opts.goldens_dir);
     let ci = golden::in_ci();
+    if opts.update && !scenario.makes_golden {
+        // Runs in parallel with the run that writes the golden: compared next time.
+        report.passed = true;
+        report.notes.push(format!(
+            "the golden comes from the scenario's first backend; this {} run is compared with it by the next `cua test`",
+            scenario.backend.name()
+        ));
+        return finish(report);
+    }
     if opts.update {
-        match goldens.store(&scenario.name, &run_dir) {
+        match goldens.store(&scenario.golden, &run_dir) {
             Ok(dest) => {
-                if goldens.pending(&scenario.name).exists() {
-                    let _ = goldens.reject(&scenario.name);
+                if goldens.pending(&scenario.golden).exists() {
+                    let _ = goldens.reject(&scenario.golden);
                 }
                 report.passed = true;
                 report
@@ -318,12 +330,12 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         }
         return finish(report);
     }
-    let golden = goldens.golden(&scenario.name);
+    let golden = goldens.golden(&scenario.golden);
     if !golden.is_dir() {
         report.error = Some(format!(
             "no golden at {} (run `cua test {} --update`, or accept the pending one)",
             golden.display(),
-            scenario.name
+            scenario.golden
         ));
         report
             .notes
@@ -338,8 +350,8 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
                 report.notes.push(write_heal(scenario, &run_dir, ci));
             }
             if d.passed {
-                if !ci && goldens.pending(&scenario.name).exists() {
-                    let _ = goldens.reject(&scenario.name);
+                if !ci && goldens.pending(&scenario.golden).exists() {
+                    let _ = goldens.reject(&scenario.golden);
                     report
                         .notes
                         .push("passes again: stale pending golden removed".into());
@@ -364,11 +376,17 @@ fn write_pending(
     if ci {
         return Some("CI is set: no pending golden written".into());
     }
-    Some(match goldens.store_pending(&scenario.name, run_dir) {
+    if !scenario.makes_golden {
+        return Some(format!(
+            "no pending golden from a {} run: the golden comes from the scenario's first backend",
+            scenario.backend.name()
+        ));
+    }
+    Some(match goldens.store_pending(&scenario.golden, run_dir) {
         Ok(p) => format!(
             "pending golden: {} (review: cua golden review {n}; accept: cua golden accept {n})",
             p.display(),
-            n = scenario.name
+            n = scenario.golden
         ),
         Err(e) => format!("could not write the pending golden: {e}"),
     })
@@ -420,6 +438,7 @@ mod tests {
             repeat: 1,
             work_dir: PathBuf::from("unused"),
             heal: false,
+            backend: None,
         }
     }
 

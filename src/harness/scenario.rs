@@ -26,6 +26,9 @@ pub struct ScenarioFile {
     pub app: AppSpec,
     /// Screen size of the scenario's sandbox, `WIDTHxHEIGHT` (default 1280x800).
     pub screen: Option<String>,
+    /// The display servers it runs on, each run against the one golden (default
+    /// `["x11"]`); the first one's run is what `--update` makes the golden.
+    pub backends: Option<Vec<crate::sandbox::Backend>>,
     /// Seconds the app's window, and each step's target, may take to show (default 30).
     pub timeout: Option<u64>,
     /// A recorded trajectory to replay (relative to the project root)...
@@ -88,7 +91,16 @@ pub struct TargetSpec {
 /// A scenario, read and checked.
 #[derive(Debug, Clone)]
 pub struct Scenario {
+    /// The file's name, with `@<backend>` after it for a run on another backend than the
+    /// file's first (`fixture@wayland`): names the run and its report.
     pub name: String,
+    /// The file's name: its golden, shared by the runs on every backend.
+    pub golden: String,
+    /// The display server this run uses.
+    pub backend: crate::sandbox::Backend,
+    /// Whether this run's recording may become the golden (`--update`): the run on the
+    /// file's first backend.
+    pub makes_golden: bool,
     pub file: PathBuf,
     pub root: PathBuf,
     pub spec: ScenarioFile,
@@ -98,6 +110,34 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// One run of the scenario a backend, in the order the file lists them; with `only`,
+    /// one run on that backend whatever the file lists.
+    pub fn per_backend(self, only: Option<crate::sandbox::Backend>) -> Vec<Scenario> {
+        let listed = self
+            .spec
+            .backends
+            .clone()
+            .unwrap_or_else(|| vec![crate::sandbox::Backend::X11]);
+        let first = listed[0];
+        let backends = match only {
+            Some(b) => vec![b],
+            None => listed,
+        };
+        backends
+            .into_iter()
+            .map(|backend| Scenario {
+                name: if backend == first {
+                    self.golden.clone()
+                } else {
+                    format!("{}@{}", self.golden, backend.name())
+                },
+                backend,
+                makes_golden: backend == first,
+                ..self.clone()
+            })
+            .collect()
+    }
+
     /// How long the app's window, and each step's target, may take to show.
     pub fn ready_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.spec.timeout.unwrap_or(DEFAULT_TIMEOUT_S))
@@ -178,8 +218,16 @@ impl Scenario {
                 crate::sandbox::parse_size(s).map_err(|e| format!("{label}: `screen`: {e}"))?
             }
         };
+        if spec.backends.as_ref().is_some_and(Vec::is_empty) {
+            return Err(format!(
+                "{label}: `backends`: name at least one (\"x11\", \"wayland\")"
+            ));
+        }
         Ok(Scenario {
+            golden: name.clone(),
             name,
+            backend: crate::sandbox::Backend::X11,
+            makes_golden: true,
             file: file.to_path_buf(),
             root,
             spec,
