@@ -44,10 +44,21 @@ pub fn default_socket() -> PathBuf {
     }
     let base = crate::files::state_root();
     let display = std::env::var("DISPLAY").unwrap_or_default();
-    let tag: String = display
+    let mut tag: String = display
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '.')
         .collect();
+    // A Wayland desktop is named by its socket's path, too long for a socket name of
+    // our own: a hash of it tells two Wayland sandboxes apart.
+    if let (true, Some(wayland)) = (tag.is_empty(), std::env::var_os("WAYLAND_DISPLAY")) {
+        let hash = wayland
+            .as_encoded_bytes()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3)
+            });
+        tag = format!("wl{:08x}", hash as u32);
+    }
     base.join(format!(
         "daemon-{}.sock",
         if tag.is_empty() { "none".into() } else { tag }

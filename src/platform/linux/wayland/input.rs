@@ -1,9 +1,9 @@
 //! Input through the seat: a virtual pointer (`wlr-virtual-pointer`) and a virtual keyboard
-//! (`virtual-keyboard`) whose keymap is made here: one key a keysym, added as text asks for
-//! them, so any character types whatever layout the seat has (X11 remaps a spare keycode
-//! for the same end). The compositor sends these to the window under the pointer and the
-//! focused window, as a person's input: the target is activated first and the previously
-//! active window given back after.
+//! (`virtual-keyboard`) with a keymap of cua's own (`keymap.rs`: a US keyboard, and spare
+//! keys for other characters, so any character types whatever layout the seat has; X11
+//! binds spare keycodes for the same end). The compositor sends these to the window under
+//! the pointer and the focused window, as a person's input: the target is activated first
+//! and the previously active window given back after.
 
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
@@ -12,27 +12,10 @@ use wayland_client::protocol::wl_pointer;
 use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::zwp_virtual_keyboard_v1::ZwpVirtualKeyboardV1;
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_v1::ZwlrVirtualPointerV1;
 
+use super::keymap::{Keymap, SHIFT_L};
 use super::{Session, State};
 use crate::platform::{InputEvent, PlatformError, PlatformResult, WindowInfo};
 
-/// Modifier keysyms and the real modifier (its bit in the xkb state) each sets. They hold
-/// the first keycodes of every keymap made here.
-const MODIFIERS: [(u32, &str, u32); 10] = [
-    (0xffe1, "Shift", 1 << 0),   // Shift_L
-    (0xffe2, "Shift", 1 << 0),   // Shift_R
-    (0xffe3, "Control", 1 << 2), // Control_L
-    (0xffe4, "Control", 1 << 2), // Control_R
-    (0xffe9, "Mod1", 1 << 3),    // Alt_L
-    (0xffea, "Mod1", 1 << 3),    // Alt_R
-    (0xffe7, "Mod1", 1 << 3),    // Meta_L
-    (0xffeb, "Mod4", 1 << 6),    // Super_L
-    (0xffec, "Mod4", 1 << 6),    // Super_R
-    (0xfe03, "Mod5", 1 << 7),    // ISO_Level3_Shift
-];
-pub const SHIFT_L: u32 = 0xffe1;
-/// XKB keycodes run 8-255 for every client to understand them; 8 is never used.
-const FIRST_KEYCODE: u32 = 9;
-const LAST_KEYCODE: u32 = 255;
 /// Linux input button codes.
 const BTN_LEFT: u32 = 0x110;
 const BTN_RIGHT: u32 = 0x111;
@@ -51,10 +34,9 @@ const ACTIVATE_WAIT: Duration = Duration::from_millis(500);
 pub struct Devices {
     pointer: Option<ZwlrVirtualPointerV1>,
     keyboard: Option<ZwpVirtualKeyboardV1>,
-    /// The keymap's keysyms, keycode `FIRST_KEYCODE + i` for entry `i`.
-    keysyms: Vec<u32>,
-    /// How many of `keysyms` the compositor has in its copy of the keymap.
-    uploaded: usize,
+    keymap: Keymap,
+    /// The keymap the compositor has (None: none uploaded yet).
+    uploaded: Option<Keymap>,
     /// The modifier bits held down now.
     depressed: u32,
     /// Where this client last put the pointer (Wayland tells no client where it is).
@@ -239,18 +221,17 @@ impl Session {
         let seat = s.seat.as_ref().ok_or_else(no_seat)?;
         let keyboard = manager.create_virtual_keyboard(seat, &s.qh, ());
         s.devices.keyboard = Some(keyboard.clone());
-        s.devices.keysyms = MODIFIERS.iter().map(|m| m.0).collect();
-        s.devices.uploaded = 0;
+        s.devices.uploaded = None;
         Ok(keyboard)
     }
 
     /// Puts every key of `events` in the keymap, before any is sent.
     ///
-    /// An app reads a new keymap when it gets to the event that brings it; a key it reads
-    /// before that is dropped (the first key of each new keymap was, every time, on GTK 4).
-    /// No event says an app has read its keymap, so a changed keymap alone waits
-    /// `NEW_KEYMAP_GRACE`; keys already in it never wait (X11 binds spare keycodes the
-    /// same way, for the same reason).
+    /// An app reads a new keymap when it gets to the event that brings it, and a key read
+    /// with an older one is lost. No event says an app has read its keymap, so a changed
+    /// keymap alone waits `NEW_KEYMAP_GRACE`: the first keys of a process, and a character
+    /// the US keys lack; the rest never wait (X11 binds spare keycodes the same way, for
+    /// the same reason).
     pub fn map_keys(&mut self, events: &[InputEvent]) -> PlatformResult<()> {
         let wanted: Vec<u32> = events
             .iter()
@@ -264,24 +245,10 @@ impl Session {
         }
         let keyboard = self.keyboard()?;
         let devices = &mut self.state.devices;
-        let missing: Vec<u32> = wanted
-            .iter()
-            .copied()
-            .filter(|k| !devices.keysyms.contains(k))
-            .collect();
-        let room = (LAST_KEYCODE - FIRST_KEYCODE + 1) as usize;
-        if devices.keysyms.len() + missing.len() > room {
-            // Full: start over with the modifiers and this call's keys.
-            devices.keysyms.truncate(MODIFIERS.len());
-        }
-        for k in wanted {
-            if !devices.keysyms.contains(&k) && devices.keysyms.len() < room {
-                devices.keysyms.push(k);
-            }
-        }
-        if devices.uploaded != devices.keysyms.len() {
-            upload_keymap(&keyboard, &devices.keysyms)?;
-            devices.uploaded = devices.keysyms.len();
+        devices.keymap.add(&wanted);
+        if devices.uploaded.as_ref() != Some(&devices.keymap) {
+            upload_keymap(&keyboard, &devices.keymap)?;
+            devices.uploaded = Some(devices.keymap.clone());
             self.roundtrip()?;
             std::thread::sleep(NEW_KEYMAP_GRACE);
         }
@@ -291,25 +258,31 @@ impl Session {
     fn key(&mut self, keysym: u32, down: bool) -> PlatformResult<()> {
         let keyboard = self.keyboard()?;
         let devices = &mut self.state.devices;
-        let index = devices
-            .keysyms
-            .iter()
-            .position(|k| *k == keysym)
-            .ok_or_else(|| {
-                PlatformError::InvalidInput(format!(
-                    "keysym {keysym:#x} does not fit in the keymap (more than {} distinct keys in one call)",
-                    LAST_KEYCODE - FIRST_KEYCODE + 1
-                ))
-            })?;
+        let place = devices.keymap.place(keysym).ok_or_else(|| {
+            PlatformError::InvalidInput(format!(
+                "keysym {keysym:#x} is not in the keymap (too many distinct characters in one call)"
+            ))
+        })?;
         let time = devices.time();
-        // Wayland key codes are evdev codes: XKB's minus 8.
-        keyboard.key(time, FIRST_KEYCODE + index as u32 - 8, down as u32);
-        if let Some((_, _, bit)) = MODIFIERS.iter().find(|m| m.0 == keysym) {
+        let shift = Keymap::modifier_bit(SHIFT_L).unwrap_or(1);
+        // A shifted symbol (`A`, `!`) is typed with shift held, unless the caller holds it.
+        let add_shift = place.shifted && devices.depressed & shift == 0;
+        let shift_code = devices.keymap.place(SHIFT_L).map_or(42, |p| p.code);
+        if add_shift && down {
+            keyboard.key(time, shift_code, 1);
+            keyboard.modifiers(devices.depressed | shift, 0, 0, 0);
+        }
+        keyboard.key(time, place.code, down as u32);
+        if let Some(bit) = Keymap::modifier_bit(keysym) {
             if down {
                 devices.depressed |= bit;
             } else {
                 devices.depressed &= !bit;
             }
+            keyboard.modifiers(devices.depressed, 0, 0, 0);
+        }
+        if add_shift && !down {
+            keyboard.key(time, shift_code, 0);
             keyboard.modifiers(devices.depressed, 0, 0, 0);
         }
         Ok(())
@@ -332,30 +305,9 @@ fn no_seat() -> PlatformError {
     PlatformError::Unsupported("the Wayland compositor has no seat: no input is possible".into())
 }
 
-/// The keymap text: each keysym on a key of its own, one level, the modifiers mapped.
-pub fn keymap_text(keysyms: &[u32]) -> String {
-    let code = |i: usize| FIRST_KEYCODE as usize + i;
-    let mut text =
-        String::from("xkb_keymap {\nxkb_keycodes \"cua\" {\nminimum = 8;\nmaximum = 255;\n");
-    for i in 0..keysyms.len() {
-        text.push_str(&format!("<K{}> = {};\n", code(i), code(i)));
-    }
-    text.push_str("};\nxkb_types \"cua\" { include \"complete\" };\nxkb_compatibility \"cua\" { include \"complete\" };\nxkb_symbols \"cua\" {\n");
-    for (i, keysym) in keysyms.iter().enumerate() {
-        text.push_str(&format!("key <K{}> {{ [ {:#x} ] }};\n", code(i), keysym));
-    }
-    for (i, (keysym, modifier, _)) in MODIFIERS.iter().enumerate() {
-        if keysyms.get(i) == Some(keysym) {
-            text.push_str(&format!("modifier_map {modifier} {{ <K{}> }};\n", code(i)));
-        }
-    }
-    text.push_str("};\n};\n");
-    text
-}
-
-fn upload_keymap(keyboard: &ZwpVirtualKeyboardV1, keysyms: &[u32]) -> PlatformResult<()> {
+fn upload_keymap(keyboard: &ZwpVirtualKeyboardV1, keymap: &Keymap) -> PlatformResult<()> {
     use std::io::Write;
-    let mut text = keymap_text(keysyms).into_bytes();
+    let mut text = keymap.text().into_bytes();
     text.push(0);
     let fd = nix::sys::memfd::memfd_create("cua-keymap", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
         .map_err(|e| PlatformError::Other(format!("memfd: {e}")))?;
@@ -369,22 +321,3 @@ fn upload_keymap(keyboard: &ZwpVirtualKeyboardV1, keysyms: &[u32]) -> PlatformRe
 
 wayland_client::delegate_noop!(State: ignore ZwlrVirtualPointerV1);
 wayland_client::delegate_noop!(State: ignore ZwpVirtualKeyboardV1);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keymap_maps_modifiers_and_writes_keysyms_in_hex() {
-        let mut keysyms: Vec<u32> = MODIFIERS.iter().map(|m| m.0).collect();
-        keysyms.push(0x41);
-        keysyms.push(0x100263a);
-        let text = keymap_text(&keysyms);
-        assert!(text.contains("key <K9> { [ 0xffe1 ] };"), "{text}");
-        assert!(text.contains("modifier_map Shift { <K9> };"), "{text}");
-        assert!(text.contains("modifier_map Control { <K11> };"), "{text}");
-        assert!(text.contains("key <K19> { [ 0x41 ] };"), "{text}");
-        assert!(text.contains("key <K20> { [ 0x100263a ] };"), "{text}");
-        assert!(text.contains("<K20> = 20;"), "{text}");
-    }
-}

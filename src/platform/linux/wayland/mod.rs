@@ -15,6 +15,7 @@
 
 mod capture;
 mod input;
+mod keymap;
 mod sway;
 mod toplevels;
 
@@ -323,8 +324,12 @@ impl Wayland {
     /// each toplevel to the first unclaimed IPC window of the same app id and title (then
     /// of the same app id), both lists in creation order.
     fn joined(&self) -> PlatformResult<Vec<Joined>> {
-        let toplevels: Vec<toplevels::Toplevel> =
-            self.with_session(|s| Ok(s.state.toplevels.complete().cloned().collect()))?;
+        let toplevels: Vec<toplevels::Toplevel> = self.with_session(|s| {
+            if s.state.toplevels.manager.is_none() {
+                return Err(PlatformError::Unsupported(NO_WINDOW_LIST.into()));
+            }
+            Ok(s.state.toplevels.complete().cloned().collect())
+        })?;
         let mut placed = match &self.sway {
             Some(ipc) => ipc.windows()?,
             None => Vec::new(),
@@ -528,6 +533,9 @@ impl super::display::DisplayServer for Wayland {
     }
 }
 
+/// What every window tool says on a compositor without the window list.
+const NO_WINDOW_LIST: &str = "this Wayland compositor offers no window list (zwlr_foreign_toplevel_manager_v1; GNOME's mutter and KDE's kwin do not): windows cannot be listed, captured or given input here; run a wlroots compositor such as sway (`cua sandbox start --backend wayland`), or use X11";
+
 /// A toplevel and, where the compositor has IPC, its place there.
 struct Joined {
     /// The window's id: from the compositor's own number for it where its IPC gives one
@@ -558,7 +566,7 @@ pub fn hold_seat(socket: &Path) -> Option<()> {
         session.pointer().ok()?;
         session
             .map_keys(&[InputEvent::Key {
-                keysym: input::SHIFT_L,
+                keysym: keymap::SHIFT_L,
                 down: false,
             }])
             .ok()?;

@@ -1,0 +1,379 @@
+//! The Wayland backend against real native Wayland apps in a headless sway (`cua sandbox
+//! start --backend wayland`): the conformance fixtures of GTK 3, GTK 4 and Qt 6 listed,
+//! captured and driven by point and by key, their effects read from each fixture's own
+//! journal, and recorded into complete turns; background input refused with an
+//! escalation, never sent for nothing; and a compositor without the wlroots protocols
+//! (weston) named for what it lacks. (Every input tool on every fixture, by element and
+//! escalated, is in tests/toolkits.rs's Wayland columns.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::journal;
+use cua::sandbox::{Backend, Sandbox, SandboxOptions};
+use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+
+const FIXTURES: &[(&str, &str, &[&str])] = &[
+    ("GTK 3", "harness/apps/fixture_gtk3.py", &[]),
+    ("GTK 4", "harness/apps/fixture_gtk4.py", &[]),
+    ("Qt 6", "harness/apps/fixture_qt.py", &["6"]),
+];
+
+struct Wayland {
+    sandbox: Sandbox,
+    journal: PathBuf,
+    rt: tokio::runtime::Runtime,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+}
+
+impl Wayland {
+    fn start() -> Wayland {
+        let sandbox = Sandbox::start(SandboxOptions {
+            width: 1280,
+            height: 800,
+            backend: Backend::Wayland,
+        })
+        .expect("a Wayland sandbox starts");
+        let journal = sandbox.dir().join("journal.jsonl");
+        let mut env = sandbox.desktop();
+        env.app_env = vec![(
+            "CUA_FIXTURE_JOURNAL".into(),
+            journal.to_string_lossy().into_owned(),
+        )];
+        Wayland {
+            sandbox,
+            journal,
+            rt: cua::tools::runtime().unwrap(),
+            ctx: ToolContext::for_desktop(env),
+            registry: ToolRegistry::new(),
+        }
+    }
+
+    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
+        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
+    }
+
+    fn ok(&self, tool: &str, args: Value) -> Value {
+        self.call(tool, args.clone())
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
+            .structured
+    }
+
+    /// Launches a fixture: its pid and window id.
+    fn launch(&self, script: &str, args: &[&str]) -> (u64, u64) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+        let launched = self.ok(
+            "launch_app",
+            json!({
+                "path": path.to_string_lossy(),
+                "additional_arguments": args,
+                "creates_new_application_instance": true,
+            }),
+        );
+        (
+            launched["pid"].as_u64().unwrap(),
+            launched["windows"][0]["window_id"].as_u64().unwrap(),
+        )
+    }
+
+    /// Waits (bounded) for a journal event after the first `seen` that `shows` accepts.
+    fn journal_shows(&self, seen: usize, shows: impl Fn(&Value) -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if journal(&self.journal).iter().skip(seen).any(&shows) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn seen(&self) -> usize {
+        journal(&self.journal).len()
+    }
+}
+
+fn element<'a>(state: &'a Value, roles: &str, name: &str) -> &'a Value {
+    state["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| roles.split('|').any(|r| e["role"] == r) && e["name"] == name)
+        .unwrap_or_else(|| panic!("no {roles} {name:?} in {}", state["tree_markdown"]))
+}
+
+fn center(e: &Value) -> (i64, i64) {
+    let f = &e["pixel_frame"];
+    (
+        f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
+        f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,
+    )
+}
+
+fn event_is(e: &Value, event: &str, widget: &str) -> bool {
+    e["event"] == event && e["widget"] == widget
+}
+
+/// Each toolkit's window is listed with its pid and title, its screenshot is the window
+/// (its size, not one flat colour), a click at the point where Increment is drawn clicks
+/// it, keys reach the focused field and a hotkey its modifiers, with recording on: each
+/// turn written whole (action, before and after states, screenshot).
+#[test]
+fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
+    let w = Wayland::start();
+    for (toolkit, script, args) in FIXTURES {
+        let (pid, window_id) = w.launch(script, args);
+        let at = json!({ "pid": pid, "window_id": window_id });
+
+        let listed = w.ok("list_windows", json!({}));
+        let window = listed["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["window_id"] == window_id)
+            .unwrap_or_else(|| panic!("{toolkit}: window {window_id} not listed: {listed}"));
+        assert_eq!(window["pid"], pid, "{toolkit}: {window}");
+        assert!(
+            window["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("cua fixture")),
+            "{toolkit}: {window}"
+        );
+
+        let state = w.ok("get_window_state", at.clone());
+        assert_eq!(
+            state["screenshot_width"], window["bounds"]["width"],
+            "{toolkit}"
+        );
+        assert_eq!(
+            state["screenshot_height"], window["bounds"]["height"],
+            "{toolkit}"
+        );
+        let shot = w
+            .call("get_window_state", at.clone())
+            .unwrap()
+            .image
+            .expect("a screenshot");
+        let pixels = image::load_from_memory(&shot.data).unwrap().to_rgba8();
+        let first = pixels.get_pixel(0, 0);
+        assert!(
+            pixels.pixels().any(|p| p != first),
+            "{toolkit}: the screenshot is one flat colour"
+        );
+
+        let run = w
+            .sandbox
+            .dir()
+            .join(format!("run-{}", toolkit.replace(' ', "")));
+        w.ok(
+            "set_recording",
+            json!({ "enabled": true, "output_dir": run }),
+        );
+        // A click where Increment is drawn (the seat's pointer: foreground).
+        let (x, y) = center(element(&state, "button|push_button", "Increment"));
+        let seen = w.seen();
+        let mut click = at.clone();
+        click["x"] = json!(x);
+        click["y"] = json!(y);
+        click["delivery_mode"] = json!("foreground");
+        let clicked = w.ok("click", click);
+        assert!(
+            w.journal_shows(seen, |e| event_is(e, "clicked", "Increment")),
+            "{toolkit}: the click at ({x}, {y}) did not reach Increment: {clicked}"
+        );
+
+        // Keys to the Name field, focused by a click on it.
+        let name = element(&state, "text|entry", "Name");
+        let mut focus = at.clone();
+        focus["element_index"] = name["element_index"].clone();
+        focus["delivery_mode"] = json!("foreground");
+        w.ok("click", focus);
+        let seen = w.seen();
+        let mut keys = at.clone();
+        keys["text"] = json!("ok");
+        keys["as_keys"] = json!(true);
+        keys["delivery_mode"] = json!("foreground");
+        w.ok("type_text", keys);
+        assert!(
+            w.journal_shows(seen, |e| event_is(e, "changed", "Name")
+                && e["text"].as_str().is_some_and(|t| t.ends_with("ok"))),
+            "{toolkit}: typed keys did not reach Name: {:?}",
+            journal(&w.journal)
+        );
+        // ctrl+a selects the field's text (the modifier arrived with the key), so the
+        // next key replaces it.
+        let mut hotkey = at.clone();
+        hotkey["keys"] = json!(["ctrl", "a"]);
+        hotkey["delivery_mode"] = json!("foreground");
+        w.ok("hotkey", hotkey);
+        let seen = w.seen();
+        let mut replace = at.clone();
+        replace["key"] = json!("z");
+        replace["delivery_mode"] = json!("foreground");
+        w.ok("press_key", replace);
+        assert!(
+            w.journal_shows(seen, |e| event_is(e, "changed", "Name") && e["text"] == "z"),
+            "{toolkit}: ctrl+a then z did not replace the text: {:?}",
+            journal(&w.journal).iter().skip(seen).collect::<Vec<_>>()
+        );
+        w.ok("set_recording", json!({ "enabled": false }));
+
+        let turns = cua::replay::turn_dirs(&run).expect("turns recorded");
+        assert_eq!(turns.len(), 5, "{toolkit}: {turns:?}");
+        for (_, turn) in &turns {
+            for file in [
+                "action.json",
+                "app_state.json",
+                "before_state.json",
+                "screenshot.png",
+            ] {
+                assert!(
+                    turn.join(file).is_file(),
+                    "{toolkit}: {} has no {file}",
+                    turn.display()
+                );
+            }
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+}
+
+/// Wayland cannot address events to one window: a background click at a point sends
+/// nothing (the fixture's journal stays quiet), and says so with an escalation to the
+/// foreground, never `confirmed`.
+#[test]
+fn background_input_on_wayland_escalates_and_sends_nothing() {
+    let w = Wayland::start();
+    let (pid, window_id) = w.launch(FIXTURES[0].1, FIXTURES[0].2);
+    let at = json!({ "pid": pid, "window_id": window_id });
+    let state = w.ok("get_window_state", at.clone());
+    let (x, y) = center(element(&state, "push_button|button", "Options"));
+    let seen = w.seen();
+    let mut click = at.clone();
+    click["x"] = json!(x);
+    click["y"] = json!(y);
+    click["button"] = json!("middle");
+    let reply = w.ok("click", click);
+    assert_eq!(reply["escalation"]["recommended"], "foreground", "{reply}");
+    assert_ne!(reply["effect"], "confirmed", "{reply}");
+    let mut keys = at.clone();
+    keys["key"] = json!("x");
+    let pressed = w.ok("press_key", keys);
+    assert_eq!(
+        pressed["escalation"]["recommended"], "foreground",
+        "{pressed}"
+    );
+    assert!(
+        !w.journal_shows(seen, |e| e["event"] == "key-press"
+            || e["event"] == "middle-click"
+            || e["event"] == "clicked"),
+        "background input reached the app: {:?}",
+        journal(&w.journal).iter().skip(seen).collect::<Vec<_>>()
+    );
+    let checks = w.ok("check_permissions", json!({}));
+    for name in [
+        "foreign_toplevel",
+        "screencopy",
+        "virtual_pointer",
+        "virtual_keyboard",
+    ] {
+        let check = checks["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {checks}"));
+        assert_eq!(check["ok"], true, "{check}");
+    }
+}
+
+/// A compositor without the wlroots protocols (weston, as GNOME's and KDE's lack them):
+/// check_permissions names each one missing, and list_windows says why it cannot list,
+/// instead of an empty list.
+#[test]
+fn a_compositor_without_the_protocols_is_named_for_what_it_lacks() {
+    let runtime =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("weston-{}", std::process::id()));
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(
+        &runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let mut weston = std::process::Command::new("weston")
+        .args([
+            "--backend=headless-backend.so",
+            "--socket=wayland-cua",
+            "--idle-time=0",
+        ])
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("weston runs (scripts/setup installs it)");
+    let socket = runtime.join("wayland-cua");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(Instant::now() < deadline, "weston did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cua = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+            .args(args)
+            .env_remove("DISPLAY")
+            .env_remove("SWAYSOCK")
+            .env("WAYLAND_DISPLAY", &socket)
+            .env("CUA_BACKEND", "wayland")
+            .output()
+            .unwrap()
+    };
+    let checks = cua(&["call", "check_permissions", "{}"]);
+    let checks: Value = serde_json::from_slice(&checks.stdout).unwrap();
+    let by_name = |name: &str| {
+        checks["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} check: {checks}"))
+    };
+    assert_eq!(by_name("wayland_display")["ok"], true);
+    for name in [
+        "foreign_toplevel",
+        "screencopy",
+        "virtual_pointer",
+        "virtual_keyboard",
+    ] {
+        let check = by_name(name);
+        assert_eq!(check["ok"], false, "{check}");
+        assert!(
+            check["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("not offered") && d.contains("still work")
+                    || d.contains("not offered") && name == "foreign_toplevel"),
+            "{check}"
+        );
+    }
+    let listed = cua(&["call", "list_windows", "{}"]);
+    assert!(!listed.status.success());
+    let said = String::from_utf8_lossy(&listed.stderr);
+    assert!(
+        said.contains("zwlr_foreign_toplevel_manager_v1"),
+        "list_windows: {said}"
+    );
+    let _ = weston.kill();
+    let _ = weston.wait();
+    let _ = std::fs::remove_dir_all(&runtime);
+}
