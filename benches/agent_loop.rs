@@ -7,6 +7,9 @@
 //! recorded, cua recorded with video, cua-driver off, cua-driver recorded), each after
 //! warm-up steps, in two rounds.
 //!
+//! The GTK 3, GTK 4 and Qt 6 fixtures run again as native Wayland clients in a headless
+//! sway: the same loop through the Wayland backend (cua-driver has none).
+//!
 //! cua-driver runs where it is built: `CUA_DRIVER_BIN=/path/to/cua-driver cargo bench
 //! --bench agent_loop` (docs/performance.md says how to build it); without it, its
 //! columns say so. `cargo bench --bench agent_loop`.
@@ -19,7 +22,7 @@ mod stats;
 
 use std::time::{Duration, Instant};
 
-use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::sandbox::{Backend, Sandbox, SandboxOptions};
 use mcp_client::McpClient;
 use serde_json::{Value, json};
 
@@ -33,6 +36,7 @@ const SHOW_WAIT: Duration = Duration::from_secs(3);
 struct Toolkit {
     label: &'static str,
     launch: fn() -> Value,
+    backend: Backend,
 }
 
 fn fixture(script: &str) -> String {
@@ -51,26 +55,49 @@ const TOOLKITS: &[Toolkit] = &[
     Toolkit {
         label: "GTK 3",
         launch: || script("fixture_gtk3.py", &[]),
+        backend: Backend::X11,
     },
     Toolkit {
         label: "GTK 4",
         launch: || script("fixture_gtk4.py", &[]),
+        backend: Backend::X11,
     },
     Toolkit {
         label: "Qt 5",
         launch: || script("fixture_qt.py", &["5"]),
+        backend: Backend::X11,
     },
     Toolkit {
         label: "Qt 6",
         launch: || script("fixture_qt.py", &["6"]),
+        backend: Backend::X11,
     },
     Toolkit {
         label: "Chromium",
         launch: || browser("chromium"),
+        backend: Backend::X11,
     },
     Toolkit {
         label: "Firefox",
         launch: || browser("firefox-esr"),
+        backend: Backend::X11,
+    },
+    // The same fixtures as native Wayland clients in a headless sway (cua-driver has no
+    // Wayland backend: its columns say so).
+    Toolkit {
+        label: "GTK 3 (Wayland)",
+        launch: || script("fixture_gtk3.py", &[]),
+        backend: Backend::Wayland,
+    },
+    Toolkit {
+        label: "GTK 4 (Wayland)",
+        launch: || script("fixture_gtk4.py", &[]),
+        backend: Backend::Wayland,
+    },
+    Toolkit {
+        label: "Qt 6 (Wayland)",
+        launch: || script("fixture_qt.py", &["6"]),
+        backend: Backend::Wayland,
     },
 ];
 
@@ -211,7 +238,7 @@ fn main() {
         let sandbox = Sandbox::start(SandboxOptions {
             width: 1280,
             height: 800,
-            ..Default::default()
+            backend: toolkit.backend,
         })
         .expect("sandbox");
         let envs = sandbox.env();
@@ -237,10 +264,13 @@ fn main() {
             );
             std::thread::sleep(Duration::from_millis(200));
         }
-        let mut peer = driver_bin.as_deref().map(|bin| Driver {
-            name: "cua-driver",
-            client: McpClient::start_server(bin, &envs, &[]),
-        });
+        let mut peer = driver_bin
+            .as_deref()
+            .filter(|_| toolkit.backend == Backend::X11)
+            .map(|bin| Driver {
+                name: "cua-driver",
+                client: McpClient::start_server(bin, &envs, &[]),
+            });
         let dir = |who: &str| {
             std::env::temp_dir().join(format!(
                 "cua-bench-loop-{}-{who}-{}",
@@ -261,6 +291,10 @@ fn main() {
             for (tag, video, tally) in
                 [("cua", false, &mut cua_on), ("video", true, &mut cua_video)]
             {
+                // Video grabs an X screen: not on Wayland yet.
+                if video && toolkit.backend == Backend::Wayland {
+                    continue;
+                }
                 let folder = dir(&format!("{tag}-{round}"));
                 cua.recorded_block(pid, window_id, &folder, video, tally);
             }
@@ -276,6 +310,7 @@ fn main() {
         };
         let peer_shown = |t: &Tally| match peer {
             Some(_) => t.shown(),
+            None if toolkit.backend == Backend::Wayland => "no Wayland backend".to_string(),
             None => "not built (CUA_DRIVER_BIN)".to_string(),
         };
         let ratio = match (peer_on.median(), cua_on.median()) {
@@ -288,7 +323,11 @@ fn main() {
             cua_off.shown(),
             cua_on.shown(),
             added,
-            cua_video.shown(),
+            if toolkit.backend == Backend::Wayland {
+                "not on Wayland yet".to_string()
+            } else {
+                cua_video.shown()
+            },
             peer_shown(&peer_off),
             peer_shown(&peer_on),
             ratio

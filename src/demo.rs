@@ -79,14 +79,14 @@ impl Demo {
     }
 }
 
-pub fn run(out: Option<PathBuf>) -> i32 {
+pub fn run(out: Option<PathBuf>, backend: crate::sandbox::Backend) -> i32 {
     let out = out.unwrap_or_else(|| {
         PathBuf::from("artifacts").join(format!(
             "demo-{}",
             chrono::Utc::now().format("%Y%m%d-%H%M%S")
         ))
     });
-    match run_inner(&out) {
+    match run_inner(&out, backend) {
         Ok(()) => {
             println!("demo finished; artifacts in {}", out.display());
             0
@@ -99,13 +99,19 @@ pub fn run(out: Option<PathBuf>) -> i32 {
     }
 }
 
-fn run_inner(out: &Path) -> Result<(), String> {
+fn run_inner(out: &Path, backend: crate::sandbox::Backend) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    eprintln!("starting a headless desktop (Xvfb, D-Bus, AT-SPI, openbox)...");
+    eprintln!(
+        "starting a headless desktop ({})...",
+        match backend {
+            crate::sandbox::Backend::X11 => "Xvfb, D-Bus, AT-SPI, openbox",
+            crate::sandbox::Backend::Wayland => "a headless sway, D-Bus, AT-SPI",
+        }
+    );
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
-        ..SandboxOptions::default()
+        backend,
     })
     .map_err(|e| e.to_string())?;
     eprintln!("desktop up on display {}", sandbox.display_name());
@@ -153,7 +159,7 @@ fn run_inner(out: &Path) -> Result<(), String> {
         record_replay_diff(&mut demo, calc_pid).await
     })?;
     drop(sandbox);
-    regression(out)
+    regression(out, backend)
 }
 
 /// The display text of the calculator (its editable text's value).
@@ -314,7 +320,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
 
 /// The harness catching a regression: the fixture app's golden is made, then the app is
 /// changed (its counter label reads "Total" instead of "Count") and the run fails.
-fn regression(out: &Path) -> Result<(), String> {
+fn regression(out: &Path, backend: crate::sandbox::Backend) -> Result<(), String> {
     let file = Path::new("harness/fixture.toml");
     if !file.is_file() {
         eprintln!("(no harness/fixture.toml here: skipping the regression part)");
@@ -322,6 +328,7 @@ fn regression(out: &Path) -> Result<(), String> {
     }
     eprintln!("regression: the fixture scenario, then the same with a changed label");
     let mut scenario = crate::harness::Scenario::load(file)?;
+    scenario.backend = backend;
     let opts = crate::harness::TestOptions {
         harness_dir: PathBuf::from("harness"),
         goldens_dir: out.join("goldens"),

@@ -218,3 +218,59 @@ fn a_new_sandbox_parks_the_pointer_in_the_bottom_right_corner() {
     let at = conn.query_pointer(root).unwrap().reply().unwrap();
     assert_eq!((at.root_x, at.root_y), (799, 599));
 }
+
+/// Wayland sandboxes started at the same moment each get a compositor, a number and a
+/// socket of their own; dropping one (its owner panicking) ends its processes and removes
+/// its folders, the one outside its state folder too (sway's runtime folder under root),
+/// and leaves the other running.
+#[test]
+fn wayland_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down() {
+    let options = SandboxOptions {
+        width: 640,
+        height: 480,
+        backend: cua::sandbox::Backend::Wayland,
+    };
+    // A sandbox's processes die with the thread that started it: each starts on the
+    // thread that owns it, both at once.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owner = std::thread::spawn(move || {
+        let second = Sandbox::start(options).unwrap();
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(second.dir().join("state.json")).unwrap(),
+        )
+        .unwrap();
+        tx.send((
+            second.display(),
+            second.display_name(),
+            owned_pids(&second),
+            second.dir().to_path_buf(),
+            state["outside_dirs"].clone(),
+        ))
+        .unwrap();
+        panic!("owner fails mid-test");
+    });
+    let first = Sandbox::start(options).unwrap();
+    let (number, socket, pids, dir, outside) = rx.recv().unwrap();
+    assert_ne!(number, first.display(), "each sandbox gets its own number");
+    assert_ne!(
+        socket,
+        first.display_name(),
+        "each sandbox gets its own socket"
+    );
+    assert!(owner.join().is_err());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for pid in &pids {
+        assert!(!alive(*pid), "pid {pid} of the dropped sandbox still runs");
+    }
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    for o in outside.as_array().unwrap() {
+        let o = std::path::Path::new(o.as_str().unwrap());
+        assert!(!o.exists(), "{} left behind", o.display());
+    }
+    assert!(!std::path::Path::new(&socket).exists());
+    // The first one still answers on its socket.
+    assert!(std::os::unix::net::UnixStream::connect(first.display_name()).is_ok());
+    for pid in owned_pids(&first) {
+        assert!(alive(pid), "first sandbox lost pid {pid}");
+    }
+}

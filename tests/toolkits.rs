@@ -904,16 +904,22 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
 
 /// Two runs of one build diff clean because nothing on screen blinks: in a sandbox a
 /// focused text field's caret is steady on every toolkit (GTK and the browsers through
-/// GTK's settings.ini, Qt through its KDE theme's kdeglobals). The field is focused with a
+/// GTK's settings.ini, or its GSettings on Wayland; Qt through its KDE theme's
+/// kdeglobals), on X11 and on Wayland. The field is focused with a
 /// real click and drawn (two shots in a row agree), then shot every 200 ms for 2.4 s, two
 /// blink periods or more everywhere (the sampling over time is what is measured, so it is
 /// paced, not waited on): every shot must be the same.
 #[test]
 fn a_focused_text_field_draws_the_same_pixels_through_two_blink_periods() {
-    let (_sandbox, _journal, h) = sandboxed();
+    let (_x11, _journal, x11) = sandboxed();
+    let (_wayland, _wayland_journal, wayland) = sandboxed_on(Backend::Wayland);
     let mut blinking = Vec::new();
-    for fx in FIXTURES {
-        let (pid, window_id) = launch(&h, fx);
+    for fx in FIXTURES.iter().chain(WAYLAND_FIXTURES) {
+        let h = match fx.backend {
+            Backend::X11 => &x11,
+            Backend::Wayland => &wayland,
+        };
+        let (pid, window_id) = launch(h, fx);
         let at = json!({ "pid": pid, "window_id": window_id });
         let state = |screenshot: bool| {
             let mut args = at.clone();

@@ -134,6 +134,9 @@ enum Command {
         /// Where to write the artifacts (default: ./artifacts/demo-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The desktop's display server: x11 (Xvfb and openbox) or wayland (a headless sway).
+        #[arg(long, value_enum, default_value = "x11")]
+        backend: sandbox::Backend,
     },
     /// Serve MCP over stdio: every tool, with its schema, for agents.
     Mcp {
@@ -643,7 +646,7 @@ pub fn main() -> i32 {
             fail_on_flaky,
         ),
         Command::Golden(cmd) => run_golden(cmd),
-        Command::Demo { out: dir } => crate::demo::run(dir),
+        Command::Demo { out: dir, backend } => crate::demo::run(dir, backend),
         Command::Docs {
             schemas: None,
             roles: false,

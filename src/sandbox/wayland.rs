@@ -25,7 +25,10 @@ impl Sandbox {
         unique: &str,
         owned: bool,
     ) -> Result<(), SandboxError> {
-        self.state.display = free_number();
+        self.state.display = claim_number(root)?;
+        self.state
+            .outside_dirs
+            .push(claim_path(root, self.state.display));
         self.name_folder(root, unique)?;
         self.start_session_bus(owned)?;
 
@@ -125,12 +128,38 @@ fn sway_config(width: u32, height: u32) -> String {
     )
 }
 
-/// The lowest Wayland sandbox number no running sandbox has.
-fn free_number() -> u32 {
-    let taken: Vec<u32> = list_running().iter().map(|(s, _)| s.display).collect();
-    (WAYLAND_NUMBERS..)
-        .find(|n| !taken.contains(n))
-        .unwrap_or(WAYLAND_NUMBERS)
+/// The marker that holds a Wayland sandbox number while its sandbox runs.
+fn claim_path(root: &Path, number: u32) -> PathBuf {
+    root.join(format!(".wayland-{number}"))
+}
+
+/// Claims the lowest free Wayland sandbox number: its marker folder is made atomically, so
+/// sandboxes started at the same moment get numbers of their own (as Xvfb's lock files give
+/// X displays). A marker whose sandbox no longer runs is taken over.
+fn claim_number(root: &Path) -> Result<u32, SandboxError> {
+    let running: Vec<u32> = list_running().iter().map(|(s, _)| s.display).collect();
+    for number in WAYLAND_NUMBERS..WAYLAND_NUMBERS + 1000 {
+        let marker = claim_path(root, number);
+        match std::fs::create_dir(&marker) {
+            Ok(()) => return Ok(number),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stale = !running.contains(&number)
+                    && std::fs::metadata(&marker)
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t.elapsed().unwrap_or_default() > START_TIMEOUT);
+                if stale
+                    && std::fs::remove_dir(&marker).is_ok()
+                    && std::fs::create_dir(&marker).is_ok()
+                {
+                    return Ok(number);
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(SandboxError::Start(
+        "no free Wayland sandbox number (1000 are in use)".into(),
+    ))
 }
 
 /// Waits until sway listens: its Wayland socket and its IPC socket in `runtime`.

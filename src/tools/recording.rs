@@ -76,6 +76,12 @@ async fn start(
         Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
         Err(_) => (None, "unknown".to_string()),
     };
+    let on_wayland = ctx.desktop().display.is_none() && ctx.desktop().wayland_display.is_some();
+    if video && on_wayland {
+        return Err(ToolError::failed(format!(
+            "`{video_field}`: video recording grabs an X screen and is not supported on Wayland yet; record without it (every turn still has its screenshots)"
+        )));
+    }
     let video_display = if video {
         Some(ctx.desktop().display.clone().ok_or_else(|| {
             ToolError::NoDesktop(format!(

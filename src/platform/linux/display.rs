@@ -28,6 +28,8 @@ pub struct ServerWindow {
 pub trait DisplayServer: Send + Sync {
     /// The platform's name in reports (`linux-x11-atspi`).
     fn name(&self) -> &'static str;
+    /// Which display server this is.
+    fn backend(&self) -> crate::desktop::Backend;
     /// What this display offers of what cua uses, one line each.
     fn checks(&self) -> Vec<PermissionCheck>;
     /// Top-level windows, bottom to top.

@@ -102,6 +102,17 @@ impl Family {
     /// Flags to put before the caller's own arguments, and the relay to start the program
     /// through. A profile the caller chose is kept; otherwise each launch gets a fresh one
     /// under `scratch` (the sandbox's folder).
+    /// What it needs to be a native Wayland client (Firefox reads MOZ_ENABLE_WAYLAND from
+    /// the app environment; Chromium takes only a flag, and without it looks for X).
+    pub fn wayland_args(self, user_args: &[String]) -> Vec<String> {
+        match self {
+            Family::Chromium if !user_args.iter().any(|a| a.starts_with("--ozone-platform")) => {
+                vec!["--ozone-platform=wayland".into()]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
         match self {
             Family::Chromium => chromium_flags(user_args, scratch),

@@ -261,7 +261,13 @@ impl Platform for LinuxPlatform {
             .sandbox_dir
             .clone()
             .unwrap_or_else(std::env::temp_dir);
-        let plan = apps::plan_launch(request, &scratch)?;
+        let mut plan = apps::plan_launch(request, &scratch)?;
+        if self.display.backend() == crate::desktop::Backend::Wayland {
+            if let Some(family) = families::Family::of(&plan.program) {
+                let extra = family.wayland_args(&request.additional_arguments);
+                plan.args.splice(0..0, extra);
+            }
+        }
         if !request.creates_new_application_instance {
             let program = std::path::Path::new(&plan.program)
                 .file_name()

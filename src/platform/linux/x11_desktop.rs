@@ -44,6 +44,10 @@ impl DisplayServer for X11Desktop {
         "linux-x11-atspi"
     }
 
+    fn backend(&self) -> crate::desktop::Backend {
+        crate::desktop::Backend::X11
+    }
+
     fn checks(&self) -> Vec<PermissionCheck> {
         let mut checks = vec![PermissionCheck {
             name: "x11_display".into(),

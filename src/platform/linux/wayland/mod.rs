@@ -381,6 +381,10 @@ impl super::display::DisplayServer for Wayland {
         "linux-wayland-atspi"
     }
 
+    fn backend(&self) -> crate::desktop::Backend {
+        crate::desktop::Backend::Wayland
+    }
+
     fn checks(&self) -> Vec<PermissionCheck> {
         Wayland::checks(self)
     }
