@@ -12,7 +12,8 @@
 //!
 //! cua-driver runs where it is built: `CUA_DRIVER_BIN=/path/to/cua-driver cargo bench
 //! --bench agent_loop` (docs/performance.md says how to build it); without it, its
-//! columns say so. `cargo bench --bench agent_loop`.
+//! columns say so. `cargo bench --bench agent_loop` (CUA_BENCH_TOOLKITS=Wayland runs only the
+//! rows whose label holds that word).
 
 #[path = "../tests/support/mcp_client.rs"]
 #[allow(dead_code)]
@@ -234,7 +235,12 @@ fn main() {
         STEPS * ROUNDS
     );
     println!("|---|---|---|---|---|---|---|---|");
-    for toolkit in TOOLKITS {
+    // CUA_BENCH_TOOLKITS=Wayland,Qt runs the rows whose label holds one of the words.
+    let only = std::env::var("CUA_BENCH_TOOLKITS").ok();
+    for toolkit in TOOLKITS.iter().filter(|t| {
+        only.as_deref()
+            .is_none_or(|w| w.split(',').any(|w| t.label.contains(w)))
+    }) {
         let sandbox = Sandbox::start(SandboxOptions {
             width: 1280,
             height: 800,

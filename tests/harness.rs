@@ -171,6 +171,54 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
     );
 }
 
+/// A scenario that lists both display servers runs on each, against its one golden: the
+/// shipped golden (recorded on X11) passes on Wayland, whose run is named
+/// `fixture@wayland` and journals in a folder of its own, and a regression fails on both,
+/// on the same turn, with no pending golden from the Wayland run.
+#[test]
+fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_a_regression() {
+    let dir = temp("both-backends");
+    std::fs::create_dir_all(dir.join("harness/apps")).unwrap();
+    for f in [
+        "harness/fixture.toml",
+        "harness/apps/fixture.py",
+        "harness/apps/journal.py",
+    ] {
+        std::fs::copy(project().join(f), dir.join(f)).unwrap();
+    }
+    common::copy_dir(&project().join("goldens/fixture"), &dir.join("goldens/fixture"));
+    let work = dir.join("runs");
+    let test = |variant: Option<&str>| {
+        let mut cmd = cua(&["test", "fixture", "--work-dir", work.to_str().unwrap()]);
+        cmd.current_dir(&dir).env("CI", "true");
+        if let Some(v) = variant {
+            cmd.env("CUA_FIXTURE_VARIANT", v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = test(None);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("✓ fixture (5 turns"), "{said}");
+    assert!(said.contains("✓ fixture@wayland (5 turns"), "{said}");
+    // The Wayland run drove its own app: its journal has the steps' effects.
+    let journal = std::fs::read_to_string(work.join("fixture@wayland/journal.jsonl")).unwrap();
+    assert!(journal.contains("\"widget\": \"Level\""), "{journal}");
+
+    let out = test(Some("relabel"));
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    for run in ["fixture", "fixture@wayland"] {
+        assert!(said.contains(&format!("✗ {run} (")), "{said}");
+    }
+    assert_eq!(
+        said.matches("label \"Count: 1\" → label \"Total: 1\"").count(),
+        2,
+        "{said}"
+    );
+    assert!(!dir.join("goldens/fixture.new").exists());
+}
+
 #[test]
 fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_pass() {
     let dir = temp("e2e");
@@ -184,7 +232,15 @@ fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_p
     }
     let work = dir.join("runs");
     let test = |variant: Option<&str>, ci: bool, extra: &[&str]| {
-        let mut args = vec!["test", "fixture", "--work-dir", work.to_str().unwrap()];
+        // On X11 alone: the run on both backends has a test of its own.
+        let mut args = vec![
+            "test",
+            "fixture",
+            "--backend",
+            "x11",
+            "--work-dir",
+            work.to_str().unwrap(),
+        ];
         args.extend_from_slice(extra);
         let mut cmd = cua(&args);
         cmd.current_dir(&dir);
