@@ -186,7 +186,10 @@ fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_
     ] {
         std::fs::copy(project().join(f), dir.join(f)).unwrap();
     }
-    common::copy_dir(&project().join("goldens/fixture"), &dir.join("goldens/fixture"));
+    common::copy_dir(
+        &project().join("goldens/fixture"),
+        &dir.join("goldens/fixture"),
+    );
     let work = dir.join("runs");
     let test = |variant: Option<&str>| {
         let mut cmd = cua(&["test", "fixture", "--work-dir", work.to_str().unwrap()]);
@@ -212,7 +215,8 @@ fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_
         assert!(said.contains(&format!("✗ {run} (")), "{said}");
     }
     assert_eq!(
-        said.matches("label \"Count: 1\" → label \"Total: 1\"").count(),
+        said.matches("label \"Count: 1\" → label \"Total: 1\"")
+            .count(),
         2,
         "{said}"
     );

@@ -247,6 +247,48 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
     }
 }
 
+/// On a wlroots compositor without sway's IPC, no protocol gives a window's pid: the
+/// window is joined to the app on the accessibility bus with a top-level of its title, so
+/// list_windows still names the launched fixture's pid, and its tree reads.
+#[test]
+fn without_the_compositors_ipc_a_window_gets_its_pid_from_the_accessibility_bus() {
+    let w = Wayland::start();
+    let (pid, _) = w.launch(FIXTURES[0].1, FIXTURES[0].2);
+    let mut env = w.sandbox.desktop();
+    env.sway_socket = None;
+    let blind = ToolContext::for_desktop(env);
+    let listed =
+        w.rt.block_on(w.registry.call(&blind, "list_windows", json!({})))
+            .unwrap()
+            .structured;
+    let window = listed["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| {
+            x["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("cua fixture"))
+        })
+        .unwrap_or_else(|| panic!("the fixture's window is not listed: {listed}"))
+        .clone();
+    assert_eq!(window["pid"], pid, "{window}");
+    let state =
+        w.rt.block_on(w.registry.call(
+            &blind,
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window["window_id"] }),
+        ))
+        .unwrap()
+        .structured;
+    element(&state, "push_button|button", "Increment");
+    let checks =
+        w.rt.block_on(w.registry.call(&blind, "check_permissions", json!({})))
+            .unwrap()
+            .structured;
+    assert!(checks.to_string().contains("no compositor IPC"), "{checks}");
+}
+
 /// Wayland cannot address events to one window: a background click at a point sends
 /// nothing (the fixture's journal stays quiet), and says so with an escalation to the
 /// foreground, never `confirmed`.

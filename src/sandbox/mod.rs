@@ -56,7 +56,9 @@ fn write_toolkit_settings(dir: &Path) -> std::io::Result<()> {
     // On Wayland GTK takes these from GSettings, not settings.ini: the same values, and the
     // font and rendering GTK uses on X11 when no settings daemon runs (full hinting,
     // greyscale antialiasing: measured, 131 pixels of a GTK 3 window then differ by at most
-    // 2 of 255 between the two), so a golden recorded on one passes on the other.
+    // 2 of 255 between the two), so a golden recorded on one passes on the other; and the
+    // title-bar buttons GTK shows under X11 (GNOME's default on Wayland is a close button
+    // alone, which changed the trees of client-side-decorated apps).
     let gsettings = config_home(dir).join("glib-2.0/settings");
     std::fs::create_dir_all(&gsettings)?;
     std::fs::write(gsettings.join("keyfile"), GSETTINGS_KEYFILE)?;
@@ -70,6 +72,8 @@ font-hinting='full'
 font-antialiasing='grayscale'
 cursor-blink=false
 enable-animations=false
+[org/gnome/desktop/wm/preferences]
+button-layout=':minimize,maximize,close'
 ";
 
 /// Qt's KDE theme settings: a caret that never blinks, in Fusion's colours.

@@ -107,12 +107,38 @@ impl LinuxPlatform {
         }
     }
 
-    fn windows_now(&self) -> PlatformResult<Vec<WindowInfo>> {
+    /// The display server's windows, each with its pid: where the display cannot tell one
+    /// (a Wayland compositor without IPC), the app on the accessibility bus that has a
+    /// top-level of the window's title.
+    async fn server_windows(&self) -> PlatformResult<Vec<ServerWindow>> {
+        let mut windows = self.display.windows()?;
+        if windows.iter().all(|w| w.pid.is_some()) {
+            return Ok(windows);
+        }
+        let Ok(atspi) = self.atspi().await else {
+            return Ok(windows);
+        };
+        let apps = atspi.applications().await.unwrap_or_default();
+        let named = futures::future::join_all(
+            apps.iter()
+                .map(|(bus, pid)| async move { (*pid, atspi.toplevel_names(bus).await) }),
+        )
+        .await;
+        for w in windows.iter_mut().filter(|w| w.pid.is_none()) {
+            w.pid = named
+                .iter()
+                .find(|(_, names)| names.contains(&w.title))
+                .map(|(pid, _)| *pid);
+        }
+        Ok(windows)
+    }
+
+    async fn windows_now(&self) -> PlatformResult<Vec<WindowInfo>> {
         let entries = self.entries();
         let current = self.display.current_desktop();
         Ok(self
-            .display
-            .windows()?
+            .server_windows()
+            .await?
             .into_iter()
             .map(|w| WindowInfo {
                 window_id: w.id,
@@ -205,7 +231,7 @@ impl Platform for LinuxPlatform {
 
     async fn list_windows(&self) -> PlatformResult<WindowList> {
         Ok(WindowList {
-            windows: self.windows_now()?,
+            windows: self.windows_now().await?,
             current_space_id: self.display.current_desktop(),
         })
     }
@@ -215,7 +241,7 @@ impl Platform for LinuxPlatform {
     }
 
     async fn running_apps(&self) -> PlatformResult<Vec<crate::platform::RunningApp>> {
-        let windows = self.display.windows()?;
+        let windows = self.server_windows().await?;
         let mut pids: Vec<u32> = windows.iter().filter_map(|w| w.pid).collect();
         if let Ok(a) = self.atspi().await {
             if let Ok(list) = a.applications().await {
@@ -248,8 +274,8 @@ impl Platform for LinuxPlatform {
             return Ok(None);
         };
         Ok(self
-            .display
-            .windows()?
+            .server_windows()
+            .await?
             .into_iter()
             .find(|w| w.id == active)
             .and_then(|w| w.pid))
@@ -290,7 +316,7 @@ impl Platform for LinuxPlatform {
         let pid = apps::spawn(&plan, &self.desktop)?;
         let deadline = Instant::now() + FIRST_WINDOW_WAIT;
         let (first, owner) = loop {
-            let windows = self.display.windows()?;
+            let windows = self.server_windows().await?;
             // The window may belong to a child of a launcher script, or to what a forking
             // launcher left behind: the launched process's own window wins.
             let ours = |w: &&ServerWindow| w.is_on_screen && w.pid == Some(pid);

@@ -331,6 +331,29 @@ impl Atspi {
             .collect())
     }
 
+    /// The names of an application's top-level windows (frames, dialogs), by its bus name.
+    pub async fn toplevel_names(&self, bus: &str) -> Vec<String> {
+        let children: Vec<(String, zbus::zvariant::OwnedObjectPath)> = self
+            .call(
+                bus,
+                ROOT_PATH,
+                "org.a11y.atspi.Accessible",
+                "GetChildren",
+                &(),
+            )
+            .await
+            .unwrap_or_default();
+        join_all(children.iter().map(|(owner, path)| async move {
+            self.property::<String>(owner, path.as_str(), "org.a11y.atspi.Accessible", "Name")
+                .await
+                .ok()
+        }))
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
     /// Whether accessibility is switched on for the session (`org.a11y.Status`).
     pub async fn accessibility_enabled(&self) -> PlatformResult<bool> {
         let reply = self

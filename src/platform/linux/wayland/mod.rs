@@ -175,7 +175,7 @@ impl Wayland {
             ok: self.sway.is_some(),
             detail: match &self.sway {
                 Some(ipc) => format!("sway IPC at {} (window pids and positions)", ipc.path().display()),
-                None => "no compositor IPC: windows have no pid or position from the compositor; pids are joined through the accessibility bus".into(),
+                None => "no compositor IPC: a window's pid is that of the app on the accessibility bus with a top-level of its title, and the window is taken to fill the output (its position is unknown; it cannot be moved or sized)".into(),
             },
             fix: None,
         });
