@@ -171,13 +171,8 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
     );
 }
 
-/// A scenario that lists both display servers runs on each, against its one golden: the
-/// shipped golden (recorded on X11) passes on Wayland, whose run is named
-/// `fixture@wayland` and journals in a folder of its own, and a regression fails on both,
-/// on the same turn, with no pending golden from the Wayland run.
-#[test]
-fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_a_regression() {
-    let dir = temp("both-backends");
+/// The fixture's scenario and app, copied into a project folder of a test's own.
+fn copy_fixture_scenario(dir: &Path) {
     std::fs::create_dir_all(dir.join("harness/apps")).unwrap();
     for f in [
         "harness/fixture.toml",
@@ -186,6 +181,16 @@ fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_
     ] {
         std::fs::copy(project().join(f), dir.join(f)).unwrap();
     }
+}
+
+/// A scenario that lists both display servers runs on each, against its one golden: the
+/// shipped golden (recorded on X11) passes on Wayland, whose run is named
+/// `fixture@wayland` and journals in a folder of its own, and a regression fails on both,
+/// on the same turn, with no pending golden from the Wayland run.
+#[test]
+fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_a_regression() {
+    let dir = temp("both-backends");
+    copy_fixture_scenario(&dir);
     common::copy_dir(
         &project().join("goldens/fixture"),
         &dir.join("goldens/fixture"),
@@ -226,14 +231,7 @@ fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_
 #[test]
 fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_pass() {
     let dir = temp("e2e");
-    std::fs::create_dir_all(dir.join("harness/apps")).unwrap();
-    for f in [
-        "harness/fixture.toml",
-        "harness/apps/fixture.py",
-        "harness/apps/journal.py",
-    ] {
-        std::fs::copy(project().join(f), dir.join(f)).unwrap();
-    }
+    copy_fixture_scenario(&dir);
     let work = dir.join("runs");
     let test = |variant: Option<&str>, ci: bool, extra: &[&str]| {
         // On X11 alone: the run on both backends has a test of its own.

@@ -448,7 +448,8 @@ mod tests {
 
     #[test]
     fn shards_split_the_sorted_scenarios_without_overlap() {
-        let all = names(&options(&[], None));
+        let mut all = names(&options(&[], None));
+        all.sort();
         assert!(all.len() >= 5, "{all:?}");
         let first = names(&options(&[], Some((1, 2))));
         let second = names(&options(&[], Some((2, 2))));
@@ -458,7 +459,18 @@ mod tests {
         assert!(first.iter().all(|n| !second.contains(n)));
         assert_eq!(parse_shard("3/2").unwrap_err(), "`3/2`: need 1 <= I <= N");
         assert!(parse_shard("1/0").is_err() && parse_shard("x").is_err());
+        // A scenario runs once on each display server it lists, the first under its own
+        // name; `--backend` runs every one once, on that server.
         let picked = names(&options(&["fixture", "calculator"], None));
-        assert_eq!(picked, ["calculator", "fixture"]);
+        assert_eq!(picked, ["calculator", "fixture", "fixture@wayland"]);
+        let mut on_x11 = options(&["fixture", "calculator"], None);
+        on_x11.backend = Some(crate::sandbox::Backend::X11);
+        assert_eq!(names(&on_x11), ["calculator", "fixture"]);
+        let mut on_wayland = on_x11.clone();
+        on_wayland.backend = Some(crate::sandbox::Backend::Wayland);
+        assert_eq!(
+            names(&on_wayland),
+            ["calculator@wayland", "fixture@wayland"]
+        );
     }
 }

@@ -242,6 +242,20 @@ pub enum InputEvent {
     Pause(std::time::Duration),
 }
 
+impl InputEvent {
+    /// The keysyms of the key events among `events`, in order (what a keymap must hold
+    /// before they are sent).
+    pub fn keysyms(events: &[InputEvent]) -> Vec<u32> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                InputEvent::Key { keysym, .. } => Some(*keysym),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// Text longer than this is cut in snapshots and readings (documents can be huge). A
 /// backend reads one character more, so that a reading can say it was cut
 /// (`value_truncated`).

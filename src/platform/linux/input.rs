@@ -208,13 +208,7 @@ impl X11 {
         self.load_keymap()?;
         let mut guard = self.keymap.lock().unwrap();
         let map = guard.as_mut().unwrap();
-        let wanted: Vec<u32> = events
-            .iter()
-            .filter_map(|e| match e {
-                InputEvent::Key { keysym, .. } => Some(*keysym),
-                _ => None,
-            })
-            .collect();
+        let wanted = InputEvent::keysyms(events);
         let mut bound_now = false;
         for keysym in &wanted {
             if let Some((code, syms)) = map.assign(*keysym, &wanted)? {

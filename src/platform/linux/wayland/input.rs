@@ -233,13 +233,7 @@ impl Session {
     /// the US keys lack; the rest never wait (X11 binds spare keycodes the same way, for
     /// the same reason).
     pub fn map_keys(&mut self, events: &[InputEvent]) -> PlatformResult<()> {
-        let wanted: Vec<u32> = events
-            .iter()
-            .filter_map(|e| match e {
-                InputEvent::Key { keysym, .. } => Some(*keysym),
-                _ => None,
-            })
-            .collect();
+        let wanted = InputEvent::keysyms(events);
         if wanted.is_empty() {
             return Ok(());
         }
