@@ -73,6 +73,12 @@ pub struct DesktopEnv {
 }
 
 impl DesktopEnv {
+    /// Whether this desktop is a Wayland compositor alone (no X display beside it): its
+    /// apps are Wayland clients, and only Wayland can reach them.
+    pub fn wayland_only(&self) -> bool {
+        self.display.is_none() && self.wayland_display.is_some()
+    }
+
     /// The Wayland socket to use: the one named, unless the person chose X11.
     pub fn wayland_socket(&self) -> Option<PathBuf> {
         if self.backend == Some(Backend::X11) {
@@ -146,7 +152,7 @@ impl DesktopEnv {
         env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
         // Qt exports its tree only when it sees a screen reader, or when told to.
         env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
-        if self.display.is_none() && self.wayland_display.is_some() {
+        if self.wayland_only() {
             // Toolkits that could also speak X11 speak Wayland here.
             for (k, v) in [
                 ("GDK_BACKEND", "wayland"),
@@ -159,7 +165,7 @@ impl DesktopEnv {
         }
         if let Some(dir) = &self.sandbox_dir {
             env.extend(hermetic_env(dir));
-            if self.wayland_display.is_some() && self.display.is_none() {
+            if self.wayland_only() {
                 // GTK on Wayland reads its font, caret blink and animations from GSettings:
                 // the sandbox's keyfile holds the values settings.ini gives it on X11.
                 env.push(("GSETTINGS_BACKEND".into(), "keyfile".into()));

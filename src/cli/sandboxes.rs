@@ -66,13 +66,8 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
             }
             for (state, dir) in running {
                 out(&format!(
-                    "display {}{}  {}  {}x{}  {} processes  started {}  state {}",
-                    if state.backend == sandbox::Backend::X11 {
-                        ":"
-                    } else {
-                        ""
-                    },
-                    state.display,
+                    "display {}  {}  {}x{}  {} processes  started {}  state {}",
+                    state.display_label(),
                     state.backend.name(),
                     state.width,
                     state.height,
@@ -95,13 +90,8 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
             for (state, dir) in &targets {
                 sandbox::stop_sandbox(state, dir);
                 out(&format!(
-                    "stopped sandbox on display {}{}",
-                    if state.backend == sandbox::Backend::X11 {
-                        ":"
-                    } else {
-                        ""
-                    },
-                    state.display
+                    "stopped sandbox on display {}",
+                    state.display_label()
                 ));
             }
             0

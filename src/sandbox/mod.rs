@@ -169,13 +169,22 @@ pub struct SandboxState {
     pub created: String,
 }
 
+impl SandboxState {
+    /// How `--display` names it: `:N` for an X display, `N` for a Wayland sandbox.
+    pub fn display_label(&self) -> String {
+        match self.backend {
+            Backend::X11 => format!(":{}", self.display),
+            Backend::Wayland => self.display.to_string(),
+        }
+    }
+}
+
 /// A running headless desktop.
 pub struct Sandbox {
     state: SandboxState,
     dir: PathBuf,
     /// Tear down on drop (guard mode) or leave running (detached CLI mode).
     owned: bool,
-    composite_holder: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Where sandbox state directories live (one folder per sandbox, named uniquely).
@@ -268,7 +277,6 @@ impl Sandbox {
             dir: staging.clone(),
             // Until fully up, a failure must clean up whatever started.
             owned: true,
-            composite_holder: None,
         };
         match options.backend {
             Backend::X11 => sandbox.boot(&root, &unique, owned)?,
@@ -355,17 +363,10 @@ impl Sandbox {
         self.wait_for_window_manager(openbox)?;
         self.park_pointer()?;
 
-        if owned {
-            let display = self.display_name();
-            self.composite_holder = Some(std::thread::spawn(move || {
-                let _ = hold_composite_redirect(&display);
-            }));
-        } else {
-            let exe = std::env::current_exe()?;
-            let mut holder = self.command(exe.to_string_lossy().as_ref());
-            holder.args(["sandbox", "hold-composite"]);
-            self.spawn("composite-holder", holder, owned)?;
-        }
+        let display = self.display_name();
+        self.start_holder("composite-holder", "hold-composite", owned, move || {
+            let _ = hold_composite_redirect(&display);
+        })?;
         // Content shows up in the redirected storage a moment after the redirect.
         std::thread::sleep(Duration::from_millis(300));
         self.save_state()?;
@@ -382,6 +383,28 @@ impl Sandbox {
         self.dir = final_dir;
         write_toolkit_settings(&self.dir)?;
         prepare_app_homes(&self.dir)?;
+        Ok(())
+    }
+
+    /// Starts something that holds the desktop in a state for as long as it runs (the
+    /// Composite redirect, the Wayland seat's devices): a thread of this process for an
+    /// owned sandbox, else `cua sandbox <subcommand>`, a process the sandbox lists and
+    /// ends. Either way it exits when its display server goes away.
+    fn start_holder(
+        &mut self,
+        name: &str,
+        subcommand: &str,
+        owned: bool,
+        hold: impl FnOnce() + Send + 'static,
+    ) -> Result<(), SandboxError> {
+        if owned {
+            std::thread::spawn(hold);
+        } else {
+            let exe = std::env::current_exe()?;
+            let mut holder = self.command(exe.to_string_lossy().as_ref());
+            holder.args(["sandbox", subcommand]);
+            self.spawn(name, holder, owned)?;
+        }
         Ok(())
     }
 
@@ -755,7 +778,6 @@ impl Sandbox {
             state,
             dir,
             owned: false,
-            composite_holder: None,
         }
     }
 }
@@ -765,8 +787,6 @@ impl Drop for Sandbox {
         if self.owned {
             self.stop();
         }
-        // The holder thread exits when its display goes away.
-        let _ = self.composite_holder.take();
     }
 }
 

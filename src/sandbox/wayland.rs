@@ -91,15 +91,10 @@ impl Sandbox {
     /// `hold_seat`): a thread of this process for an owned sandbox, a process of its own
     /// for a detached one; ready once sway lists both devices.
     fn hold_seat(&mut self, socket: &Path, ipc: &Path, owned: bool) -> Result<(), SandboxError> {
-        if owned {
-            let socket = socket.to_path_buf();
-            std::thread::spawn(move || crate::platform::hold_wayland_seat(&socket));
-        } else {
-            let exe = std::env::current_exe()?;
-            let mut holder = self.command(exe.to_string_lossy().as_ref());
-            holder.args(["sandbox", "hold-seat"]);
-            self.spawn("seat-holder", holder, owned)?;
-        }
+        let socket = socket.to_path_buf();
+        self.start_holder("seat-holder", "hold-seat", owned, move || {
+            crate::platform::hold_wayland_seat(&socket);
+        })?;
         let deadline = Instant::now() + START_TIMEOUT;
         while !crate::platform::wayland_seat_ready(ipc) {
             if Instant::now() >= deadline {

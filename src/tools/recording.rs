@@ -76,8 +76,7 @@ async fn start(
         Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
         Err(_) => (None, "unknown".to_string()),
     };
-    let on_wayland = ctx.desktop().display.is_none() && ctx.desktop().wayland_display.is_some();
-    if video && on_wayland {
+    if video && ctx.desktop().wayland_only() {
         return Err(ToolError::failed(format!(
             "`{video_field}`: video recording grabs an X screen and is not supported on Wayland yet; record without it (every turn still has its screenshots)"
         )));

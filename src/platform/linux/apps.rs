@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::families::Family;
+use crate::desktop::Backend;
 use crate::platform::{InstalledApp, LaunchRequest, PlatformError, PlatformResult};
 
 /// One parsed `.desktop` file.
@@ -321,7 +322,11 @@ pub struct LaunchPlan {
 
 /// `scratch` holds per-launch state (a browser's private profile): the sandbox's folder when
 /// there is one, so it goes away with the sandbox.
-pub fn plan_launch(req: &LaunchRequest, scratch: &Path) -> PlatformResult<LaunchPlan> {
+pub fn plan_launch(
+    req: &LaunchRequest,
+    scratch: &Path,
+    backend: Backend,
+) -> PlatformResult<LaunchPlan> {
     let (name, words) = if let Some(path) = &req.path {
         let p = crate::files::expand_home(path);
         if !p.exists() {
@@ -357,7 +362,13 @@ pub fn plan_launch(req: &LaunchRequest, scratch: &Path) -> PlatformResult<Launch
                 Some(e) => e,
                 // A program on PATH with no desktop entry still launches by name.
                 None if !name.contains('/') && find_on_path(name).is_some() => {
-                    return plan_from_words(name.clone(), vec![name.clone()], req, scratch);
+                    return plan_from_words(
+                        name.clone(),
+                        vec![name.clone()],
+                        req,
+                        scratch,
+                        backend,
+                    );
                 }
                 None => {
                     return Err(PlatformError::Launch(format!(
@@ -372,7 +383,7 @@ pub fn plan_launch(req: &LaunchRequest, scratch: &Path) -> PlatformResult<Launch
         };
         (entry.name.clone(), exec_words(&entry.exec))
     };
-    plan_from_words(name, words, req, scratch)
+    plan_from_words(name, words, req, scratch, backend)
 }
 
 fn find_on_path(program: &str) -> Option<PathBuf> {
@@ -386,6 +397,7 @@ fn plan_from_words(
     mut words: Vec<String>,
     req: &LaunchRequest,
     scratch: &Path,
+    backend: Backend,
 ) -> PlatformResult<LaunchPlan> {
     if words.is_empty() {
         return Err(PlatformError::Launch(format!(
@@ -397,7 +409,7 @@ fn plan_from_words(
     let family = Family::of(&program);
     let mut relay = None;
     if let Some(f) = family {
-        let flags = f.flags(&req.additional_arguments, scratch)?;
+        let flags = f.flags(&req.additional_arguments, scratch, backend)?;
         args.extend(flags.args);
         relay = flags.relay;
     }

@@ -54,11 +54,6 @@ pub trait DisplayServer: Send + Sync {
     fn toolkit_frame_origin(&self, _id: u64) -> Option<(i32, i32)> {
         None
     }
-    /// True where windows do not know their place on the screen (Wayland): toolkits then
-    /// report element extents relative to their window, every toolkit alike.
-    fn hides_window_positions(&self) -> bool {
-        false
-    }
     /// Why no app takes background (synthetic) input on this display, when none does
     /// (Wayland): every app's quirks then say so, and the tools escalate to foreground.
     fn background_input_caveat(&self) -> Option<&'static str> {

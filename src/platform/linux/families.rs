@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::apps::basename;
+use crate::desktop::Backend;
 use crate::platform::{PageEndpoint, PageProtocol, PlatformError, PlatformResult};
 use crate::relay;
 
@@ -102,20 +103,17 @@ impl Family {
     /// Flags to put before the caller's own arguments, and the relay to start the program
     /// through. A profile the caller chose is kept; otherwise each launch gets a fresh one
     /// under `scratch` (the sandbox's folder).
-    /// What it needs to be a native Wayland client (Firefox reads MOZ_ENABLE_WAYLAND from
-    /// the app environment; Chromium takes only a flag, and without it looks for X).
-    pub fn wayland_args(self, user_args: &[String]) -> Vec<String> {
+    /// On `backend`'s desktop: a browser is a native client of it (Firefox reads
+    /// MOZ_ENABLE_WAYLAND from the app environment; Chromium takes only a flag, and
+    /// without it looks for X).
+    pub fn flags(
+        self,
+        user_args: &[String],
+        scratch: &Path,
+        backend: Backend,
+    ) -> PlatformResult<Flags> {
         match self {
-            Family::Chromium if !user_args.iter().any(|a| a.starts_with("--ozone-platform")) => {
-                vec!["--ozone-platform=wayland".into()]
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    pub fn flags(self, user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
-        match self {
-            Family::Chromium => chromium_flags(user_args, scratch),
+            Family::Chromium => chromium_flags(user_args, scratch, backend),
             Family::Firefox => firefox_flags(user_args, scratch),
             // The splash is a window of its own, shown first; restoring documents from an
             // earlier crash would open dialogs.
@@ -153,7 +151,7 @@ fn fresh_dir(scratch: &Path, family: &str) -> PathBuf {
 /// 24.1 MB"), which came and went between runs and changed every few seconds.
 const CHROMIUM_PREFS: &str = r#"{"browser":{"hovercard":{"memory_usage_enabled":false}}}"#;
 
-fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Flags> {
+fn chromium_flags(user_args: &[String], scratch: &Path, backend: Backend) -> PlatformResult<Flags> {
     let mut flags = vec![
         "--force-renderer-accessibility".to_string(),
         "--no-first-run".into(),
@@ -166,6 +164,9 @@ fn chromium_flags(user_args: &[String], scratch: &Path) -> PlatformResult<Flags>
         // Automation mode: no infobar about the flags above.
         "--test-type".into(),
     ];
+    if backend == Backend::Wayland && !user_args.iter().any(|a| a.starts_with("--ozone-platform")) {
+        flags.push("--ozone-platform=wayland".into());
+    }
     if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {
         flags.push("--no-sandbox".into());
     }
@@ -377,7 +378,10 @@ mod tests {
     #[test]
     fn chromium_gets_a_fresh_profile_without_memory_figures_unless_one_is_chosen() {
         let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
-        let flags = Family::Chromium.flags(&[], &scratch).unwrap().args;
+        let flags = Family::Chromium
+            .flags(&[], &scratch, Backend::X11)
+            .unwrap()
+            .args;
         let dir = flags
             .iter()
             .find_map(|f| f.strip_prefix("--user-data-dir="))
@@ -390,7 +394,11 @@ mod tests {
             assert_eq!(prefs["browser"]["hovercard"]["memory_usage_enabled"], false);
         }
         let chosen = Family::Chromium
-            .flags(&["--user-data-dir=/tmp/mine".into()], &scratch)
+            .flags(
+                &["--user-data-dir=/tmp/mine".into()],
+                &scratch,
+                Backend::X11,
+            )
             .unwrap()
             .args;
         assert!(!chosen.iter().any(|f| f.starts_with("--user-data-dir=")));
@@ -398,9 +406,30 @@ mod tests {
     }
 
     #[test]
+    fn chromium_is_a_wayland_client_on_wayland_unless_told_otherwise() {
+        let scratch = fresh_dir(&std::env::temp_dir(), "families-ozone");
+        let ozone = |args: &[String], backend| {
+            Family::Chromium
+                .flags(args, &scratch, backend)
+                .unwrap()
+                .args
+                .into_iter()
+                .filter(|f| f.starts_with("--ozone-platform"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ozone(&[], Backend::Wayland), ["--ozone-platform=wayland"]);
+        assert!(ozone(&[], Backend::X11).is_empty());
+        assert!(ozone(&["--ozone-platform=x11".into()], Backend::Wayland).is_empty());
+        std::fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    #[test]
     fn firefox_gets_a_fresh_profile_with_quiet_prefs_unless_one_is_chosen() {
         let scratch = fresh_dir(&std::env::temp_dir(), "families-test");
-        let flags = Family::Firefox.flags(&[], &scratch).unwrap().args;
+        let flags = Family::Firefox
+            .flags(&[], &scratch, Backend::X11)
+            .unwrap()
+            .args;
         assert_eq!(flags[0], "--no-remote");
         assert_eq!(flags[1], "--remote-debugging-port=0");
         let profile = PathBuf::from(&flags[3]);
@@ -408,7 +437,7 @@ mod tests {
         let prefs = std::fs::read_to_string(profile.join("user.js")).unwrap();
         assert!(prefs.contains("user_pref(\"datareporting.policy.firstRunURL\", \"\");"));
         let chosen = Family::Firefox
-            .flags(&["-P".into(), "work".into()], &scratch)
+            .flags(&["-P".into(), "work".into()], &scratch, Backend::X11)
             .unwrap()
             .args;
         assert_eq!(chosen, vec!["--no-remote", "--remote-debugging-port=0"]);

@@ -163,7 +163,7 @@ fn connect_display(desktop: &DesktopEnv) -> PlatformResult<Arc<dyn DisplayServer
     #[cfg(feature = "wayland")]
     if let Some(socket) = desktop.wayland_socket() {
         let chosen =
-            desktop.backend == Some(crate::desktop::Backend::Wayland) || desktop.display.is_none();
+            desktop.backend == Some(crate::desktop::Backend::Wayland) || desktop.wayland_only();
         match wayland::Wayland::connect(&socket, desktop.sway_socket.as_deref()) {
             Ok(w) if chosen || w.usable() => return Ok(Arc::new(w)),
             Err(e) if chosen => return Err(e),
@@ -287,13 +287,7 @@ impl Platform for LinuxPlatform {
             .sandbox_dir
             .clone()
             .unwrap_or_else(std::env::temp_dir);
-        let mut plan = apps::plan_launch(request, &scratch)?;
-        if self.display.backend() == crate::desktop::Backend::Wayland {
-            if let Some(family) = families::Family::of(&plan.program) {
-                let extra = family.wayland_args(&request.additional_arguments);
-                plan.args.splice(0..0, extra);
-            }
-        }
+        let plan = apps::plan_launch(request, &scratch, self.display.backend())?;
         if !request.creates_new_application_instance {
             let program = std::path::Path::new(&plan.program)
                 .file_name()
@@ -404,7 +398,9 @@ impl Platform for LinuxPlatform {
     }
 
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
-        let frames = if self.display.hides_window_positions() {
+        // No Wayland client knows where its window is: toolkits report extents relative
+        // to it.
+        let frames = if self.display.backend() == crate::desktop::Backend::Wayland {
             atspi::FrameOrigin::WindowRelative
         } else {
             atspi::FrameOrigin::Screen {

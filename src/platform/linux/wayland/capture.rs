@@ -62,7 +62,9 @@ impl Session {
         frame: &ZwlrScreencopyFrameV1,
         shm: &wl_shm::WlShm,
     ) -> PlatformResult<Capture> {
-        self.read_until("a screencopy", |s| s.frame.described || s.frame.failed)?;
+        self.read_until("a screencopy", super::ANSWER_WAIT, |s| {
+            s.frame.described || s.frame.failed
+        })?;
         let Some((format, width, height, stride)) = self.state.frame.shm else {
             return Err(PlatformError::Capture(
                 "the compositor offered no shared-memory buffer for the screenshot".into(),
@@ -86,7 +88,9 @@ impl Session {
             (),
         );
         frame.copy(&buffer);
-        let copied = self.read_until("a screencopy", |s| s.frame.ready || s.frame.failed);
+        let copied = self.read_until("a screencopy", super::ANSWER_WAIT, |s| {
+            s.frame.ready || s.frame.failed
+        });
         buffer.destroy();
         pool.destroy();
         copied?;

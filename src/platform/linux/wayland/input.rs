@@ -50,7 +50,7 @@ impl Session {
         &mut self,
         window: &WindowInfo,
         events: &[InputEvent],
-        toplevel: Option<u64>,
+        toplevel: u64,
     ) -> PlatformResult<()> {
         let before = self
             .state
@@ -59,8 +59,8 @@ impl Session {
             .find(|t| t.activated)
             .map(|t| t.id);
         let pointer_before = self.state.devices.pointer_at;
-        if let Some(id) = toplevel.filter(|id| Some(*id) != before) {
-            self.activate(id)?;
+        if before != Some(toplevel) {
+            self.activate(toplevel)?;
         }
         self.map_keys(events)?;
         let origin = (window.bounds.x, window.bounds.y);
@@ -78,7 +78,7 @@ impl Session {
         self.roundtrip()?;
         // Give the user's foreground back: the window that was active, the pointer where
         // it was.
-        if let Some(before) = before.filter(|b| Some(*b) != toplevel) {
+        if let Some(before) = before.filter(|b| *b != toplevel) {
             let _ = self.activate(before);
         }
         if let (Some((x, y)), true) = (pointer_before, events.iter().any(is_pointer)) {
@@ -103,18 +103,9 @@ impl Session {
             .by_id(id)
             .ok_or(PlatformError::NoSuchWindow(id))?;
         toplevel.handle.activate(&seat);
-        let deadline = Instant::now() + ACTIVATE_WAIT;
-        while Instant::now() < deadline {
-            self.roundtrip()?;
-            if self.state.toplevels.by_id(id).is_some_and(|t| t.activated) {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Err(PlatformError::Other(format!(
-            "the compositor did not activate window {id} within {} ms",
-            ACTIVATE_WAIT.as_millis()
-        )))
+        self.read_until("the activation of a window", ACTIVATE_WAIT, |s| {
+            s.toplevels.by_id(id).is_some_and(|t| t.activated)
+        })
     }
 
     fn send(&mut self, event: &InputEvent, (ox, oy): (i32, i32)) -> PlatformResult<()> {

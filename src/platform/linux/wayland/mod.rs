@@ -7,7 +7,8 @@
 //! - capture: `wlr-screencopy` of the window's region of the output ([`capture`]);
 //! - input: `wlr-virtual-pointer` and `virtual-keyboard` with a keymap of its own
 //!   ([`input`]): the seat's real pointer and keyboard, a foreground route. Wayland has no
-//!   way to address events to one window, so background input is refused, never faked.
+//!   way to address events to one window, so background input sends nothing and every
+//!   app's quirks say so (the tools escalate), never faked.
 //!
 //! One connection, one event queue, behind one lock: every call takes the lock, sends its
 //! requests and reads until its answer came (bounded: a compositor that stops answering
@@ -143,7 +144,7 @@ impl Wayland {
                 "foreign_toplevel",
                 s.toplevels.manager.is_some(),
                 "zwlr_foreign_toplevel_manager_v1 (the window list)",
-                "list_windows sees no windows; accessibility trees of known pids still work",
+                "list_windows and every window tool fail, saying so; accessibility trees of known pids still work",
             ),
             check(
                 "screencopy",
@@ -193,6 +194,12 @@ impl Wayland {
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         session.state.output_size
     }
+
+    /// The whole output, in its own pixels.
+    fn output_rect(&self) -> Rect {
+        let (w, h) = self.screen_size();
+        Rect::new(0, 0, w as i32, h as i32)
+    }
 }
 
 impl Session {
@@ -211,9 +218,14 @@ impl Session {
             })
     }
 
-    /// Reads events until `done` says the answer came, or `ANSWER_WAIT` passed.
-    fn read_until(&mut self, what: &str, done: impl Fn(&State) -> bool) -> PlatformResult<()> {
-        let deadline = Instant::now() + ANSWER_WAIT;
+    /// Reads events until `done` says the answer came, or `within` passed.
+    fn read_until(
+        &mut self,
+        what: &str,
+        within: Duration,
+        done: impl Fn(&State) -> bool,
+    ) -> PlatformResult<()> {
+        let deadline = Instant::now() + within;
         loop {
             self.queue
                 .dispatch_pending(&mut self.state)
@@ -224,8 +236,8 @@ impl Session {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(PlatformError::Other(format!(
-                    "the Wayland compositor did not answer {what} within {} s",
-                    ANSWER_WAIT.as_secs()
+                    "the Wayland compositor did not answer {what} within {} ms",
+                    within.as_millis()
                 )));
             }
             self.conn
@@ -390,36 +402,27 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn windows(&self) -> PlatformResult<Vec<super::display::ServerWindow>> {
-        let (w, h) = self.screen_size();
+        let output = self.output_rect();
         let joined = self.joined()?;
         let count = joined.len();
         Ok(joined
             .into_iter()
             .enumerate()
-            .map(
-                |(
-                    i,
-                    Joined {
-                        id,
-                        toplevel: t,
-                        placed,
-                    },
-                )| super::display::ServerWindow {
-                    id,
-                    pid: placed.as_ref().and_then(|p| p.pid),
-                    title: t.title,
-                    class: t.app_id,
-                    // Without the compositor's word, a window is taken to fill the output.
-                    bounds: placed
-                        .as_ref()
-                        .map(|p| p.rect)
-                        .unwrap_or(Rect::new(0, 0, w as i32, h as i32)),
-                    // The active window is the front one; the rest keep their order.
-                    z_index: if t.activated { count as u32 } else { i as u32 },
-                    is_on_screen: !t.minimized && placed.as_ref().is_none_or(|p| p.visible),
-                    desktop: None,
+            .map(|(i, j)| super::display::ServerWindow {
+                id: j.id,
+                pid: j.placed.as_ref().and_then(|p| p.pid),
+                bounds: j.bounds(output),
+                // The active window is the front one; the rest keep their order.
+                z_index: if j.toplevel.activated {
+                    count as u32
+                } else {
+                    i as u32
                 },
-            )
+                is_on_screen: !j.toplevel.minimized && j.placed.as_ref().is_none_or(|p| p.visible),
+                desktop: None,
+                title: j.toplevel.title,
+                class: j.toplevel.app_id,
+            })
             .collect())
     }
 
@@ -432,12 +435,7 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn window_bounds(&self, id: u64) -> PlatformResult<Rect> {
-        let (w, h) = self.screen_size();
-        Ok(self
-            .window(id)?
-            .placed
-            .map(|p| p.rect)
-            .unwrap_or(Rect::new(0, 0, w as i32, h as i32)))
+        Ok(self.window(id)?.bounds(self.output_rect()))
     }
 
     fn screen_size(&self) -> (u32, u32) {
@@ -455,17 +453,10 @@ impl super::display::DisplayServer for Wayland {
 
     fn capture(&self, id: u64) -> PlatformResult<Capture> {
         let bounds = self.window_bounds(id)?;
-        let (w, h) = self.screen_size();
-        let region = bounds
-            .intersection(&Rect::new(0, 0, w as i32, h as i32))
-            .ok_or_else(|| {
-                PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
-            })?;
+        let region = bounds.intersection(&self.output_rect()).ok_or_else(|| {
+            PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
+        })?;
         self.with_session(|s| s.capture_region(region))
-    }
-
-    fn hides_window_positions(&self) -> bool {
-        true
     }
 
     fn background_input_caveat(&self) -> Option<&'static str> {
@@ -488,9 +479,7 @@ impl super::display::DisplayServer for Wayland {
             return Ok(());
         }
         let toplevel = self.window(window.window_id)?.toplevel.id;
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        session.roundtrip()?;
-        session.send_foreground(window, events, Some(toplevel))
+        self.with_session(|s| s.send_foreground(window, events, toplevel))
     }
 
     fn warp(&self, x: i32, y: i32) -> PlatformResult<()> {
@@ -532,8 +521,8 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn capture_screen(&self) -> PlatformResult<Capture> {
-        let (w, h) = self.screen_size();
-        self.with_session(|s| s.capture_region(Rect::new(0, 0, w as i32, h as i32)))
+        let output = self.output_rect();
+        self.with_session(|s| s.capture_region(output))
     }
 }
 
@@ -547,6 +536,14 @@ struct Joined {
     id: u64,
     toplevel: toplevels::Toplevel,
     placed: Option<sway::SwayWindow>,
+}
+
+impl Joined {
+    /// Where the window is on the output: the compositor's word, else (no IPC) the whole
+    /// output.
+    fn bounds(&self, output: Rect) -> Rect {
+        self.placed.as_ref().map_or(output, |p| p.rect)
+    }
 }
 
 /// Window ids from sway's container numbers start here (this connection's own numbers,
