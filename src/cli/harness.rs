@@ -43,6 +43,38 @@ pub(super) fn run_diff(
     if passed { 0 } else { 1 }
 }
 
+/// `cua report merge DIR…`: the shards' reports as one (see [`crate::report::merge`]).
+pub(super) fn run_report_merge(dirs: &[PathBuf], outputs: &crate::report::Outputs) -> i32 {
+    use crate::report::merge;
+    let shards = match merge::read_shards(dirs) {
+        Ok(s) => s,
+        Err(problems) => {
+            return fail(2, format!("cannot merge:\n  {}", problems.join("\n  ")));
+        }
+    };
+    let reports = match &outputs.report_dir {
+        Some(dir) => match merge::gather_assets(shards, dir) {
+            Ok(r) => r,
+            Err(e) => {
+                return fail(
+                    1,
+                    format!("copying the shards' images into {}: {e}", dir.display()),
+                );
+            }
+        },
+        None => shards.into_iter().map(|(_, r)| r).collect(),
+    };
+    let title = format!("cua test ({} shards)", dirs.len());
+    if let Err(e) = outputs.emit_with(&title, &reports, crate::report::html::write_merged) {
+        return fail(1, format!("writing the report: {e}"));
+    }
+    if reports.iter().all(|r| r.passed) {
+        0
+    } else {
+        1
+    }
+}
+
 /// Per invocation: two `cua test` runs at once must not record into the same folders.
 pub(super) fn default_work_dir() -> PathBuf {
     std::env::temp_dir().join(format!("cua-test-{}", std::process::id()))

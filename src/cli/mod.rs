@@ -235,6 +235,9 @@ enum Command {
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
     Record(RecordCommand),
+    /// Reports of `cua test` runs.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Compare two trajectories turn by turn: action, accessibility tree, screenshot.
     /// Exit 0 within tolerances, 1 when they differ, 2 on bad input (nothing written).
     Diff {
@@ -267,6 +270,20 @@ struct HarnessDirs {
     /// Folder of goldens.
     #[arg(long, value_name = "DIR", default_value = "goldens")]
     goldens: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+enum ReportCommand {
+    /// Merge the report folders of sharded runs (`cua test --shard I/N --report DIR`) into
+    /// one report: every scenario, failures first. Exit 0 all passed, 1 any failed, 2 bad
+    /// input (a folder without report.json, a corrupt one, a scenario in two shards).
+    Merge {
+        /// The shards' report folders.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        #[command(flatten)]
+        outputs: ReportFlags,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -646,6 +663,9 @@ pub fn main() -> i32 {
             fail_on_flaky,
         ),
         Command::Golden(cmd) => run_golden(cmd),
+        Command::Report(ReportCommand::Merge { dirs, outputs }) => {
+            harness::run_report_merge(&dirs, &outputs.outputs())
+        }
         Command::Demo { out: dir, backend } => crate::demo::run(dir, backend),
         Command::Docs {
             schemas: None,

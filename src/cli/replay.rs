@@ -32,8 +32,12 @@ pub(super) fn run_replay(
         if let Err(e) = runtime.block_on(registry.call(&ctx, "set_recording", args)) {
             return fail(e.exit_code(), e);
         }
-        // Compared with the recording: each turn's after-state is the settled window.
-        ctx.recorder.settle_each_turn();
+        // Compared with the recording: each turn's after-state is the stable window, read
+        // once the turn's recorded change has shown.
+        ctx.recorder.settle_each_turn(crate::recording::EachTurn {
+            after_check: true,
+            ..Default::default()
+        });
     }
     let bar = indicatif::ProgressBar::new(total as u64);
     bar.set_style(

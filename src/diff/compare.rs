@@ -180,17 +180,31 @@ pub(super) fn action_differences(
     // clicks read their effect back) says nothing against the run's effect; the turn's
     // change is compared all the same. Any other change of effect still counts.
     let (expected_effect, actual_effect) = (effect(expected), effect(actual));
-    if expected_effect != "\"unverifiable\"" {
+    if expected_effect != "\"unverifiable\"" && !late_effect(expected, actual) {
         changed(&mut out, "effect", expected_effect, actual_effect);
     }
     out
+}
+
+/// Whether two effects differ only in when the change showed: one side `confirmed`, the
+/// other `no_change` (its read-back gave up before a slow app showed the change) while its
+/// settled window did change. The change itself is compared in the tree and pixels.
+fn late_effect(expected: &Value, actual: &Value) -> bool {
+    fn effect(v: &Value) -> Option<&str> {
+        v.pointer("/result/effect").and_then(Value::as_str)
+    }
+    let changed_late = |v: &Value| {
+        effect(v) == Some("no_change") && v.pointer("/settle/changed") == Some(&Value::Bool(true))
+    };
+    (effect(expected) == Some("confirmed") && changed_late(actual))
+        || (effect(actual) == Some("confirmed") && changed_late(expected))
 }
 
 /// Whether two targets, one written by another driver, are one element: the same role and
 /// name in one vocabulary (its doubled GTK 4 labels undone), or, where one side has no
 /// name, the same role (cua-driver names an unnamed element by its text).
 fn same_foreign_target(expected: &str, actual: &str) -> bool {
-    use crate::trajectory::markdown::{parse, role_key};
+    use crate::snapshot::markdown::{parse, role_key};
     let line = |s: &str| parse(&format!("- {s}")).into_iter().next();
     match (line(expected), line(actual)) {
         (Some(e), Some(a)) => {
@@ -270,6 +284,7 @@ pub(super) fn compare_screenshots(
             }
         }
     }
+    masks.extend(expected.busy_frames.iter().chain(&actual.busy_frames));
     let opts = PixelDiffOptions {
         threshold: config.threshold,
         include_anti_aliased: config.include_anti_aliased,

@@ -24,6 +24,9 @@ pub struct DiffConfig {
     pub mask: Vec<MaskRule>,
     /// Volatile text replaced before comparing trees and action results.
     pub redact: Vec<RedactRule>,
+    /// Leave busy widgets out (progress bars, spinners, "Saving…" labels: their tree
+    /// lines and their frames in screenshots; [`crate::snapshot::busy`]). Default true.
+    pub mask_busy: bool,
 }
 
 impl Default for DiffConfig {
@@ -37,6 +40,7 @@ impl Default for DiffConfig {
             compare_tree: true,
             mask: Vec::new(),
             redact: Vec::new(),
+            mask_busy: true,
         }
     }
 }

@@ -12,6 +12,24 @@ pub(super) struct LoadedTurn {
     /// `after_state.json`).
     pub(super) state: Option<Value>,
     pub(super) designated: Designated,
+    /// The frames of its after-state's busy widgets, masked in its screenshot (empty when
+    /// the config compares them).
+    pub(super) busy_frames: Vec<Rect>,
+}
+
+impl LoadedTurn {
+    /// Leaves its after-state's busy widgets out of the comparison ([`crate::snapshot::busy`]).
+    pub(super) fn without_busy(&mut self) {
+        if let Some(state) = &self.state {
+            self.busy_frames = crate::snapshot::busy::frames(state);
+            self.state = Some(crate::snapshot::busy::without_busy(state));
+        }
+    }
+
+    /// How the run settled this turn, when it settled each turn.
+    pub(super) fn settle(&self) -> Option<crate::trajectory::Settle> {
+        serde_json::from_value(self.action.get("settle")?.clone()).ok()
+    }
 }
 
 /// What a turn's action designated beyond its literal arguments.
@@ -55,6 +73,7 @@ pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<L
                 action,
                 state,
                 designated,
+                busy_frames: Vec::new(),
             })
         })
         .collect()
@@ -62,7 +81,8 @@ pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<L
 
 /// `role "name"` of an element turn's line in its before-state, when it has no locator.
 pub(super) fn markdown_element(turn_dir: &Path, action: &Value) -> Option<String> {
-    use crate::trajectory::{markdown, read};
+    use crate::snapshot::markdown;
+    use crate::trajectory::read;
     if action.get("target").is_some_and(|t| !t.is_null()) {
         return None;
     }
@@ -75,7 +95,7 @@ pub(super) fn markdown_element(turn_dir: &Path, action: &Value) -> Option<String
 
 /// An element as both drivers can say it: the role in one vocabulary, and the name.
 pub(super) fn element_words(role: &str, name: &str) -> String {
-    format!("{} {name:?}", crate::trajectory::markdown::role_key(role))
+    format!("{} {name:?}", crate::snapshot::markdown::role_key(role))
 }
 
 pub(super) fn decode_png(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {

@@ -37,7 +37,7 @@ pub enum DiffError {
     BadInput(Vec<String>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnStatus {
     Passed,
@@ -46,10 +46,12 @@ pub enum TurnStatus {
     Missing,
     /// In the actual trajectory only.
     Extra,
+    /// A run's window never held still: its state could not be compared.
+    Unsettled,
 }
 
 /// The screenshot comparison of one turn.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PixelSummary {
     pub diff_pixels: u64,
     pub diff_ratio: f64,
@@ -59,7 +61,7 @@ pub struct PixelSummary {
     pub within_tolerance: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TurnDiff {
     pub turn: u32,
     pub tool: String,
@@ -71,6 +73,12 @@ pub struct TurnDiff {
     /// Unified diff of the redacted post-action tree.
     pub tree_diff: Option<String>,
     pub pixels: Option<PixelSummary>,
+    /// Milliseconds the golden's app took to settle this turn, when it settled each turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_latency_ms: Option<u64>,
+    /// ... and the run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_latency_ms: Option<u64>,
     pub expected_dir: Option<PathBuf>,
     pub actual_dir: Option<PathBuf>,
     /// The diff image (PNG) when the screenshots differ beyond tolerance.
@@ -84,7 +92,7 @@ impl TurnDiff {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrajectoryDiff {
     pub expected: PathBuf,
     pub actual: PathBuf,
@@ -115,8 +123,12 @@ pub fn diff_trajectories(
     let rules = config
         .redactions()
         .map_err(|e| DiffError::BadInput(vec![e]))?;
-    let expected = load(expected_dir, "expected", &mut problems);
-    let actual = load(actual_dir, "actual", &mut problems);
+    let mut expected = load(expected_dir, "expected", &mut problems);
+    let mut actual = load(actual_dir, "actual", &mut problems);
+    if config.mask_busy {
+        expected.iter_mut().for_each(LoadedTurn::without_busy);
+        actual.iter_mut().for_each(LoadedTurn::without_busy);
+    }
     if !problems.is_empty() {
         return Err(DiffError::BadInput(problems));
     }
@@ -162,14 +174,23 @@ pub fn diff_trajectories(
                 } else if let Some(d) = &tree_diff {
                     reasons.push(tree_reason(d));
                 }
+                let (settled_e, settled_a) = (e.settle(), a.settle());
+                let unsettled = unsettled_reasons(settled_e.as_ref(), settled_a.as_ref());
+                let status = match unsettled.is_empty() {
+                    true => TurnStatus::Passed,
+                    false => TurnStatus::Unsettled,
+                };
+                reasons.splice(0..0, unsettled);
                 TurnDiff {
                     turn: a.number,
                     tool: tool_of(a),
-                    status: TurnStatus::Passed,
+                    status,
                     reasons,
                     action_diff,
                     tree_diff,
                     pixels: None,
+                    expected_latency_ms: settled_e.map(|s| s.latency_ms),
+                    actual_latency_ms: settled_a.map(|s| s.latency_ms),
                     expected_dir: Some(e.dir.clone()),
                     actual_dir: Some(a.dir.clone()),
                     diff_png: None,
@@ -183,6 +204,8 @@ pub fn diff_trajectories(
                 action_diff: Vec::new(),
                 tree_diff: None,
                 pixels: None,
+                expected_latency_ms: None,
+                actual_latency_ms: None,
                 expected_dir: Some(e.dir.clone()),
                 actual_dir: None,
                 diff_png: None,
@@ -195,6 +218,8 @@ pub fn diff_trajectories(
                 action_diff: Vec::new(),
                 tree_diff: None,
                 pixels: None,
+                expected_latency_ms: None,
+                actual_latency_ms: None,
                 expected_dir: None,
                 actual_dir: Some(a.dir.clone()),
                 diff_png: None,
@@ -290,6 +315,27 @@ pub fn diff_trajectories(
         passed: turns.iter().all(TurnDiff::passed),
         turns,
     })
+}
+
+/// `unsettled: …` for each side whose window never held still (empty when both did).
+fn unsettled_reasons(
+    expected: Option<&crate::trajectory::Settle>,
+    actual: Option<&crate::trajectory::Settle>,
+) -> Vec<String> {
+    [("golden", expected), ("run", actual)]
+        .into_iter()
+        .filter_map(|(side, s)| {
+            let s = s.filter(|s| s.status == crate::trajectory::SettleStatus::Unsettled)?;
+            Some(format!(
+                "unsettled: the {side}'s window never held still (still changing: {}); its state cannot be compared",
+                if s.changing.is_empty() {
+                    "unknown".to_string()
+                } else {
+                    s.changing.join("; ")
+                }
+            ))
+        })
+        .collect()
 }
 
 /// The text a panic carried.

@@ -34,7 +34,7 @@ pub fn state_text(state: Option<&serde_json::Value>, rules: &[Redaction], foreig
         return String::new();
     };
     let tree = s["tree_markdown"].as_str().unwrap_or("");
-    let lines = crate::trajectory::markdown::parse(tree);
+    let lines = crate::snapshot::markdown::parse(tree);
     let window = lines.first().filter(|l| l.depth == 0);
     // cua-driver's states carry no title, only the window line's name: both sides then
     // take that one (the window manager's title can differ from it, e.g. an editor's `*`).
@@ -50,7 +50,7 @@ pub fn state_text(state: Option<&serde_json::Value>, rules: &[Redaction], foreig
             match window.filter(|_| k == 0) {
                 Some(w) => out.push_str(&format!(
                     "- {} {:?}",
-                    crate::trajectory::markdown::role_key(&w.role),
+                    crate::snapshot::markdown::role_key(&w.role),
                     w.name
                 )),
                 None => out.push_str(&index.replace(line, "$1")),

@@ -60,8 +60,12 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
             )
             .await
             .map_err(|e| format!("set_recording: {e}"))?;
-        // Compared with goldens: each turn's after-state is the settled window.
-        ctx.recorder.settle_each_turn();
+        // Compared with goldens: each turn's after-state is the stable window; a replayed
+        // turn's is read once its recorded change has shown (as `cua replay` checks it).
+        ctx.recorder.settle_each_turn(crate::recording::EachTurn {
+            timeout: scenario.settle_timeout(),
+            after_check: scenario.spec.trajectory.is_some(),
+        });
         let steps = match &scenario.spec.trajectory {
             Some(t) => {
                 let app = crate::replay::BoundApp {

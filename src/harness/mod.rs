@@ -315,6 +315,16 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         ));
         return finish(report);
     }
+    let unsettled = verdict::unsettled(&run_dir);
+    if opts.update && !unsettled.is_empty() {
+        let list: Vec<String> = unsettled.iter().map(|u| format!("  {u}")).collect();
+        report.error = Some(format!(
+            "golden not updated: {} turn(s) never held still, so no state of theirs can be a golden (raise settle_timeout_ms, or mask what keeps changing):\n{}",
+            unsettled.len(),
+            list.join("\n")
+        ));
+        return finish(report);
+    }
     if opts.update {
         match goldens.store(&scenario.golden, &run_dir) {
             Ok(dest) => {
@@ -344,7 +354,10 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
     }
     match diff_trajectories(&golden, &run_dir, &scenario.spec.diff) {
         Err(e) => report.error = Some(format!("golden {}: {e}", golden.display())),
-        Ok(d) => {
+        Ok(mut d) => {
+            if let Some(max) = scenario.spec.max_turn_ms {
+                verdict::over_budget(&mut d, max);
+            }
             report.passed = d.passed;
             if d.passed && opts.heal && !report.heals.is_empty() {
                 report.notes.push(write_heal(scenario, &run_dir, ci));

@@ -31,6 +31,12 @@ pub struct ScenarioFile {
     pub backends: Option<Vec<crate::sandbox::Backend>>,
     /// Seconds the app's window, and each step's target, may take to show (default 30).
     pub timeout: Option<u64>,
+    /// Milliseconds a turn's window may take to hold still before its after-state is taken
+    /// anyway, as `unsettled` (default 2000).
+    pub settle_timeout_ms: Option<u64>,
+    /// A turn whose app took longer than this (milliseconds from the action to the settled
+    /// window) fails as too slow; none by default.
+    pub max_turn_ms: Option<u64>,
     /// A recorded trajectory to replay (relative to the project root)...
     pub trajectory: Option<String>,
     /// ... or inline tool calls.
@@ -141,6 +147,14 @@ impl Scenario {
     /// How long the app's window, and each step's target, may take to show.
     pub fn ready_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.spec.timeout.unwrap_or(DEFAULT_TIMEOUT_S))
+    }
+
+    /// How long a turn's window may take to hold still (`settle_timeout_ms`).
+    pub fn settle_timeout(&self) -> std::time::Duration {
+        self.spec
+            .settle_timeout_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(crate::recording::stable::TIMEOUT)
     }
 
     /// `step N (file:line)`, as errors and reports name a step (N from 1).

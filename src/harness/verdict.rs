@@ -90,6 +90,50 @@ pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonour
     out
 }
 
+/// Fails each turn whose app took longer than `max_ms` to settle (a scenario's
+/// `max_turn_ms`), saying so as slowness beside the golden's time.
+pub fn over_budget(diff: &mut crate::diff::TrajectoryDiff, max_ms: u64) {
+    use crate::diff::TurnStatus;
+    for t in &mut diff.turns {
+        let Some(ms) = t.actual_latency_ms.filter(|&ms| ms > max_ms) else {
+            continue;
+        };
+        let golden = t
+            .expected_latency_ms
+            .map(|g| format!(" (golden: {g} ms)"))
+            .unwrap_or_default();
+        t.reasons.push(format!(
+            "slow: the app took {ms} ms to settle, over max_turn_ms = {max_ms}{golden}"
+        ));
+        if t.status == TurnStatus::Passed {
+            t.status = TurnStatus::Failed;
+        }
+    }
+    diff.passed = diff.turns.iter().all(crate::diff::TurnDiff::passed);
+}
+
+/// The turns of a recorded run whose window never held still, with what kept changing:
+/// such a run is never stored as a golden.
+pub fn unsettled(run_dir: &Path) -> Vec<Unhonoured> {
+    let turns = crate::replay::turn_dirs(run_dir).unwrap_or_default();
+    turns
+        .iter()
+        .filter_map(|(n, dir)| {
+            let action = crate::trajectory::read::action(dir).ok()?;
+            let settle: crate::trajectory::Settle =
+                serde_json::from_value(action.get("settle")?.clone()).ok()?;
+            (settle.status == crate::trajectory::SettleStatus::Unsettled).then(|| Unhonoured {
+                turn: *n,
+                tool: action["tool"].as_str().unwrap_or("?").to_string(),
+                reason: format!(
+                    "the window never held still (still changing: {})",
+                    settle.changing.join("; ")
+                ),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@
 
 pub mod redact;
 mod settle;
+pub mod stable;
 pub mod video;
 
 use std::path::{Path, PathBuf};
@@ -86,6 +87,36 @@ struct PendingTurn {
     task: tokio::task::JoinHandle<()>,
     /// Tells the task to stop waiting for the window to settle and read it now.
     cut: tokio::sync::watch::Sender<bool>,
+    /// In a run that checks each turn ([`EachTurn::after_check`]): the driver's word that
+    /// its check is over, with when it saw the turn's change. Dropped: go on all the same.
+    checked: tokio::sync::watch::Sender<Option<Option<Instant>>>,
+}
+
+impl PendingTurn {
+    /// Waits for the task, the driver's check over (it has moved on).
+    async fn finish(self) {
+        drop(self.checked);
+        let _ = self.task.await;
+    }
+}
+
+/// How a run that settles every turn takes its after-states ([`Recorder::settle_each_turn`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EachTurn {
+    /// How long a window may take to hold still ([`stable::TIMEOUT`] by default).
+    pub timeout: std::time::Duration,
+    /// The driver checks each turn's change before the after-state is read (a replay, see
+    /// [`Recorder::turn_checked`]).
+    pub after_check: bool,
+}
+
+impl Default for EachTurn {
+    fn default() -> Self {
+        EachTurn {
+            timeout: stable::TIMEOUT,
+            after_check: false,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -100,8 +131,8 @@ pub struct Recorder {
     /// the tree again.
     observed: Arc<Mutex<Option<settle::Observation>>>,
     /// Every turn settles before the next action runs (a replay or test run, whose
-    /// after-states are compared with a golden's): never cut short.
-    settle_each_turn: std::sync::atomic::AtomicBool,
+    /// after-states are compared with a golden's): never cut short, and stable.
+    each_turn: Mutex<Option<EachTurn>>,
 }
 
 /// Existing turn numbers in a folder.
@@ -317,7 +348,15 @@ impl Recorder {
     /// taken once the window settled.
     pub async fn finish_pending(&self) {
         if let Some(pending) = self.pending.lock().await.take() {
-            let _ = pending.task.await;
+            pending.finish().await;
+        }
+    }
+
+    /// The driver has checked the last turn (a replay: its recorded change showed at
+    /// `shown`, or the turn has none): its after-state may be read now.
+    pub async fn turn_checked(&self, shown: Option<Instant>) {
+        if let Some(pending) = self.pending.lock().await.as_ref() {
+            let _ = pending.checked.send(Some(shown));
         }
     }
 
@@ -333,10 +372,13 @@ impl Recorder {
 
     /// Makes every turn settle before the next action runs, as a replay or test run needs:
     /// its after-states are compared with a golden's and must not depend on how soon the
-    /// next turn came.
-    pub fn settle_each_turn(&self) {
-        self.settle_each_turn
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+    /// next turn came, nor on how fast the app was ([`stable`]).
+    pub fn settle_each_turn(&self, how: EachTurn) {
+        *self.each_turn.lock().unwrap() = Some(how);
+    }
+
+    fn each_turn(&self) -> Option<EachTurn> {
+        *self.each_turn.lock().unwrap()
     }
 
     /// Hands the previous turn to the writer now: its after-state is the window as it is
@@ -344,7 +386,7 @@ impl Recorder {
     async fn cut_pending(&self) {
         if let Some(pending) = self.pending.lock().await.take() {
             let _ = pending.cut.send(true);
-            let _ = pending.task.await;
+            pending.finish().await;
         }
     }
 
@@ -518,10 +560,8 @@ pub async fn record_call(
     // The previous turn must reach the writer first: turns stay in call order, and its
     // after-state (read now, if its window had not settled) stands in for this turn's
     // before-state.
-    if recorder
-        .settle_each_turn
-        .load(std::sync::atomic::Ordering::Relaxed)
-    {
+    let each_turn = recorder.each_turn();
+    if each_turn.is_some() {
         recorder.finish_pending().await;
     } else {
         recorder.cut_pending().await;
@@ -678,6 +718,7 @@ pub async fn record_call(
         click_point,
         target,
         redacted,
+        settle: None,
     };
     // The after-state is taken once the window is quiet, off the caller's return path, or
     // when the next recorded call cuts that wait short; that call waits for this task
@@ -685,22 +726,34 @@ pub async fn record_call(
     let last_state = recorder.last_state.clone();
     let observed = recorder.observed.clone();
     let (cut, cut_now) = settle::Cut::new();
+    let (checked, mut check) = tokio::sync::watch::channel::<Option<Option<Instant>>>(None);
+    let mut action = action;
     let task = tokio::spawn(async move {
         let after = match (&platform, pid, &window) {
             (Some(p), Some(pid), Some(w)) => {
-                let state = settle::settled_state(
-                    p,
-                    pid,
-                    w,
-                    settle::Effect {
-                        before: before.as_ref().map(|b| &b.json),
-                        action_started,
-                        confirmed,
-                    },
-                    &cut_now,
-                    &observed,
-                )
-                .await;
+                let effect = settle::Effect {
+                    before: before.as_ref().map(|b| &b.json),
+                    action_started,
+                    confirmed,
+                };
+                let state = match each_turn {
+                    Some(each) => {
+                        // A replay checks the turn's change first: read once it is there.
+                        let shown = match each.after_check {
+                            true => check
+                                .wait_for(Option::is_some)
+                                .await
+                                .ok()
+                                .and_then(|c| c.flatten()),
+                            false => None,
+                        };
+                        let (state, settled) =
+                            stable::stable_state(p, pid, w, effect, shown, each.timeout).await;
+                        action.settle = Some(settled);
+                        state
+                    }
+                    None => settle::settled_state(p, pid, w, effect, &cut_now, &observed).await,
+                };
                 *last_state.lock().unwrap() = Some(LastState {
                     window_id: w.window_id,
                     at: Instant::now(),
@@ -723,6 +776,6 @@ pub async fn record_call(
             after: scrub(after),
         });
     });
-    *recorder.pending.lock().await = Some(PendingTurn { task, cut });
+    *recorder.pending.lock().await = Some(PendingTurn { task, cut, checked });
     result
 }

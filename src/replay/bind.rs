@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
-use crate::trajectory::markdown;
+use crate::snapshot::markdown;
 
 /// The share of the recorded window's element names a live window must show to be it.
 const MIN_SHARED: f64 = 0.5;

@@ -18,7 +18,7 @@
 //! to the recorded frame, within 40 px, is taken.)
 
 use crate::snapshot::Snapshot;
-use crate::trajectory::markdown::{self, Line};
+use crate::snapshot::markdown::{self, Line};
 use crate::trajectory::{Locator, PathStep};
 
 use super::locate::same_name;

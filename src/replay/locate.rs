@@ -5,7 +5,7 @@
 //! ([`super::heal`]) resolves; both compare names with [`same_name`].
 
 use crate::snapshot::Snapshot;
-use crate::trajectory::markdown::{self, role_key};
+use crate::snapshot::markdown::{self, role_key};
 
 /// Whether a recorded name designates a live one. Names recorded before cua read them as
 /// a person does (untrimmed; GTK 4's doubled labels such as `"7 7"`) still match the

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use crate::platform::{Platform, WindowInfo};
-use crate::trajectory::markdown::{self, role_key};
+use crate::snapshot::markdown::{self, role_key};
 
 /// How long a turn's change may take to show.
 pub const WAIT: Duration = Duration::from_secs(3);

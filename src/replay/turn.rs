@@ -91,13 +91,22 @@ pub(super) async fn replay_turn(
     result.dispatched = true;
     let summary = dispatch(ctx, registry, tool, args).await?;
 
+    // A recording of this replay reads the turn's after-state once the check is over.
+    let mut seen = None;
     if let (Some(change), Some(live_before)) = (change, live_before) {
         let platform = ctx.platform().await.map_err(|e| e.to_string())?;
         let shown = change
             .wait(platform.as_ref(), pid, &window, &live_before)
-            .await?;
-        bindings.last_state.insert(window.window_id, shown);
+            .await;
+        if let Ok(shown) = shown {
+            seen = Some(Instant::now());
+            bindings.last_state.insert(window.window_id, shown);
+        } else {
+            ctx.recorder.turn_checked(None).await;
+            shown?;
+        }
     }
+    ctx.recorder.turn_checked(seen).await;
     Ok(summary)
 }
 

@@ -19,7 +19,7 @@ fn esc(s: &str) -> String {
 }
 
 /// A name safe as a folder and an HTML id.
-fn slug(s: &str) -> String {
+pub(super) fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -52,7 +52,7 @@ figure{margin:0} figcaption{font-size:12px;color:#555}
 .swipe input{width:100%}
 pre{background:#f0f2f5;padding:8px;overflow-x:auto;font-size:12px}
 pre .add{color:#1a7f37;background:#e6f4ea} pre .del{color:#c62828;background:#fdecea}
-.note{color:#555}
+.note{color:#555} .latency{font-weight:400;color:#555;font-size:12px}
 .decide{margin:6px 0} .decide button{font:inherit;padding:3px 12px;margin-right:8px;cursor:pointer}
 #status{font-weight:600}
 "#;
@@ -111,14 +111,17 @@ fn decide_buttons(scenario: &str, turn: Option<u32>) -> String {
 }
 
 /// Copies `src` to `dir/name` when it exists; returns the path relative to the report.
+/// Without a source, a merged report ([`Assets::InPlace`]) shows the file already there.
 fn copy_asset(
     src: Option<PathBuf>,
     dir: &Path,
     rel: &str,
     name: &str,
+    assets: Assets,
 ) -> std::io::Result<Option<String>> {
     let Some(src) = src.filter(|p| p.is_file()) else {
-        return Ok(None);
+        let there = assets == Assets::InPlace && dir.join(name).is_file();
+        return Ok(there.then(|| format!("{rel}/{name}")));
     };
     std::fs::create_dir_all(dir)?;
     std::fs::copy(&src, dir.join(name))?;
@@ -148,10 +151,20 @@ struct TurnAssets {
     click: Option<String>,
 }
 
+/// Where a page's images come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Assets {
+    /// Copied from the run folders the reports name (a report of this machine's run).
+    FromRuns,
+    /// Already in the report folder (a merge copied them from the shards' reports).
+    InPlace,
+}
+
 fn write_turn_assets(
     report_dir: &Path,
     scenario: &str,
     t: &TurnDiff,
+    assets: Assets,
 ) -> std::io::Result<TurnAssets> {
     let rel = format!("{}/turn-{:05}", slug(scenario), t.turn);
     let dir = report_dir.join(&rel);
@@ -160,12 +173,14 @@ fn write_turn_assets(
         &dir,
         &rel,
         "expected.png",
+        assets,
     )?;
     let actual = copy_asset(
         t.actual_dir.as_ref().map(|d| d.join("screenshot.png")),
         &dir,
         &rel,
         "actual.png",
+        assets,
     )?;
     let click = copy_asset(
         t.actual_dir
@@ -175,6 +190,7 @@ fn write_turn_assets(
         &dir,
         &rel,
         "click.png",
+        assets,
     )?;
     let diff = match &t.diff_png {
         Some(png) => {
@@ -182,7 +198,7 @@ fn write_turn_assets(
             std::fs::write(dir.join("diff.png"), png)?;
             Some(format!("{rel}/diff.png"))
         }
-        None => None,
+        None => copy_asset(None, &dir, &rel, "diff.png", assets)?,
     };
     Ok(TurnAssets {
         expected,
@@ -204,7 +220,16 @@ fn figure(src: &Option<String>, caption: &str) -> String {
 
 /// Writes `dir/index.html` and its images; returns the index path.
 pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Result<PathBuf> {
-    write_page(dir, title, reports, false)
+    write_page(dir, title, reports, false, Assets::FromRuns)
+}
+
+/// [`write`] for merged shards, whose images [`super::merge`] put in `dir` already.
+pub fn write_merged(
+    dir: &Path,
+    title: &str,
+    reports: &[ScenarioReport],
+) -> std::io::Result<PathBuf> {
+    write_page(dir, title, reports, false, Assets::InPlace)
 }
 
 /// [`write`] with accept / reject buttons per scenario and per changed turn, for the web
@@ -214,7 +239,7 @@ pub fn write_with_review(
     title: &str,
     reports: &[ScenarioReport],
 ) -> std::io::Result<PathBuf> {
-    write_page(dir, title, reports, true)
+    write_page(dir, title, reports, true, Assets::FromRuns)
 }
 
 fn write_page(
@@ -222,6 +247,7 @@ fn write_page(
     title: &str,
     reports: &[ScenarioReport],
     review: bool,
+    assets: Assets,
 ) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let failed = reports.iter().filter(|r| !r.passed).count();
@@ -282,7 +308,13 @@ fn write_page(
         }
         if let Some(f) = &r.failure_state {
             let rel = format!("{sid}/failure");
-            let shot = copy_asset(f.screenshot.clone(), &dir.join(&rel), &rel, "window.png")?;
+            let shot = copy_asset(
+                f.screenshot.clone(),
+                &dir.join(&rel),
+                &rel,
+                "window.png",
+                assets,
+            )?;
             let _ = write!(
                 body,
                 "<div class=\"failure\"><div class=\"shots\">{}</div><details open><summary>tree when it failed</summary><pre class=\"tree\">{}</pre></details></div>",
@@ -317,7 +349,7 @@ fn write_page(
         let mut strip = String::from("<div class=\"strip\">");
         let mut turns = String::new();
         for t in &d.turns {
-            let assets = write_turn_assets(dir, &r.name, t)?;
+            let assets = write_turn_assets(dir, &r.name, t, assets)?;
             let class = if t.passed() { "pass" } else { "fail" };
             let anchor = format!("{sid}-turn-{:05}", t.turn);
             let thumb = assets.actual.as_ref().or(assets.expected.as_ref());
@@ -332,11 +364,18 @@ fn write_page(
             );
             let _ = write!(
                 turns,
-                "<details class=\"turn {class}\" id=\"{anchor}\"{}><summary class=\"{class}\">{} turn-{:05} {}</summary>",
+                "<details class=\"turn {class}\" id=\"{anchor}\"{}><summary class=\"{class}\">{} turn-{:05} {}{}</summary>",
                 if t.passed() { "" } else { " open" },
-                if t.passed() { "✓" } else { "✗" },
+                match t.status {
+                    crate::diff::TurnStatus::Unsettled => "~ unsettled",
+                    _ if t.passed() => "✓",
+                    _ => "✗",
+                },
                 t.turn,
-                esc(&t.tool)
+                esc(&t.tool),
+                super::latency(t)
+                    .map(|l| format!(" <span class=\"latency\">latency {}</span>", esc(&l)))
+                    .unwrap_or_default()
             );
             if !t.reasons.is_empty() {
                 let _ = write!(

@@ -3,6 +3,7 @@
 //! about pass or fail.
 
 pub mod html;
+pub mod merge;
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use serde::Serialize;
 use crate::diff::{TrajectoryDiff, TurnStatus};
 
 /// The result of one scenario (or of one `cua diff`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ScenarioReport {
     pub name: String,
     pub passed: bool,
@@ -36,7 +37,7 @@ pub struct ScenarioReport {
 }
 
 /// The window when a step failed: its screenshot and tree, saved in the run folder.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct FailureState {
     pub screenshot: Option<std::path::PathBuf>,
     pub tree_markdown: String,
@@ -121,6 +122,38 @@ fn mark(ok: bool) -> &'static str {
     if ok { "✓" } else { "✗" }
 }
 
+/// A turn's mark: ✓, ✗, or ~ for a window that never held still.
+fn turn_mark(t: &crate::diff::TurnDiff) -> &'static str {
+    match t.status {
+        TurnStatus::Unsettled => "~",
+        _ => mark(t.passed()),
+    }
+}
+
+/// `1620 ms (golden 310 ms)`: how long the run's app took to settle a turn, beside the
+/// golden's; None when the run did not settle each turn.
+pub fn latency(t: &crate::diff::TurnDiff) -> Option<String> {
+    let run = t.actual_latency_ms?;
+    Some(match t.expected_latency_ms {
+        Some(golden) => format!("{run} ms (golden {golden} ms)"),
+        None => format!("{run} ms"),
+    })
+}
+
+impl ScenarioReport {
+    /// Whether it failed only because a window never held still (no regression shown).
+    pub fn unsettled(&self) -> bool {
+        !self.passed
+            && self.error.is_none()
+            && self.diff.as_ref().is_some_and(|d| {
+                d.turns.iter().any(|t| t.status == TurnStatus::Unsettled)
+                    && d.turns
+                        .iter()
+                        .all(|t| t.passed() || t.status == TurnStatus::Unsettled)
+            })
+    }
+}
+
 /// ✓, ✗, or ⚠ for a scenario that passed only on a retry.
 fn scenario_mark(r: &ScenarioReport) -> &'static str {
     if r.flaky() { "⚠" } else { mark(r.passed) }
@@ -150,10 +183,11 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
         if let Some(d) = &r.diff {
             for t in &d.turns {
                 out.push_str(&format!(
-                    "    {} turn-{:05} {:<14}{}\n",
-                    mark(t.passed()),
+                    "    {} turn-{:05} {:<14}{}{}\n",
+                    turn_mark(t),
                     t.turn,
                     t.tool,
+                    latency(t).map(|l| format!(" [{l}]")).unwrap_or_default(),
                     if t.reasons.is_empty() {
                         String::new()
                     } else {
@@ -171,10 +205,16 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
     }
     let failed = reports.iter().filter(|r| !r.passed).count();
     let flaky = reports.iter().filter(|r| r.flaky()).count();
+    let unsettled = reports.iter().filter(|r| r.unsettled()).count();
     out.push_str(&format!(
-        "{} scenario(s): {} passed, {failed} failed{}\n",
+        "{} scenario(s): {} passed, {failed} failed{}{}\n",
         reports.len(),
         reports.len() - failed,
+        if unsettled > 0 {
+            format!(" ({unsettled} only because a window never held still)")
+        } else {
+            String::new()
+        },
         if flaky > 0 {
             format!(", {flaky} flaky (passed on a retry)")
         } else {
@@ -220,16 +260,23 @@ pub fn junit(reports: &[ScenarioReport]) -> String {
             case.set_classname(r.name.clone());
             suite.add_test_case(case);
         }
+        let mut out_lines = Vec::new();
         if let Some(d) = &r.diff {
             for t in &d.turns {
                 let status = if t.passed() {
                     TestCaseStatus::success()
                 } else {
-                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    // A window that never held still is no regression of the app: an error.
+                    let kind = match t.status {
+                        TurnStatus::Unsettled => NonSuccessKind::Error,
+                        _ => NonSuccessKind::Failure,
+                    };
+                    let mut s = TestCaseStatus::non_success(kind);
                     s.set_message(t.reasons.join("; "));
                     s.set_type(match t.status {
                         TurnStatus::Missing => "missing",
                         TurnStatus::Extra => "extra",
+                        TurnStatus::Unsettled => "unsettled",
                         _ => "diff",
                     });
                     let mut detail = t.action_diff.join("\n");
@@ -242,13 +289,21 @@ pub fn junit(reports: &[ScenarioReport]) -> String {
                 };
                 let mut case = TestCase::new(format!("turn-{:05} {}", t.turn, t.tool), status);
                 case.set_classname(r.name.clone());
+                // A turn's time is how long its app took to settle.
+                if let Some(ms) = t.actual_latency_ms {
+                    case.set_time(Duration::from_millis(ms));
+                }
                 suite.add_test_case(case);
+                if let Some(l) = latency(t) {
+                    out_lines.push(format!("turn {} latency {l}", t.turn));
+                }
             }
         }
-        if !r.heals.is_empty() {
-            // Every heal is shown: CI views print a suite's system-out beside its cases.
-            let healed: Vec<String> = r.heals.iter().map(|h| format!("healed {h}")).collect();
-            suite.set_system_out(healed.join("\n"));
+        // Every heal is shown, and every turn's latency: CI views print a suite's
+        // system-out beside its cases.
+        out_lines.extend(r.heals.iter().map(|h| format!("healed {h}")));
+        if !out_lines.is_empty() {
+            suite.set_system_out(out_lines.join("\n"));
         }
         report.add_test_suite(suite);
     }
@@ -268,13 +323,24 @@ pub struct Outputs {
 impl Outputs {
     /// Prints the summary (or JSON) and writes the requested files.
     pub fn emit(&self, title: &str, reports: &[ScenarioReport]) -> std::io::Result<()> {
+        self.emit_with(title, reports, html::write)
+    }
+
+    /// [`Outputs::emit`] with the HTML written by `page` (a merged report's reuses the
+    /// images already in its folder).
+    pub fn emit_with(
+        &self,
+        title: &str,
+        reports: &[ScenarioReport],
+        page: impl Fn(&std::path::Path, &str, &[ScenarioReport]) -> std::io::Result<std::path::PathBuf>,
+    ) -> std::io::Result<()> {
         if self.json {
             println!("{}", json(reports));
         } else {
             print!("{}", terminal(reports));
         }
         if let Some(dir) = &self.report_dir {
-            let index = html::write(dir, title, reports)?;
+            let index = page(dir, title, reports)?;
             crate::files::write_atomic(&dir.join("report.json"), json(reports).as_bytes())?;
             if !self.json {
                 println!("report: {}", index.display());

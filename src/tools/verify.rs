@@ -16,7 +16,7 @@ use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec};
 use crate::dispatch::{Contract, Risk};
 use crate::errors::ToolError;
 use crate::platform::{AxTree, Platform, WindowInfo};
-use crate::trajectory::markdown::role_key;
+use crate::snapshot::markdown::role_key;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -3,7 +3,7 @@
 //! every field; `schema_version` lets a reader refuse files newer than it understands.
 
 pub mod cua_driver;
-pub mod markdown;
+
 pub mod points;
 pub mod read;
 
@@ -133,6 +133,35 @@ pub struct Action {
     /// `CUA_SECRET_TURN_<N>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<String>,
+    /// How the after-state was taken, in a run that settles every turn (a replay
+    /// recorded, a `cua test` run): absent in an agent's recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<Settle>,
+}
+
+/// A settled turn's after-state: whether the window held still, and how long the app took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Settle {
+    pub status: SettleStatus,
+    /// Milliseconds from the action's start until the window first showed the state it
+    /// settled in (a replay's recorded change, when it showed sooner than that was read).
+    pub latency_ms: u64,
+    /// Whether the settled window differs from the before-state (busy widgets aside): the
+    /// action changed something, whatever its `effect` said when it returned.
+    pub changed: bool,
+    /// What still changed between the last two reads, when `unsettled`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changing: Vec<String>,
+}
+
+/// Whether a turn's window held still.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SettleStatus {
+    /// The same tree and pixels on two reads in a row.
+    Stable,
+    /// Still changing when the bound ran out.
+    Unsettled,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema)]

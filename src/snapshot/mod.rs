@@ -3,6 +3,9 @@
 //! Markdown tree). The tool returns it, recordings store it, and the recorder's settle loop
 //! and replay's postconditions read it live; all of them go through this one shape.
 
+pub mod busy;
+pub mod markdown;
+
 use serde_json::json;
 
 use crate::platform::{AxNode, AxTree, Platform, WindowInfo};
@@ -87,14 +90,24 @@ pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Va
 }
 
 /// A window's state as get_window_state reports it, without touching the element cache
-/// (the recorder uses this: the caller's indices must keep meaning what they meant).
+/// (the recorder uses this: the caller's indices must keep meaning what they meant), plus
+/// the frames of its busy widgets (`busy`, see [`crate::snapshot::busy`]) when it has any.
 pub async fn window_state_json(
     platform: &dyn Platform,
     pid: u32,
     window: &WindowInfo,
 ) -> serde_json::Value {
     match platform.accessibility_tree(pid, window).await {
-        Ok(tree) => state_of(pid, window, &tree).0,
+        Ok(tree) => {
+            let mut state = state_of(pid, window, &tree).0;
+            // Busy widgets' frames, indexed or not: a turn's stability and the diff leave
+            // them out.
+            let busy = crate::snapshot::busy::listed(&tree);
+            if !busy.is_empty() {
+                state["busy"] = json!(busy);
+            }
+            state
+        }
         Err(e) => json!({ "pid": pid, "window_id": window.window_id, "error": e.to_string() }),
     }
 }

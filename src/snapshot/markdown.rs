@@ -1,4 +1,4 @@
-//! Reads a recorded `tree_markdown` back into lines: depth, index, role and name. It is
+//! Reads a `tree_markdown` (as [`super::render_markdown`] writes it, or a recording keeps it) back into lines: depth, index, role and name. It is
 //! how replay finds an element (and a window) in a recording that kept no locator: ours
 //! without one, and the reference driver's, whose states hold only the markdown. Both
 //! write one element per line, `- [N] role "name" …`, two spaces per level; names escape

@@ -1,0 +1,277 @@
+//! Stable after-states, for runs whose turns are compared with a golden's (`cua test`,
+//! `cua replay --record-to`): a turn's after-state is taken once the window reads the same,
+//! tree and pixels, on two reads in a row at least [`GAP`] apart, each after the app's
+//! events and repaints have paused. Busy widgets (progress bars, spinners, "Saving…";
+//! [`crate::snapshot::busy`]) are left out of that comparison: they never hold still on
+//! cue. A replay first checks its turn's recorded change; the reads start only then, so a
+//! build that shows its change late is read once the change is there.
+//!
+//! Bounded: a window still changing when the bound runs out (a scenario's
+//! `settle_timeout_ms`, default [`TIMEOUT`]) is taken as it last read, marked `unsettled`
+//! with what kept changing, and the harness reports it as such, never as a regression.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::StateCapture;
+use super::settle::{self, Cut, Effect};
+use crate::platform::{Capture, Platform, Rect, WindowInfo};
+use crate::snapshot::busy;
+use crate::trajectory::{Settle, SettleStatus};
+
+/// How long a window may take to hold still, by default.
+pub const TIMEOUT: Duration = Duration::from_secs(2);
+/// Two reads that agree must be at least this far apart.
+const GAP: Duration = Duration::from_millis(150);
+/// Before a read, the app has sent no event and the window has not repainted for this long.
+const QUIET: Duration = Duration::from_millis(25);
+/// At most this many changes are named for an unsettled window.
+const NAMED: usize = 3;
+
+/// One read of the window.
+struct Read {
+    state: StateCapture,
+    at: Instant,
+}
+
+/// The window's state once it holds still (or the bound runs out), and how that went.
+/// `shown`: when a replay saw the turn's recorded change, if it did.
+pub async fn stable_state(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    effect: Effect<'_>,
+    shown: Option<Instant>,
+    timeout: Duration,
+) -> (StateCapture, Settle) {
+    let before = effect.before.cloned();
+    let action_started = effect.action_started;
+    // The first read waits for the action's effect as every recorded turn does; never cut.
+    let (_never, uncut) = Cut::new();
+    let nobody = std::sync::Mutex::new(None);
+    let first = settle::settled_state(platform, pid, window, effect, &uncut, &nobody).await;
+    // Read by now (the settle reads at its end): an upper bound of when it showed.
+    let first_at = Instant::now();
+    let deadline = Instant::now() + timeout;
+    let mut last = Read {
+        state: first,
+        at: first_at,
+    };
+    let mut reads = 1;
+    let (status, changing) = loop {
+        quiet(
+            platform.as_ref(),
+            pid,
+            window.window_id,
+            last.at + GAP,
+            deadline,
+        )
+        .await;
+        let at = Instant::now();
+        let (json, frame) = settle::read_state(platform, pid, window).await;
+        let next = Read {
+            state: StateCapture {
+                json,
+                pixels: frame.map(|(c, _)| c),
+            },
+            at,
+        };
+        let changes = differences(&last.state, &next.state);
+        reads += 1;
+        if changes.is_empty() {
+            break (SettleStatus::Stable, Vec::new());
+        }
+        last = next;
+        if Instant::now() >= deadline {
+            break (SettleStatus::Unsettled, changes);
+        }
+    };
+    // First seen at the read that began the agreeing pair; a replay's check may have seen
+    // it sooner (the first read follows that check).
+    let seen = match shown {
+        Some(s) if reads == 2 => s.min(last.at),
+        _ => last.at,
+    };
+    let changed = before
+        .as_ref()
+        .is_some_and(|b| !differences_in_tree(b, &last.state.json).is_empty());
+    let settle = Settle {
+        status,
+        latency_ms: seen.saturating_duration_since(action_started).as_millis() as u64,
+        changed,
+        changing,
+    };
+    (last.state, settle)
+}
+
+/// Waits until `not_before`, then until the app has sent no event and the window has not
+/// repainted for [`QUIET`]; never past `deadline`.
+async fn quiet(
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: u64,
+    not_before: Instant,
+    deadline: Instant,
+) {
+    tokio::time::sleep_until(not_before.min(deadline).into()).await;
+    loop {
+        let event = platform.app_activity(pid).await.and_then(|a| a.last);
+        let repaint = platform.last_repaint(window_id).await.map(|r| r.at);
+        let busy_until = event.into_iter().chain(repaint).map(|t| t + QUIET).max();
+        match busy_until {
+            Some(t) if t > Instant::now() && Instant::now() < deadline => {
+                tokio::time::sleep_until(t.min(deadline).into()).await
+            }
+            _ => return,
+        }
+    }
+}
+
+/// What differs between two reads of a window, busy widgets aside: tree lines that came or
+/// went, and the pixels that changed. Empty when they agree.
+fn differences(a: &StateCapture, b: &StateCapture) -> Vec<String> {
+    let mut out = differences_in_tree(&a.json, &b.json);
+    if let (Some(pa), Some(pb)) = (&a.pixels, &b.pixels) {
+        let mut masks = busy::frames(&a.json);
+        masks.extend(busy::frames(&b.json));
+        if let Some(changed) = changed_pixels(pa, pb, &masks) {
+            out.push(changed);
+        }
+    }
+    out
+}
+
+/// Tree lines that differ between two states, busy widgets aside (at most [`NAMED`]).
+fn differences_in_tree(a: &Value, b: &Value) -> Vec<String> {
+    let text = |s: &Value| {
+        let title = s["title"].as_str().unwrap_or("").to_string();
+        let tree = s["tree_markdown"].as_str().unwrap_or("");
+        (title, busy::without_busy_lines(tree).into_owned())
+    };
+    let ((ta, a), (tb, b)) = (text(a), text(b));
+    let mut out = Vec::new();
+    if ta != tb {
+        out.push(format!("title: {ta:?} → {tb:?}"));
+    }
+    if a == b {
+        return out;
+    }
+    let diff = similar::TextDiff::from_lines(&a, &b);
+    let lines: Vec<String> = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() != similar::ChangeTag::Equal)
+        .map(|c| {
+            let sign = if c.tag() == similar::ChangeTag::Delete {
+                "-"
+            } else {
+                "+"
+            };
+            format!("tree: {sign} {}", c.value().trim())
+        })
+        .collect();
+    let more = lines.len().saturating_sub(NAMED);
+    out.extend(lines.into_iter().take(NAMED));
+    if more > 0 {
+        out.push(format!("tree: and {more} more line(s)"));
+    }
+    out
+}
+
+/// `pixels: N px changed in (x, y, w, h)` when two captures differ outside `masks`.
+fn changed_pixels(a: &Capture, b: &Capture, masks: &[Rect]) -> Option<String> {
+    if (a.width, a.height) != (b.width, b.height) {
+        return Some(format!(
+            "size: {}x{} → {}x{}",
+            a.width, a.height, b.width, b.height
+        ));
+    }
+    let masked = |x: i32, y: i32| masks.iter().any(|m| m.contains(x, y));
+    let (mut count, mut min, mut max) = (0u64, (i32::MAX, i32::MAX), (i32::MIN, i32::MIN));
+    for (i, (pa, pb)) in a
+        .rgba
+        .chunks_exact(4)
+        .zip(b.rgba.chunks_exact(4))
+        .enumerate()
+    {
+        if pa == pb {
+            continue;
+        }
+        let (x, y) = ((i as u32 % a.width) as i32, (i as u32 / a.width) as i32);
+        if masked(x, y) {
+            continue;
+        }
+        count += 1;
+        min = (min.0.min(x), min.1.min(y));
+        max = (max.0.max(x), max.1.max(y));
+    }
+    (count > 0).then(|| {
+        format!(
+            "pixels: {count} px changed in ({}, {}, {}x{})",
+            min.0,
+            min.1,
+            max.0 - min.0 + 1,
+            max.1 - min.1 + 1
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn capture(w: u32, h: u32, lit: &[(u32, u32)]) -> Capture {
+        let mut rgba = vec![0u8; (w * h * 4) as usize];
+        for &(x, y) in lit {
+            let i = ((y * w + x) * 4) as usize;
+            rgba[i..i + 4].copy_from_slice(&[255, 255, 255, 255]);
+        }
+        Capture {
+            width: w,
+            height: h,
+            rgba,
+        }
+    }
+
+    fn state(tree: &str, pixels: Capture) -> StateCapture {
+        StateCapture {
+            json: json!({ "title": "w", "tree_markdown": tree,
+                "busy": [ { "role": "animation", "name": "", "frame": { "x": 8, "y": 0, "w": 2, "h": 2 } } ] }),
+            pixels: Some(pixels),
+        }
+    }
+
+    #[test]
+    fn two_reads_agree_when_only_busy_widgets_moved() {
+        let a = state(
+            "- frame\n  - [0] button \"Add\"\n  - [1] progress_bar value=\"10\"\n",
+            capture(10, 4, &[(8, 0)]),
+        );
+        let b = state(
+            "- frame\n  - [0] button \"Add\"\n",
+            capture(10, 4, &[(9, 1)]),
+        );
+        assert_eq!(differences(&a, &b), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_kept_changing_is_named_lines_and_pixels() {
+        let a = state("- frame\n  - [0] label \"Count: 1\"\n", capture(10, 4, &[]));
+        let b = state(
+            "- frame\n  - [0] label \"Count: 2\"\n",
+            capture(10, 4, &[(1, 1), (3, 2)]),
+        );
+        assert_eq!(
+            differences(&a, &b),
+            [
+                "tree: - - [0] label \"Count: 1\"",
+                "tree: + - [0] label \"Count: 2\"",
+                "pixels: 2 px changed in (1, 1, 3x2)",
+            ]
+        );
+        let c = state("- frame\n", capture(12, 4, &[]));
+        assert!(differences(&a, &c).contains(&"size: 10x4 → 12x4".to_string()));
+    }
+}
