@@ -21,6 +21,10 @@ VARIANTS = {
     "dark": "the dark theme",
     "tooltips": "every control has a tool tip",
     "relabel_gift": 'Gift wrap reads "Gift wrap (free)"',
+    "slow_add": "Add shows its line 1.5 s after the click (the journal has it at once)",
+    # for pixel turns and look-alikes (tests/replay_guard.rs)
+    "relabel_move": 'Add reads "Add item" and comes after Clear',
+    "add_after_clear": "a second Add button after Clear",
     # breaking: a replay must fail them, naming the element
     "subtract": "Add subtracts the quantity from the total",
     "double": "Add adds the line twice",
@@ -52,7 +56,7 @@ def options(extra=None):
 
 def labels(variant):
     """The labels of Add and Gift wrap in this build (a mnemonic marked with `mark`)."""
-    add = {"relabel_add": "Add item", "case_add": "{m}ADD"}.get(variant, "Add")
+    add = {"relabel_add": "Add item", "relabel_move": "Add item", "case_add": "{m}ADD"}.get(variant, "Add")
     gift = "Gift wrap (free)" if variant == "relabel_gift" else "Gift wrap"
     return add, gift
 
@@ -61,7 +65,9 @@ def button_order(variant, add, clear, sample=None):
     """The buttons in their row, left to right."""
     if variant == "no_add":
         return [clear]
-    order = [clear, add] if variant == "reorder" else [add, clear]
+    order = [clear, add] if variant in ("reorder", "relabel_move") else [add, clear]
+    if variant == "add_after_clear":
+        return order + [sample]
     return [sample] + order if variant == "duplicate_add" else order
 
 
@@ -69,8 +75,10 @@ class Order:
     """The order: its lines and total, changed by Add and Clear as the build does, each
     change journaled and shown through `show(lines, total, added)`."""
 
-    def __init__(self, journal, variant, show):
+    def __init__(self, journal, variant, show, defer=None):
+        """`defer(ms, fn)` runs fn later on the toolkit's loop (the slow_add build)."""
         self.journal, self.variant, self.show = journal, variant, show
+        self.defer = defer
         self.lines, self.total = [], 0
         self.log("started", variant=variant)
 
@@ -102,7 +110,11 @@ class Order:
         self.lines.append(line)
         self.total += amount
         self.log("order", lines=self.lines, total=self.total)
-        self.show(self.lines, self.total, line)
+        lines, total = list(self.lines), self.total
+        if self.variant == "slow_add" and self.defer:
+            self.defer(1500, lambda: self.show(lines, total, line))
+        else:
+            self.show(lines, total, line)
 
     def clear(self):
         self.log("clicked", widget="Clear")

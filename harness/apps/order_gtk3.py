@@ -5,7 +5,7 @@ import sys
 import gi
 
 gi.require_version("Gtk", "3.0")
-from gi.repository import Gtk  # noqa: E402
+from gi.repository import GLib, Gtk  # noqa: E402
 
 from order import TOOL_TIPS, Order, button_order, labels, options  # noqa: E402
 
@@ -21,7 +21,7 @@ def named(widget, name):
 class Window(Gtk.Window):
     def __init__(self):
         super().__init__(title="cua order form")
-        self.order = Order(OPTS.journal, VARIANT, self.show_order)
+        self.order = Order(OPTS.journal, VARIANT, self.show_order, defer=lambda ms, f: GLib.timeout_add(ms, lambda: bool(f())))
         scale = 1.5 if VARIANT == "large" else 1
         self.set_default_size(int(380 * scale), int(460 * scale))
         if VARIANT == "dark":

@@ -24,7 +24,7 @@ def named(widget, name):
 class Window(Gtk.ApplicationWindow):
     def __init__(self, app):
         super().__init__(application=app, title="cua order form")
-        self.order = Order(OPTS.journal, VARIANT, self.show_order)
+        self.order = Order(OPTS.journal, VARIANT, self.show_order, defer=lambda ms, f: GLib.timeout_add(ms, lambda: bool(f())))
         scale = 1.5 if VARIANT == "large" else 1
         self.set_default_size(int(380 * scale), int(460 * scale))
         if VARIANT == "dark":

@@ -12,9 +12,9 @@ OPTS = options(lambda p: p.add_argument("--qt", default="5", choices=["5", "6"])
 VARIANT = OPTS.variant
 
 if OPTS.qt == "6":
-    from PyQt6 import QtGui, QtWidgets
+    from PyQt6 import QtCore, QtGui, QtWidgets
 else:
-    from PyQt5 import QtGui, QtWidgets
+    from PyQt5 import QtCore, QtGui, QtWidgets
 
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
@@ -28,7 +28,9 @@ class Window(QtWidgets.QWidget):
     def __init__(self):
         super().__init__()
         self.setWindowTitle("cua order form")
-        self.order = Order(OPTS.journal, VARIANT, self.show_order)
+        self.order = Order(
+            OPTS.journal, VARIANT, self.show_order, defer=lambda ms, f: QtCore.QTimer.singleShot(ms, f)
+        )
         scale = 1.5 if VARIANT == "large" else 1
         self.resize(int(380 * scale), int(460 * scale))
 

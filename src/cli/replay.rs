@@ -110,6 +110,9 @@ pub(super) fn run_replay(
                     .map(|r| format!(" [{r}]"))
                     .unwrap_or_default()
             ));
+            if let Some(choice) = &t.look_alikes {
+                out(&format!("{:<6} look-alikes: {choice}", ""));
+            }
             if let Some(heal) = &t.heal {
                 out(&format!("{:<6} healed: {heal}", ""));
             }

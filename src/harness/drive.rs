@@ -14,6 +14,8 @@ pub(super) struct Driven {
     pub quiet: Vec<u32>,
     /// The replay's heals, `turn N: …`, for the report.
     pub heals: Vec<String>,
+    /// The replay's choices among look-alikes, `turn N: …`.
+    pub look_alikes: Vec<String>,
 }
 
 /// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
@@ -346,6 +348,11 @@ pub(super) async fn replay_steps(
         .iter()
         .filter_map(|t| Some(format!("turn {}: {}", t.turn, t.heal.as_ref()?)))
         .collect();
+    let look_alikes = report
+        .turns
+        .iter()
+        .filter_map(|t| Some(format!("turn {}: {}", t.turn, t.look_alikes.as_ref()?)))
+        .collect();
     let unhonoured = report
         .turns
         .into_iter()
@@ -363,6 +370,7 @@ pub(super) async fn replay_steps(
     Ok(Driven {
         unhonoured,
         heals,
+        look_alikes,
         ..Driven::default()
     })
 }

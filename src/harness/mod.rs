@@ -273,6 +273,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         recorded_turns: 0,
         failure_state: None,
         heals: Vec::new(),
+        look_alikes: Vec::new(),
     };
     let finish = |mut r: ScenarioReport| {
         r.duration_ms = started.elapsed().as_millis() as u64;
@@ -288,6 +289,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         }
     };
     report.heals = driven.heals;
+    report.look_alikes = driven.look_alikes;
     let mut unhonoured = driven.unhonoured;
     unhonoured.extend(verdict::unhonoured(&run_dir, |n| driven.quiet.contains(&n)));
     if !unhonoured.is_empty() {

@@ -34,6 +34,8 @@ pub(super) struct Element {
     pub rename: Option<Rename>,
     /// Its locator in the live window, when it was healed (what `--heal` writes back).
     pub healed_target: Option<Locator>,
+    /// Every candidate and what decided, when several fitted.
+    pub look_alikes: Option<String>,
 }
 
 impl Recorded {
@@ -81,6 +83,7 @@ impl Recorded {
                     healed_target: healed.then(|| {
                         Locator::of(&snapshot.tree, snapshot.elements[found.index], found.index)
                     }),
+                    look_alikes: found.look_alikes,
                 })
             }
             Recorded::Markdown(m) => Ok(Element {
@@ -89,6 +92,7 @@ impl Recorded {
                 heal: None,
                 rename: None,
                 healed_target: None,
+                look_alikes: None,
             }),
         }
     }

@@ -54,6 +54,10 @@ pub struct Found {
     /// The live element's role and name (a heal's new names).
     pub role: String,
     pub name: String,
+    /// When more than one live element fitted: every candidate and what decided, for a
+    /// reviewer (`2 elements fit button "Add": [3] … , [7] …; [7] chosen by its recorded
+    /// neighbours`).
+    pub look_alikes: Option<String>,
 }
 
 /// The recorded element's surroundings in its before-state tree, when the recording kept
@@ -233,7 +237,7 @@ pub fn find(
     neighbours: Option<&Neighbours>,
 ) -> Result<Found, String> {
     let live = Live { snapshot };
-    let found = |index: usize, rule: LocatorRule, why: Option<&str>| {
+    let found = |index: usize, rule: LocatorRule, why: Option<&str>, look_alikes| {
         let n = live.node(index);
         let heal = match rule {
             LocatorRule::ExactPath => None,
@@ -254,6 +258,7 @@ pub fn find(
             heal,
             role: n.role.clone(),
             name: n.name.clone(),
+            look_alikes,
         }
     };
     // A path's sibling places are positions: with look-alikes added or gone, the element
@@ -270,7 +275,13 @@ pub fn find(
                 && same_path(&loc.path, &live.path(i))
         });
         if let Some(i) = exact {
-            return Ok(found(i, LocatorRule::ExactPath, None));
+            let alike: Vec<usize> = (0..live.count())
+                .filter(|&k| {
+                    live.node(k).role == loc.role && same_name(&loc.name, &live.node(k).name)
+                })
+                .collect();
+            let choice = choice(&live, loc, &alike, i, "its recorded place (the exact path)");
+            return Ok(found(i, LocatorRule::ExactPath, None, choice));
         }
     }
     for rule in [
@@ -284,9 +295,11 @@ pub fn find(
         if candidates.is_empty() {
             continue;
         }
-        let pick = tell_apart(&live, loc, neighbours, &candidates)?;
+        let (pick, decided_by) = tell_apart(&live, loc, neighbours, &candidates)?;
         let why = candidates.iter().find(|(i, _)| *i == pick).map(|(_, w)| *w);
-        return Ok(found(pick, rule, why));
+        let all: Vec<usize> = candidates.iter().map(|(i, _)| *i).collect();
+        let choice = choice(&live, loc, &all, pick, decided_by);
+        return Ok(found(pick, rule, why, choice));
     }
     Err(not_found(&live, loc))
 }
@@ -308,15 +321,37 @@ fn fits(rule: LocatorRule, n: &crate::platform::AxNode, loc: &Locator) -> Option
     }
 }
 
+/// The note naming every candidate and what decided, when there was more than one.
+fn choice(
+    live: &Live,
+    loc: &Locator,
+    candidates: &[usize],
+    pick: usize,
+    decided_by: &str,
+) -> Option<String> {
+    (candidates.len() > 1).then(|| {
+        format!(
+            "{} elements fit {}: {}; [{pick}] chosen by {decided_by}",
+            candidates.len(),
+            describe(&loc.role, &loc.name),
+            candidates
+                .iter()
+                .map(|&i| live.brief(i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 /// One of several candidates, told apart by the recorded ancestors' names, then the
 /// recorded neighbours; unnamed elements by the nearest frame. A tie is an error naming
-/// every candidate.
+/// every candidate. With the pick, what decided it.
 fn tell_apart(
     live: &Live,
     loc: &Locator,
     neighbours: Option<&Neighbours>,
     candidates: &[(usize, &str)],
-) -> Result<usize, String> {
+) -> Result<(usize, &'static str), String> {
     let mut left: Vec<usize> = candidates.iter().map(|(i, _)| *i).collect();
     let recorded_ancestors: Vec<&str> = loc.path[..loc.path.len().saturating_sub(1)]
         .iter()
@@ -327,6 +362,7 @@ fn tell_apart(
         let best = left.iter().map(|&i| score(i)).max().unwrap_or(0);
         left.retain(|&i| score(i) == best);
     };
+    let mut decided_by = "being the only one";
     keep_best(&mut left, &|i| {
         let names = live.ancestor_names(i);
         recorded_ancestors
@@ -334,6 +370,9 @@ fn tell_apart(
             .filter(|a| names.contains(a))
             .count()
     });
+    if left.len() == 1 && candidates.len() > 1 {
+        decided_by = "its recorded ancestors' names";
+    }
     if let (Some(recorded), true) = (neighbours, left.len() > 1) {
         // Only a candidate between both recorded neighbours is told apart by them: with
         // one side each, a look-alike inserted beside the element has as good a claim.
@@ -346,6 +385,7 @@ fn tell_apart(
             .collect();
         if between.len() == 1 {
             left = between;
+            decided_by = "its recorded neighbours (the elements just before and after it)";
         }
     }
     if left.len() > 1 && loc.name.is_empty() {
@@ -356,10 +396,11 @@ fn tell_apart(
             .collect();
         if let Some(&nearest) = near.iter().min_by_key(|&&i| live.distance(i, loc)) {
             left = vec![nearest];
+            decided_by = "the nearest to its recorded place (it has no name)";
         }
     }
     match left.as_slice() {
-        [one] => Ok(*one),
+        [one] => Ok((*one, decided_by)),
         _ => Err(format!(
             "{} elements fit {} and nothing recorded tells them apart: {}; none pressed",
             left.len(),

@@ -93,6 +93,10 @@ pub struct TurnResult {
     /// The healed element's locator in the live window: what `--heal` writes back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub healed_target: Option<Locator>,
+    /// When more than one live element fitted the turn's element: every candidate and
+    /// what decided between them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub look_alikes: Option<String>,
     /// Where a recorded point moved to in the live window, and why, when it moved
     /// (e.g. `(120, 300)→(180, 450) in button "7"`).
     pub point_moved: Option<String>,
@@ -223,6 +227,7 @@ pub async fn replay(
             locator_match: None,
             heal: None,
             healed_target: None,
+            look_alikes: None,
             point_moved: None,
             dispatched: false,
             duration_ms: 0,

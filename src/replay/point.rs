@@ -8,15 +8,21 @@
 //! live frame. Without one (a recording that keeps no frames, as cua-driver's; a point on
 //! no element; an element the live window lacks), the point keeps its place in the
 //! window, scaled from the recorded window's size (its before.png) to the live one's.
+//! Either way, the element now under the point must be the recorded one (healed as
+//! element turns heal, earlier heals of the run included), or the turn is refused naming
+//! both: a point never presses another control.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::locate::{MarkdownTarget, resolve_markdown};
+use super::heal::{self, describe};
+use super::locate::{MarkdownTarget, resolve_markdown, same_name};
+use super::postcondition::Rename;
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::{Rect, WindowInfo};
 use crate::snapshot::Snapshot;
+use crate::trajectory::Locator;
 use crate::trajectory::points::{RecordedFrame, element_at, points_of, recorded_window_size};
 
 /// What a turn recorded about its window's layout, for mapping its points (not
@@ -29,12 +35,18 @@ pub struct RecordedLayout<'a> {
 
 /// Moves each recorded point in `args` to where it lands in `live`. Returns what moved
 /// and why (e.g. `(120, 300)→(180, 450) in button "7"`), None when no point moved.
+///
+/// A point never presses another element: where the recording kept frames, the element
+/// now under the point must be the one recorded there, found through the healing ladder
+/// (with the run's earlier heals, `renames`); otherwise the turn is refused naming both
+/// (`recorded point was on button "Add"; it is now on button "Clear" (not pressed)`).
 pub async fn map_points(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     recorded: &RecordedLayout<'_>,
     args: &mut Value,
     live: &WindowInfo,
+    renames: &[Rename],
 ) -> Result<Option<String>, String> {
     let points = points_of(args);
     if points.is_empty() {
@@ -44,58 +56,63 @@ pub async fn map_points(
     let mut notes = Vec::new();
     for (kx, ky, x, y) in points {
         let anchor = element_at(recorded.frames, x, y);
-        let mut live_anchor = None;
-        if let (Some(a), Some(md)) = (anchor, recorded.markdown) {
-            if snapshot.is_none() {
-                let pid = live.pid.unwrap_or(0);
-                let (_, snap) = registry
-                    .read_window(ctx, pid, live.window_id)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                snapshot = Some(snap);
-            }
-            let snap = snapshot.as_deref().expect("taken above");
-            live_anchor = MarkdownTarget::in_markdown(md, a.index)
-                .and_then(|target| {
-                    let i = resolve_markdown(snap, &target).ok()?;
-                    let node = &snap.tree.nodes[*snap.elements.get(i)?];
-                    Some((target, node.frame?))
-                })
-                .filter(|(_, f)| f.width > 0 && f.height > 0);
+        // Where the recording kept frames, the live window is read: to find the anchor,
+        // and to see what the point would press.
+        if snapshot.is_none() && !recorded.frames.is_empty() {
+            let pid = live.pid.unwrap_or(0);
+            let (_, snap) = registry
+                .read_window(ctx, pid, live.window_id)
+                .await
+                .map_err(|e| e.to_string())?;
+            snapshot = Some(snap);
         }
-        let (to, why) = match (anchor, live_anchor) {
-            (Some(a), Some((target, frame))) => (
-                within(x, y, a.frame, frame),
-                format!("in {} \"{}\"", target.role, target.name),
-            ),
+        let recorded_element = match (anchor, recorded.markdown) {
+            (Some(a), Some(md)) => MarkdownTarget::in_markdown(md, a.index),
+            _ => None,
+        };
+        let live_anchor = match (&snapshot, &recorded_element, anchor) {
+            (Some(snap), Some(target), Some(a)) => find_anchor(snap, target, a.frame, renames),
+            _ => None,
+        };
+        let (to, why) = match (anchor, &live_anchor) {
+            (Some(a), Some((index, frame))) => {
+                let node = snapshot_node(snapshot.as_deref(), *index);
+                (
+                    within(x, y, a.frame, *frame),
+                    format!("in {}", describe(&node.role, &node.name)),
+                )
+            }
             _ => {
                 let Some(size) = recorded_window_size(recorded.turn_dir) else {
                     continue;
                 };
                 let (w, h) = (live.bounds.width, live.bounds.height);
-                let from = Rect {
-                    x: 0,
-                    y: 0,
-                    width: size.0 as i32,
-                    height: size.1 as i32,
-                };
-                let to = Rect {
-                    x: 0,
-                    y: 0,
-                    width: w,
-                    height: h,
-                };
+                let from = Rect::new(0, 0, size.0 as i32, size.1 as i32);
                 let lost = if anchor.is_some() {
                     "; the element it fell on is not in the live window"
                 } else {
                     ""
                 };
                 (
-                    within(x, y, from, to),
+                    within(x, y, from, Rect::new(0, 0, w, h)),
                     format!("by the window, {}×{}→{w}×{h}{lost}", size.0, size.1),
                 )
             }
         };
+        if let Some(snap) = snapshot.as_deref() {
+            let was = recorded_element.as_ref().map(|t| renamed(t, renames));
+            let under = element_under(snap, to.0, to.1);
+            let pressed_is_anchor = match (&live_anchor, under) {
+                (Some((index, frame)), Some(u)) => {
+                    u == *index || snap_frame(snap, u).is_some_and(|f| inside(f, *frame))
+                }
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if !pressed_is_anchor {
+                refuse_other_element(snap, was, under, anchor.is_some())?;
+            }
+        }
         if to != (x, y) {
             args[kx] = whole_or_not(to.0);
             args[ky] = whole_or_not(to.1);
@@ -103,6 +120,114 @@ pub async fn map_points(
         }
     }
     Ok((!notes.is_empty()).then(|| notes.join("; ")))
+}
+
+/// The recorded element in the live window and its frame: by its tree line, else through
+/// the healing ladder (role and name moved, loosely renamed, another role), with the
+/// run's earlier heals applied to its recorded name.
+fn find_anchor(
+    snap: &Snapshot,
+    target: &MarkdownTarget,
+    recorded_frame: Rect,
+    renames: &[Rename],
+) -> Option<(usize, Rect)> {
+    let (role, name) = renamed(target, renames);
+    let framed = |i: usize| {
+        let f = snap.tree.nodes[*snap.elements.get(i)?].frame?;
+        (f.width > 0 && f.height > 0).then_some((i, f))
+    };
+    if let Ok(i) = resolve_markdown(
+        snap,
+        &MarkdownTarget {
+            role: role.clone(),
+            name: name.clone(),
+            ..target.clone()
+        },
+    ) {
+        return framed(i);
+    }
+    let locator = Locator {
+        role,
+        name,
+        path: Vec::new(),
+        frame: Some(recorded_frame),
+        states: Vec::new(),
+        element_index: 0,
+    };
+    framed(heal::find(snap, &locator, None).ok()?.index)
+}
+
+/// A recorded element's role and name as the live app calls it after the run's heals.
+fn renamed(target: &MarkdownTarget, renames: &[Rename]) -> (String, String) {
+    let role = crate::snapshot::markdown::role_key(&target.role);
+    renames
+        .iter()
+        .find(|r| {
+            crate::snapshot::markdown::role_key(&r.from_role) == role
+                && same_name(&r.from_name, &target.name)
+        })
+        .map(|r| (r.to_role.clone(), r.to_name.clone()))
+        .unwrap_or((role, target.name.clone()))
+}
+
+/// Refuses a point that would land on another element than the recorded one, naming both;
+/// Ok when what is under it now is the recorded element by role and name.
+fn refuse_other_element(
+    snap: &Snapshot,
+    was: Option<(String, String)>,
+    under: Option<usize>,
+    recorded_on_element: bool,
+) -> Result<(), String> {
+    let now = under.map(|u| snapshot_node(Some(snap), u));
+    if let (Some((role, name)), Some(n)) = (&was, now) {
+        if crate::snapshot::markdown::role_key(&n.role) == *role && same_name(name, &n.name) {
+            return Ok(());
+        }
+    }
+    let was_text = match (&was, recorded_on_element) {
+        (Some((role, name)), _) => describe(role, name),
+        (None, true) => "an element".to_string(),
+        (None, false) => "no element".to_string(),
+    };
+    match now {
+        Some(n) => Err(format!(
+            "recorded point was on {was_text}; it is now on {} (not pressed)",
+            describe(&n.role, &n.name)
+        )),
+        None if was.is_some() => Err(format!(
+            "recorded point was on {was_text}; the live window has no such element, and the point now falls on no element (not pressed)"
+        )),
+        None => Ok(()),
+    }
+}
+
+fn snapshot_node(snap: Option<&Snapshot>, i: usize) -> &crate::platform::AxNode {
+    let snap = snap.expect("a live anchor comes from a snapshot");
+    &snap.tree.nodes[snap.elements[i]]
+}
+
+fn snap_frame(snap: &Snapshot, i: usize) -> Option<Rect> {
+    snap.tree.nodes[*snap.elements.get(i)?].frame
+}
+
+fn inside(inner: Rect, outer: Rect) -> bool {
+    inner.x >= outer.x
+        && inner.y >= outer.y
+        && inner.right() <= outer.right()
+        && inner.bottom() <= outer.bottom()
+}
+
+/// The smallest live element whose frame holds (x, y): what a press there reaches.
+fn element_under(snap: &Snapshot, x: f64, y: f64) -> Option<usize> {
+    let frames: Vec<RecordedFrame> = (0..snap.elements.len())
+        .filter_map(|i| {
+            Some(RecordedFrame {
+                index: i,
+                frame: snap_frame(snap, i).filter(|f| !f.is_empty())?,
+            })
+        })
+        .collect();
+    element_at(&frames, x, y).map(|f| f.index)
 }
 
 /// The point at the same place in `to` as (x, y) in `from`, in whole pixels.

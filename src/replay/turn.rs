@@ -52,6 +52,7 @@ pub(super) async fn replay_turn(
             result.locator_match = Some(element.rule.to_string());
             result.heal = element.heal;
             result.healed_target = element.healed_target;
+            result.look_alikes = element.look_alikes;
             if let Some(rename) = element.rename {
                 bindings
                     .renames
@@ -65,8 +66,15 @@ pub(super) async fn replay_turn(
                 markdown: states.before.as_deref(),
                 frames: &states.before_frames,
             };
-            result.point_moved =
-                point::map_points(ctx, registry, &recorded, &mut args, &window).await?;
+            result.point_moved = point::map_points(
+                ctx,
+                registry,
+                &recorded,
+                &mut args,
+                &window,
+                &bindings.renames,
+            )
+            .await?;
         }
     }
 

@@ -333,6 +333,17 @@ fn write_page(
                 "<div class=\"heals\"><p class=\"note\">healed (the recording's element was found another way; review it):</p><ul>{items}</ul></div>"
             );
         }
+        if !r.look_alikes.is_empty() {
+            let items: String = r
+                .look_alikes
+                .iter()
+                .map(|c| format!("<li>{}</li>", esc(c)))
+                .collect();
+            let _ = write!(
+                body,
+                "<div class=\"look-alikes\"><p class=\"note\">look-alikes (more than one element fitted; what decided):</p><ul>{items}</ul></div>"
+            );
+        }
         for n in &r.notes {
             let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
         }

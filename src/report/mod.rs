@@ -34,6 +34,10 @@ pub struct ScenarioReport {
     /// How replayed elements were healed (`turn 4: button "Add" → button "Add item"
     /// (name contains)`): every heal is shown, in every report.
     pub heals: Vec<String>,
+    /// Replayed turns where more than one live element fitted: every candidate and what
+    /// decided (`turn 4: 2 elements fit button "Add": …; [7] chosen by …`).
+    #[serde(default)]
+    pub look_alikes: Vec<String>,
 }
 
 /// The window when a step failed: its screenshot and tree, saved in the run folder.
@@ -72,6 +76,7 @@ impl ScenarioReport {
             failed_attempts: Vec::new(),
             failure_state: None,
             heals: Vec::new(),
+            look_alikes: Vec::new(),
         }
     }
 
@@ -88,6 +93,7 @@ impl ScenarioReport {
             recorded_turns: 0,
             failure_state: None,
             heals: Vec::new(),
+            look_alikes: Vec::new(),
         }
     }
 
@@ -199,6 +205,9 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
         for h in &r.heals {
             out.push_str(&format!("    healed {h}\n"));
         }
+        for c in &r.look_alikes {
+            out.push_str(&format!("    look-alikes {c}\n"));
+        }
         for n in &r.notes {
             out.push_str(&format!("    {n}\n"));
         }
@@ -302,6 +311,7 @@ pub fn junit(reports: &[ScenarioReport]) -> String {
         // Every heal is shown, and every turn's latency: CI views print a suite's
         // system-out beside its cases.
         out_lines.extend(r.heals.iter().map(|h| format!("healed {h}")));
+        out_lines.extend(r.look_alikes.iter().map(|c| format!("look-alikes {c}")));
         if !out_lines.is_empty() {
             suite.set_system_out(out_lines.join("\n"));
         }
