@@ -83,3 +83,26 @@ fn every_cua_test_option_the_workflow_uses_exists() {
         assert!(help.contains(option), "`cua test` has no {option}:\n{help}");
     }
 }
+
+#[test]
+fn the_merge_job_uses_only_options_cua_report_merge_has() {
+    let yaml = workflow();
+    let help = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["report", "merge", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let command = &yaml[yaml.find("report merge").expect("a merge step")..];
+    let command = &command[..command.find("- name:").unwrap_or(command.len())];
+    let options: Vec<&str> = command
+        .split_whitespace()
+        .filter(|w| w.starts_with("--"))
+        .collect();
+    assert_eq!(options, ["--report", "--junit"], "{command}");
+    for option in options {
+        assert!(
+            help.contains(option),
+            "`cua report merge` has no {option}:\n{help}"
+        );
+    }
+}

@@ -3,7 +3,8 @@
 //! tree and pixels, on two reads in a row at least [`GAP`] apart, each after the app's
 //! events and repaints have paused. Busy widgets (progress bars, spinners, "Saving…";
 //! [`crate::snapshot::busy`]) are left out of that comparison: they never hold still on
-//! cue. A replay first checks its turn's recorded change; the reads start only then, so a
+//! cue: their moves are waited for until the bound, then left aside, and a "Saving…" is
+//! waited out. A replay first checks its turn's recorded change; the reads start only then, so a
 //! build that shows its change late is read once the change is there.
 //!
 //! Bounded: a window still changing when the bound runs out (a scenario's
@@ -59,7 +60,8 @@ pub async fn stable_state(
         state: first,
         at: first_at,
     };
-    let mut reads = 1;
+    // The first read of the state it settled in, busy widgets aside.
+    let mut settled_at = first_at;
     let (status, changing) = loop {
         quiet(
             platform.as_ref(),
@@ -78,21 +80,32 @@ pub async fn stable_state(
             },
             at,
         };
+        // Held still: the same reads, busy widgets included, and no work under way that
+        // promises a change ("Saving…"). Busy widgets that keep moving are waited for
+        // until the bound, then left aside (the diff masks them): only other changes make
+        // a window unsettled.
+        let still =
+            same_pixels_and_tree(&last.state, &next.state) && !busy::in_progress(&next.state.json);
         let changes = differences(&last.state, &next.state);
-        reads += 1;
-        if changes.is_empty() {
+        if still {
             break (SettleStatus::Stable, Vec::new());
+        }
+        let moved = !changes.is_empty();
+        if moved {
+            settled_at = next.at;
         }
         last = next;
         if Instant::now() >= deadline {
-            break (SettleStatus::Unsettled, changes);
+            match moved {
+                true => break (SettleStatus::Unsettled, changes),
+                false => break (SettleStatus::Stable, Vec::new()),
+            }
         }
     };
-    // First seen at the read that began the agreeing pair; a replay's check may have seen
-    // it sooner (the first read follows that check).
+    // A replay's check may have seen it sooner than the first read (which follows it).
     let seen = match shown {
-        Some(s) if reads == 2 => s.min(last.at),
-        _ => last.at,
+        Some(s) if settled_at == first_at => s.min(first_at),
+        _ => settled_at,
     };
     let changed = before
         .as_ref()
@@ -127,6 +140,19 @@ async fn quiet(
             _ => return,
         }
     }
+}
+
+/// Whether two reads are the same, busy widgets included.
+fn same_pixels_and_tree(a: &StateCapture, b: &StateCapture) -> bool {
+    let tree = |s: &Value| (s["title"].clone(), s["tree_markdown"].clone());
+    let pixels = match (&a.pixels, &b.pixels) {
+        (Some(pa), Some(pb)) => {
+            pa.width == pb.width && pa.height == pb.height && pa.rgba == pb.rgba
+        }
+        (None, None) => true,
+        _ => false,
+    };
+    pixels && tree(&a.json) == tree(&b.json)
 }
 
 /// What differs between two reads of a window, busy widgets aside: tree lines that came or

@@ -86,6 +86,20 @@ pub fn without_busy_lines(tree: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Whether a state shows work under way that promises a change: an element in the `busy`
+/// state or a "Saving…" label (a progress bar or spinner alone may sit still for good).
+pub fn in_progress(state: &Value) -> bool {
+    let tree = state["tree_markdown"].as_str().unwrap_or("");
+    tree.lines().any(|raw| {
+        markdown::parse(raw).first().is_some_and(|l| {
+            let states = line_states(raw);
+            states.contains(&"busy")
+                || (STATUS_ROLES.contains(&markdown::role_key(&l.role).as_str())
+                    && busy_label(&l.name))
+        })
+    })
+}
+
 /// A recorded state without its busy widgets: tree lines (renumbered), indexed elements
 /// (renumbered) and the `busy` list.
 pub fn without_busy(state: &Value) -> Value {
