@@ -138,9 +138,10 @@ impl Run {
             f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
             f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,
         );
+        // In the foreground: GTK 3 ignores a synthetic click while the pointer is elsewhere.
         self.call(
             "click",
-            json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
+            json!({ "pid": pid, "window_id": window, "x": x, "y": y, "delivery_mode": "foreground" }),
         );
         self.call("set_recording", json!({ "enabled": false }));
         self.quit(&pid);
@@ -159,7 +160,12 @@ fn clicks(journal: &Path) -> Vec<String> {
         .collect()
 }
 
-fn setup(script: &'static str, args: &'static [&'static str]) -> (Sandbox, Run, PathBuf) {
+/// A sandbox and a folder of its own for test `label`.
+fn setup(
+    label: &str,
+    script: &'static str,
+    args: &'static [&'static str],
+) -> (Sandbox, Run, PathBuf) {
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 900,
@@ -167,7 +173,7 @@ fn setup(script: &'static str, args: &'static [&'static str]) -> (Sandbox, Run, 
     })
     .expect("sandbox");
     let base = std::env::temp_dir().join(format!(
-        "cua-guard-{}-{}",
+        "cua-guard-{label}-{}-{}",
         script.trim_end_matches(".py"),
         std::process::id()
     ));
@@ -198,7 +204,7 @@ fn replay_on(
 }
 
 fn pixel_turns_and_look_alikes(script: &'static str, args: &'static [&'static str]) {
-    let (sandbox, run, base) = setup(script, args);
+    let (sandbox, run, base) = setup("pixel", script, args);
     let recording = base.join("recorded");
     run.record(&recording, &base.join("recorded.jsonl"));
     let mut failures = Vec::new();
@@ -292,7 +298,7 @@ fn cua_test(root: &Path, run: &Run, variant: &str, update: bool) -> Value {
 
 #[test]
 fn cua_test_and_cua_replay_agree_on_a_build_that_shows_its_change_late() {
-    let (sandbox, run, base) = setup("order_gtk3.py", &[]);
+    let (sandbox, run, base) = setup("slow", "order_gtk3.py", &[]);
     let recording = base.join("recorded");
     run.record(&recording, &base.join("recorded.jsonl"));
     let golden = cua_test(&base, &run, "", true);
