@@ -1,5 +1,5 @@
-//! Files and paths other modules share: a file replaced whole or not at all, `~/` paths,
-//! and cua's own state folder.
+//! Files and paths other modules share: a file replaced whole or not at all, a folder
+//! copied whole, `~/` paths, and cua's own state folder.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+/// Copies the folder `from` with everything under it into `to` (created, with parents).
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
 }
 
 /// cua's own per-user state: the sandbox registry and the daemon sockets. Deliberately

@@ -64,21 +64,33 @@ fn the_documented_workflow_passes_actionlint_and_a_broken_one_does_not() {
     assert!(said.contains("shards"), "{said}");
 }
 
+/// `cua ARGS --help`.
+fn help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `--options` of the workflow's step that runs `command`, up to the next step.
+fn options_of<'a>(yaml: &'a str, command: &str) -> Vec<&'a str> {
+    let step = &yaml[yaml
+        .find(command)
+        .unwrap_or_else(|| panic!("a {command} step"))..];
+    let step = &step[..step.find("- name:").unwrap_or(step.len())];
+    step.split_whitespace()
+        .filter(|w| w.starts_with("--"))
+        .collect()
+}
+
 #[test]
 fn every_cua_test_option_the_workflow_uses_exists() {
     let yaml = workflow();
-    let help = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["test", "--help"])
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&help.stdout).into_owned();
-    let command = &yaml[yaml.find("cua test").expect("a cua test step")..];
-    let command = &command[..command.find("- name:").unwrap_or(command.len())];
-    let options: Vec<&str> = command
-        .split_whitespace()
-        .filter(|w| w.starts_with("--"))
-        .collect();
-    assert!(options.len() >= 3, "{command}");
+    let help = help(&["test"]);
+    let options = options_of(&yaml, "cua test");
+    assert!(options.len() >= 3, "{options:?}");
     for option in options {
         assert!(help.contains(option), "`cua test` has no {option}:\n{help}");
     }
@@ -87,18 +99,9 @@ fn every_cua_test_option_the_workflow_uses_exists() {
 #[test]
 fn the_merge_job_uses_only_options_cua_report_merge_has() {
     let yaml = workflow();
-    let help = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["report", "merge", "--help"])
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&help.stdout).into_owned();
-    let command = &yaml[yaml.find("report merge").expect("a merge step")..];
-    let command = &command[..command.find("- name:").unwrap_or(command.len())];
-    let options: Vec<&str> = command
-        .split_whitespace()
-        .filter(|w| w.starts_with("--"))
-        .collect();
-    assert_eq!(options, ["--report", "--junit"], "{command}");
+    let help = help(&["report", "merge"]);
+    let options = options_of(&yaml, "report merge");
+    assert_eq!(options, ["--report", "--junit"]);
     for option in options {
         assert!(
             help.contains(option),

@@ -13,180 +13,54 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use common::runtime;
-use cua::replay::{ReplayOptions, ReplayReport, replay};
-use cua::sandbox::{Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolRegistry};
+use common::order_form::{Form, Run};
+use cua::replay::{ReplayOptions, ReplayReport};
 use serde_json::{Value, json};
 
-struct Run {
-    rt: tokio::runtime::Runtime,
-    ctx: ToolContext,
-    registry: ToolRegistry,
-    script: &'static str,
-    args: &'static [&'static str],
-}
-
-impl Run {
-    fn call(&self, tool: &str, args: Value) -> Value {
-        self.rt
-            .block_on(self.registry.call(&self.ctx, tool, args.clone()))
-            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
-            .structured
-    }
-
-    fn app_args(&self, variant: &str, journal: &Path) -> Vec<String> {
-        let mut a: Vec<String> = self.args.iter().map(|s| s.to_string()).collect();
-        a.extend([
-            "--journal".into(),
-            journal.display().to_string(),
-            "--variant".into(),
-            variant.into(),
-        ]);
-        a
-    }
-
-    fn script_path(&self) -> String {
-        format!(
-            "{}/harness/apps/{}",
-            env!("CARGO_MANIFEST_DIR"),
-            self.script
-        )
-    }
-
-    fn launch(&self, variant: &str, journal: &Path) -> (Value, Value) {
-        let out = self.call(
-            "launch_app",
-            json!({
-                "path": self.script_path(),
-                "additional_arguments": self.app_args(variant, journal),
-                "creates_new_application_instance": true,
-            }),
-        );
-        (out["pid"].clone(), out["windows"][0]["window_id"].clone())
-    }
-
-    fn element(&self, pid: &Value, window: &Value, role: &str, name: &str) -> Value {
-        let st = self.call(
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
-        );
-        st["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["role"] == role && e["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {role} {name:?} in {}", st["tree_markdown"]))
-    }
-
-    fn replay(&self, dir: &Path) -> ReplayReport {
-        self.rt
-            .block_on(replay(
-                &self.ctx,
-                &self.registry,
-                dir,
-                &ReplayOptions::default(),
-                |_| {},
-            ))
-            .unwrap()
-    }
-
-    fn quit(&self, pid: &Value) {
-        let raw = pid.as_i64().unwrap() as i32;
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(raw),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.call("list_windows", json!({}))["windows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w["pid"] == *pid)
-        {
-            assert!(Instant::now() < deadline, "the form did not quit");
-            std::thread::sleep(Duration::from_millis(50));
+/// Records the flow on the base build into `dir`.
+fn record(run: &Run, dir: &Path, journal: &Path) {
+    let (pid, window) = run.launch("", journal);
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    );
+    let by_element = |tool: &str, role: &str, name: &str, extra: Value| {
+        let e = run.element(&pid, &window, role, name);
+        let mut args =
+            json!({ "pid": pid, "window_id": window, "element_index": e["element_index"] });
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
         }
-    }
-
-    /// Records the flow on the base build into `dir`.
-    fn record(&self, dir: &Path, journal: &Path) {
-        let (pid, window) = self.launch("", journal);
-        self.call(
-            "set_recording",
-            json!({ "enabled": true, "output_dir": dir }),
-        );
-        let by_element = |tool: &str, role: &str, name: &str, extra: Value| {
-            let e = self.element(&pid, &window, role, name);
-            let mut args =
-                json!({ "pid": pid, "window_id": window, "element_index": e["element_index"] });
-            for (k, v) in extra.as_object().unwrap() {
-                args[k] = v.clone();
-            }
-            self.call(tool, args);
-        };
-        by_element("type_text", "text", "Item", json!({ "text": "apple" }));
-        by_element("type_text", "text", "Quantity", json!({ "text": "3" }));
-        by_element("click", "button", "Add", json!({}));
-        let add = self.element(&pid, &window, "button", "Add");
-        let f = &add["pixel_frame"];
-        let (x, y) = (
-            f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
-            f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,
-        );
-        // In the foreground: GTK 3 ignores a synthetic click while the pointer is elsewhere.
-        self.call(
-            "click",
-            json!({ "pid": pid, "window_id": window, "x": x, "y": y, "delivery_mode": "foreground" }),
-        );
-        self.call("set_recording", json!({ "enabled": false }));
-        self.quit(&pid);
-        assert_eq!(clicks(journal), ["Add", "Add"], "the recording itself");
-    }
+        run.call(tool, args);
+    };
+    by_element("type_text", "text", "Item", json!({ "text": "apple" }));
+    by_element("type_text", "text", "Quantity", json!({ "text": "3" }));
+    by_element("click", "button", "Add", json!({}));
+    let add = run.element(&pid, &window, "button", "Add");
+    let f = &add["pixel_frame"];
+    let (x, y) = (
+        f["x"].as_i64().unwrap() + f["w"].as_i64().unwrap() / 2,
+        f["y"].as_i64().unwrap() + f["h"].as_i64().unwrap() / 2,
+    );
+    // In the foreground: GTK 3 ignores a synthetic click while the pointer is elsewhere.
+    run.call(
+        "click",
+        json!({ "pid": pid, "window_id": window, "x": x, "y": y, "delivery_mode": "foreground" }),
+    );
+    run.call("set_recording", json!({ "enabled": false }));
+    run.quit(&pid);
+    assert_eq!(clicks(journal), ["Add", "Add"], "the recording itself");
 }
 
 /// Every widget the app's journal says was clicked, in order.
 fn clicks(journal: &Path) -> Vec<String> {
-    std::fs::read_to_string(journal)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    common::journal(journal)
+        .iter()
         .filter(|e| e["event"] == "clicked")
         .map(|e| e["widget"].as_str().unwrap_or("").to_string())
         .collect()
-}
-
-/// A sandbox and a folder of its own for test `label`.
-fn setup(
-    label: &str,
-    script: &'static str,
-    args: &'static [&'static str],
-) -> (Sandbox, Run, PathBuf) {
-    let sandbox = Sandbox::start(SandboxOptions {
-        width: 1280,
-        height: 900,
-        ..Default::default()
-    })
-    .expect("sandbox");
-    let base = std::env::temp_dir().join(format!(
-        "cua-guard-{label}-{}-{}",
-        script.trim_end_matches(".py"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap();
-    let run = Run {
-        rt: runtime(),
-        ctx: ToolContext::for_desktop(sandbox.desktop()),
-        registry: ToolRegistry::new(),
-        script,
-        args,
-    };
-    (sandbox, run, base)
 }
 
 /// Replays the recording on `variant` (a fresh app); the report and the journal's clicks.
@@ -198,15 +72,20 @@ fn replay_on(
 ) -> (ReplayReport, Vec<String>) {
     let journal = base.join(format!("{variant}.jsonl"));
     let (pid, _) = run.launch(variant, &journal);
-    let report = run.replay(recording);
+    let report = run.replay(recording, &ReplayOptions::default());
     run.quit(&pid);
     (report, clicks(&journal))
 }
 
 fn pixel_turns_and_look_alikes(script: &'static str, args: &'static [&'static str]) {
-    let (sandbox, run, base) = setup("pixel", script, args);
+    let form = Form {
+        script,
+        args,
+        gtk4: false,
+    };
+    let (sandbox, run, base) = Run::start("guard-pixel", form);
     let recording = base.join("recorded");
-    run.record(&recording, &base.join("recorded.jsonl"));
+    record(&run, &recording, &base.join("recorded.jsonl"));
     let mut failures = Vec::new();
 
     // Renamed and moved after Clear: the element turn heals, the pixel turn follows it.
@@ -298,9 +177,14 @@ fn cua_test(root: &Path, run: &Run, variant: &str, update: bool) -> Value {
 
 #[test]
 fn cua_test_and_cua_replay_agree_on_a_build_that_shows_its_change_late() {
-    let (sandbox, run, base) = setup("slow", "order_gtk3.py", &[]);
+    let form = Form {
+        script: "order_gtk3.py",
+        args: &[],
+        gtk4: false,
+    };
+    let (sandbox, run, base) = Run::start("guard-slow", form);
     let recording = base.join("recorded");
-    run.record(&recording, &base.join("recorded.jsonl"));
+    record(&run, &recording, &base.join("recorded.jsonl"));
     let golden = cua_test(&base, &run, "", true);
     assert_eq!(golden["passed"], true, "the golden run: {golden:#}");
 

@@ -7,13 +7,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use common::{copy_dir, runtime};
-use cua::replay::{ReplayOptions, ReplayReport, replay};
-use cua::sandbox::{Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolRegistry};
+use common::copy_dir;
+use common::order_form::{Form, Run};
+use cua::replay::{ReplayOptions, ReplayReport};
+use cua::sandbox::Sandbox;
 use serde_json::{Value, json};
 
 const RUNS: usize = 3;
@@ -30,96 +29,13 @@ fn recorded_order() -> (Vec<String>, i64) {
     )
 }
 
-struct Run {
-    rt: tokio::runtime::Runtime,
-    ctx: ToolContext,
-    registry: ToolRegistry,
-    form: Form,
-}
-
-/// One toolkit's order form.
-#[derive(Clone, Copy)]
-struct Form {
-    /// Its script in harness/apps, and its first arguments.
-    script: &'static str,
-    args: &'static [&'static str],
-    /// GTK 4: check boxes offer no accessible action, so they are clicked in the
-    /// foreground, as an agent does after the escalation.
-    gtk4: bool,
-}
-
-impl Run {
-    fn call(&self, tool: &str, args: Value) -> Value {
-        self.rt
-            .block_on(self.registry.call(&self.ctx, tool, args.clone()))
-            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
-            .structured
-    }
-
-    /// Starts the form's build `variant`, journaling to `journal`.
-    fn launch(&self, variant: &str, journal: &Path) -> (Value, Value) {
-        let (script, first) = (self.form.script, self.form.args);
-        let path = format!("{}/harness/apps/{script}", env!("CARGO_MANIFEST_DIR"));
-        let mut arguments: Vec<Value> = first.iter().map(|a| json!(a)).collect();
-        arguments.extend([
-            json!("--journal"),
-            json!(journal),
-            json!("--variant"),
-            json!(variant),
-        ]);
-        let out = self.call(
-            "launch_app",
-            json!({
-                "path": path,
-                "additional_arguments": arguments,
-                "creates_new_application_instance": true,
-            }),
-        );
-        (out["pid"].clone(), out["windows"][0]["window_id"].clone())
-    }
-
-    fn element(&self, pid: &Value, window: &Value, role: &str, name: &str) -> Value {
-        let st = self.call(
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
-        );
-        st["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["role"] == role && e["name"] == name)
-            .map(|e| e["element_index"].clone())
-            .unwrap_or_else(|| panic!("no {role} {name:?} in {}", st["tree_markdown"]))
-    }
-
-    fn replay(&self, dir: &Path) -> ReplayReport {
-        let opts = ReplayOptions {
-            stop_on_error: true,
-            ..ReplayOptions::default()
-        };
-        self.rt
-            .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))
-            .unwrap()
-    }
-
-    /// Ends the app and waits until its window is gone.
-    fn quit(&self, pid: &Value) {
-        let pid = pid.as_i64().unwrap() as i32;
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.call("list_windows", json!({}))["windows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w["pid"] == pid)
-        {
-            assert!(Instant::now() < deadline, "the form did not quit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+/// Replays `dir` on the running form, stopping at the first failed turn.
+fn replay_stopping(run: &Run, dir: &Path) -> ReplayReport {
+    let opts = ReplayOptions {
+        stop_on_error: true,
+        ..ReplayOptions::default()
+    };
+    run.replay(dir, &opts)
 }
 
 /// What the app's journal says happened: the order at the end, and every click it got.
@@ -163,7 +79,7 @@ fn record(run: &Run, dir: &Path, journal: &Path) {
         json!({ "enabled": true, "output_dir": dir }),
     );
     let act = |tool: &str, role: &str, name: &str, extra: Value| {
-        let index = run.element(&pid, &window, role, name);
+        let index = run.element(&pid, &window, role, name)["element_index"].clone();
         let mut args = json!({ "pid": pid, "window_id": window, "element_index": index });
         for (k, v) in extra.as_object().unwrap() {
             args[k] = v.clone();
@@ -203,7 +119,7 @@ fn replay_on(
         .map(|i| {
             let journal = base.join(format!("{variant}-{i}.jsonl"));
             let (pid, _) = run.launch(variant, &journal);
-            let report = run.replay(recording);
+            let report = replay_stopping(run, recording);
             run.quit(&pid);
             let journal = read_journal(&journal);
             match report.turns.iter().find(|t| !t.ok) {
@@ -294,7 +210,7 @@ fn heal_is_written_back_and_then_matches(
     }
     let journal = base.join("heal-2.jsonl");
     let (pid, _) = run.launch(variant, &journal);
-    let report = run.replay(&healable);
+    let report = replay_stopping(run, &healable);
     run.quit(&pid);
     let journal = read_journal(&journal);
     if report.failed > 0 || !heals(&report).is_empty() {
@@ -338,25 +254,7 @@ fn qt5_cosmetic_builds_heal_and_say_how_breaking_builds_fail_naming_the_element(
 }
 
 fn mutation_suite(form: Form) {
-    let sandbox = Sandbox::start(SandboxOptions {
-        width: 1280,
-        height: 900,
-        ..Default::default()
-    })
-    .expect("sandbox");
-    let base: PathBuf = std::env::temp_dir().join(format!(
-        "cua-mutations-{}-{}",
-        form.script.trim_end_matches(".py"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap();
-    let run = Run {
-        rt: runtime(),
-        ctx: ToolContext::for_desktop(sandbox.desktop()),
-        registry: ToolRegistry::new(),
-        form,
-    };
+    let (sandbox, run, base) = Run::start("mutations", form);
     let recording = base.join("recorded");
     record(&run, &recording, &base.join("recorded.jsonl"));
 

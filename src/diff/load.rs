@@ -28,7 +28,7 @@ impl LoadedTurn {
 
     /// How the run settled this turn, when it settled each turn.
     pub(super) fn settle(&self) -> Option<crate::trajectory::Settle> {
-        serde_json::from_value(self.action.get("settle")?.clone()).ok()
+        crate::trajectory::Settle::of_action(&self.action)
     }
 }
 

@@ -147,7 +147,7 @@ fn sync_turn(from: &Path, to: &Path, turn: u32) -> Result<(), String> {
     if src.is_dir() {
         let tmp = to.join(format!(".{name}.tmp"));
         let _ = std::fs::remove_dir_all(&tmp);
-        copy_dir(&src, &tmp).map_err(|e| format!("{}: {e}", src.display()))?;
+        crate::files::copy_dir(&src, &tmp).map_err(|e| format!("{}: {e}", src.display()))?;
         rebind_ids(&tmp.join("action.json"), &id_map(from, to, turn))
             .map_err(|e| format!("{}: {e}", tmp.display()))?;
         swap_in(&tmp, &dest).map_err(|e| format!("{}: {e}", dest.display()))
@@ -239,20 +239,6 @@ fn swap_in(new: &Path, dest: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(&path, to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
-}
-
 /// Copies what a golden keeps of a run: session.json and the turn folders (not the video,
 /// not files the app wrote next to them).
 fn copy_trajectory(run_dir: &Path, to: &Path) -> std::io::Result<()> {
@@ -261,7 +247,7 @@ fn copy_trajectory(run_dir: &Path, to: &Path) -> std::io::Result<()> {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if parse_turn_dir(&name).is_some() {
-            copy_dir(&entry.path(), &to.join(&name))?;
+            crate::files::copy_dir(&entry.path(), &to.join(&name))?;
         } else if name == "session.json" {
             std::fs::copy(entry.path(), to.join(&name))?;
         }

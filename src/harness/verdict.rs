@@ -120,8 +120,7 @@ pub fn unsettled(run_dir: &Path) -> Vec<Unhonoured> {
         .iter()
         .filter_map(|(n, dir)| {
             let action = crate::trajectory::read::action(dir).ok()?;
-            let settle: crate::trajectory::Settle =
-                serde_json::from_value(action.get("settle")?.clone()).ok()?;
+            let settle = crate::trajectory::Settle::of_action(&action)?;
             (settle.status == crate::trajectory::SettleStatus::Unsettled).then(|| Unhonoured {
                 turn: *n,
                 tool: action["tool"].as_str().unwrap_or("?").to_string(),

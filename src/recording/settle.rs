@@ -159,22 +159,7 @@ async fn state_now(
     observed: &std::sync::Mutex<Option<Observation>>,
 ) -> StateCapture {
     let until = Instant::now() + CUT_QUIET_MAX;
-    let mut last_event;
-    loop {
-        last_event = platform.app_activity(pid).await.and_then(|a| a.last);
-        let last_repaint = platform.last_repaint(window.window_id).await.map(|r| r.at);
-        let busy_until = last_event
-            .into_iter()
-            .chain(last_repaint)
-            .map(|t| t + QUIET_GAP)
-            .max();
-        match busy_until {
-            Some(t) if t > Instant::now() && Instant::now() < until => {
-                tokio::time::sleep_until(t.min(until).into()).await
-            }
-            _ => break,
-        }
-    }
+    let last_event = pause(platform.as_ref(), pid, window.window_id, QUIET_GAP, until).await;
     if let Some(json) = seen_since(observed, window, last_event, action_started) {
         // The agent read the window after its last event: only the pixels are new.
         let pixels = platform.capture_window(window.window_id).await.ok();
@@ -184,6 +169,32 @@ async fn state_now(
     StateCapture {
         json,
         pixels: frame.map(|(c, _)| c),
+    }
+}
+
+/// Waits until app `pid` has sent no event and window `window_id` has not repainted for
+/// `gap`, or until `until`; returns the app's last event (as of the last look).
+pub(super) async fn pause(
+    platform: &dyn Platform,
+    pid: u32,
+    window_id: u64,
+    gap: Duration,
+    until: Instant,
+) -> Option<Instant> {
+    loop {
+        let last_event = platform.app_activity(pid).await.and_then(|a| a.last);
+        let last_repaint = platform.last_repaint(window_id).await.map(|r| r.at);
+        let busy_until = last_event
+            .into_iter()
+            .chain(last_repaint)
+            .map(|t| t + gap)
+            .max();
+        match busy_until {
+            Some(t) if t > Instant::now() && Instant::now() < until => {
+                tokio::time::sleep_until(t.min(until).into()).await
+            }
+            _ => return last_event,
+        }
     }
 }
 

@@ -63,14 +63,8 @@ pub async fn stable_state(
     // The first read of the state it settled in, busy widgets aside.
     let mut settled_at = first_at;
     let (status, changing) = loop {
-        quiet(
-            platform.as_ref(),
-            pid,
-            window.window_id,
-            last.at + GAP,
-            deadline,
-        )
-        .await;
+        tokio::time::sleep_until((last.at + GAP).min(deadline).into()).await;
+        settle::pause(platform.as_ref(), pid, window.window_id, QUIET, deadline).await;
         let at = Instant::now();
         let (json, frame) = settle::read_state(platform, pid, window).await;
         let next = Read {
@@ -86,10 +80,10 @@ pub async fn stable_state(
         // a window unsettled.
         let still =
             same_pixels_and_tree(&last.state, &next.state) && !busy::in_progress(&next.state.json);
-        let changes = differences(&last.state, &next.state);
         if still {
             break (SettleStatus::Stable, Vec::new());
         }
+        let changes = differences(&last.state, &next.state);
         let moved = !changes.is_empty();
         if moved {
             settled_at = next.at;
@@ -117,29 +111,6 @@ pub async fn stable_state(
         changing,
     };
     (last.state, settle)
-}
-
-/// Waits until `not_before`, then until the app has sent no event and the window has not
-/// repainted for [`QUIET`]; never past `deadline`.
-async fn quiet(
-    platform: &dyn Platform,
-    pid: u32,
-    window_id: u64,
-    not_before: Instant,
-    deadline: Instant,
-) {
-    tokio::time::sleep_until(not_before.min(deadline).into()).await;
-    loop {
-        let event = platform.app_activity(pid).await.and_then(|a| a.last);
-        let repaint = platform.last_repaint(window_id).await.map(|r| r.at);
-        let busy_until = event.into_iter().chain(repaint).map(|t| t + QUIET).max();
-        match busy_until {
-            Some(t) if t > Instant::now() && Instant::now() < deadline => {
-                tokio::time::sleep_until(t.min(deadline).into()).await
-            }
-            _ => return,
-        }
-    }
 }
 
 /// Whether two reads are the same, busy widgets included.

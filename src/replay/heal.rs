@@ -263,10 +263,10 @@ pub fn find(
     };
     // A path's sibling places are positions: with look-alikes added or gone, the element
     // in the recorded place may be another one (a duplicate inserted before it).
-    let look_alikes = (0..live.count())
+    let look_alikes: Vec<usize> = (0..live.count())
         .filter(|&i| live.node(i).role == loc.role && same_name(&loc.name, &live.node(i).name))
-        .count();
-    let places_hold = neighbours.is_none_or(|n| n.look_alikes == look_alikes);
+        .collect();
+    let places_hold = neighbours.is_none_or(|n| n.look_alikes == look_alikes.len());
     if loc.path.len() > 1 && places_hold {
         let exact = (0..live.count()).find(|&i| {
             let n = live.node(i);
@@ -275,12 +275,13 @@ pub fn find(
                 && same_path(&loc.path, &live.path(i))
         });
         if let Some(i) = exact {
-            let alike: Vec<usize> = (0..live.count())
-                .filter(|&k| {
-                    live.node(k).role == loc.role && same_name(&loc.name, &live.node(k).name)
-                })
-                .collect();
-            let choice = choice(&live, loc, &alike, i, "its recorded place (the exact path)");
+            let choice = choice(
+                &live,
+                loc,
+                &look_alikes,
+                i,
+                "its recorded place (the exact path)",
+            );
             return Ok(found(i, LocatorRule::ExactPath, None, choice));
         }
     }

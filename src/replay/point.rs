@@ -75,12 +75,8 @@ pub async fn map_points(
             _ => None,
         };
         let (to, why) = match (anchor, &live_anchor) {
-            (Some(a), Some((index, frame))) => {
-                let node = snapshot_node(snapshot.as_deref(), *index);
-                (
-                    within(x, y, a.frame, *frame),
-                    format!("in {}", describe(&node.role, &node.name)),
-                )
+            (Some(a), Some((_, frame, described))) => {
+                (within(x, y, a.frame, *frame), format!("in {described}"))
             }
             _ => {
                 let Some(size) = recorded_window_size(recorded.turn_dir) else {
@@ -103,7 +99,7 @@ pub async fn map_points(
             let was = recorded_element.as_ref().map(|t| renamed(t, renames));
             let under = element_under(snap, to.0, to.1);
             let pressed_is_anchor = match (&live_anchor, under) {
-                (Some((index, frame)), Some(u)) => {
+                (Some((index, frame, _)), Some(u)) => {
                     u == *index || snap_frame(snap, u).is_some_and(|f| inside(f, *frame))
                 }
                 (Some(_), None) => true,
@@ -122,19 +118,20 @@ pub async fn map_points(
     Ok((!notes.is_empty()).then(|| notes.join("; ")))
 }
 
-/// The recorded element in the live window and its frame: by its tree line, else through
-/// the healing ladder (role and name moved, loosely renamed, another role), with the
-/// run's earlier heals applied to its recorded name.
+/// The recorded element in the live window: its index, frame and `role "name"`; found by
+/// its tree line, else through the healing ladder (role and name moved, loosely renamed,
+/// another role), with the run's earlier heals applied to its recorded name.
 fn find_anchor(
     snap: &Snapshot,
     target: &MarkdownTarget,
     recorded_frame: Rect,
     renames: &[Rename],
-) -> Option<(usize, Rect)> {
+) -> Option<(usize, Rect, String)> {
     let (role, name) = renamed(target, renames);
     let framed = |i: usize| {
-        let f = snap.tree.nodes[*snap.elements.get(i)?].frame?;
-        (f.width > 0 && f.height > 0).then_some((i, f))
+        let node = element_node(snap, i)?;
+        let f = node.frame.filter(|f| f.width > 0 && f.height > 0)?;
+        Some((i, f, describe(&node.role, &node.name)))
     };
     if let Ok(i) = resolve_markdown(
         snap,
@@ -178,7 +175,7 @@ fn refuse_other_element(
     under: Option<usize>,
     recorded_on_element: bool,
 ) -> Result<(), String> {
-    let now = under.map(|u| snapshot_node(Some(snap), u));
+    let now = under.and_then(|u| element_node(snap, u));
     if let (Some((role, name)), Some(n)) = (&was, now) {
         if crate::snapshot::markdown::role_key(&n.role) == *role && same_name(name, &n.name) {
             return Ok(());
@@ -201,13 +198,13 @@ fn refuse_other_element(
     }
 }
 
-fn snapshot_node(snap: Option<&Snapshot>, i: usize) -> &crate::platform::AxNode {
-    let snap = snap.expect("a live anchor comes from a snapshot");
-    &snap.tree.nodes[snap.elements[i]]
+/// Element `i` of a live snapshot.
+fn element_node(snap: &Snapshot, i: usize) -> Option<&crate::platform::AxNode> {
+    snap.tree.nodes.get(*snap.elements.get(i)?)
 }
 
 fn snap_frame(snap: &Snapshot, i: usize) -> Option<Rect> {
-    snap.tree.nodes[*snap.elements.get(i)?].frame
+    element_node(snap, i)?.frame
 }
 
 fn inside(inner: Rect, outer: Rect) -> bool {

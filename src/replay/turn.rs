@@ -99,23 +99,22 @@ pub(super) async fn replay_turn(
     result.dispatched = true;
     let summary = dispatch(ctx, registry, tool, args).await?;
 
-    // A recording of this replay reads the turn's after-state once the check is over.
-    let mut seen = None;
+    // When the recorded change showed (None: the turn has none to check).
+    let mut checked = Ok(None);
     if let (Some(change), Some(live_before)) = (change, live_before) {
         let platform = ctx.platform().await.map_err(|e| e.to_string())?;
-        let shown = change
+        checked = change
             .wait(platform.as_ref(), pid, &window, &live_before)
-            .await;
-        if let Ok(shown) = shown {
-            seen = Some(Instant::now());
-            bindings.last_state.insert(window.window_id, shown);
-        } else {
-            ctx.recorder.turn_checked(None).await;
-            shown?;
-        }
+            .await
+            .map(|shown| {
+                bindings.last_state.insert(window.window_id, shown);
+                Some(Instant::now())
+            });
     }
+    // A recording of this replay reads the turn's after-state once the check is over.
+    let seen = checked.as_ref().ok().copied().flatten();
     ctx.recorder.turn_checked(seen).await;
-    Ok(summary)
+    checked.map(|_| summary)
 }
 
 /// The live window's tree now: the previous turn's last reading of it while the app has

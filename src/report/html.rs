@@ -218,6 +218,22 @@ fn figure(src: &Option<String>, caption: &str) -> String {
     }
 }
 
+/// A scenario's notes of one kind (heals, look-alikes) as a headed list; nothing when
+/// there are none.
+fn note_list(class: &str, heading: &str, items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let items: String = items
+        .iter()
+        .map(|i| format!("<li>{}</li>", esc(i)))
+        .collect();
+    format!(
+        "<div class=\"{class}\"><p class=\"note\">{}</p><ul>{items}</ul></div>",
+        esc(heading)
+    )
+}
+
 /// Writes `dir/index.html` and its images; returns the index path.
 pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Result<PathBuf> {
     write_page(dir, title, reports, false, Assets::FromRuns)
@@ -322,28 +338,16 @@ fn write_page(
                 esc(&f.tree_markdown)
             );
         }
-        if !r.heals.is_empty() {
-            let items: String = r
-                .heals
-                .iter()
-                .map(|h| format!("<li>{}</li>", esc(h)))
-                .collect();
-            let _ = write!(
-                body,
-                "<div class=\"heals\"><p class=\"note\">healed (the recording's element was found another way; review it):</p><ul>{items}</ul></div>"
-            );
-        }
-        if !r.look_alikes.is_empty() {
-            let items: String = r
-                .look_alikes
-                .iter()
-                .map(|c| format!("<li>{}</li>", esc(c)))
-                .collect();
-            let _ = write!(
-                body,
-                "<div class=\"look-alikes\"><p class=\"note\">look-alikes (more than one element fitted; what decided):</p><ul>{items}</ul></div>"
-            );
-        }
+        body.push_str(&note_list(
+            "heals",
+            "healed (the recording's element was found another way; review it):",
+            &r.heals,
+        ));
+        body.push_str(&note_list(
+            "look-alikes",
+            "look-alikes (more than one element fitted; what decided):",
+            &r.look_alikes,
+        ));
         for n in &r.notes {
             let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
         }

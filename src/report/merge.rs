@@ -85,7 +85,7 @@ pub fn gather_assets(
         let slug = super::html::slug(&report.name);
         let from = shard.join(&slug);
         if from.is_dir() {
-            copy_tree(&from, &out.join(&slug))?;
+            crate::files::copy_dir(&from, &out.join(&slug))?;
         }
         // The run folders report.json names were on the shard's machine.
         for t in report.diff.iter_mut().flat_map(|d| d.turns.iter_mut()) {
@@ -98,18 +98,4 @@ pub fn gather_assets(
         reports.push(report);
     }
     Ok(reports)
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
 }

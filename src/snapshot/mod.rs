@@ -102,7 +102,7 @@ pub async fn window_state_json(
             let mut state = state_of(pid, window, &tree).0;
             // Busy widgets' frames, indexed or not: a turn's stability and the diff leave
             // them out.
-            let busy = crate::snapshot::busy::listed(&tree);
+            let busy = busy::listed(&tree);
             if !busy.is_empty() {
                 state["busy"] = json!(busy);
             }

@@ -154,6 +154,13 @@ pub struct Settle {
     pub changing: Vec<String>,
 }
 
+impl Settle {
+    /// The `settle` of an action.json, when its run settled each turn.
+    pub fn of_action(action: &Value) -> Option<Settle> {
+        serde_json::from_value(action.get("settle")?.clone()).ok()
+    }
+}
+
 /// Whether a turn's window held still.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -2,6 +2,8 @@
 //! apps launched into it through `launch_app`, and helpers to call tools.
 #![allow(dead_code)]
 
+pub mod order_form;
+
 use std::sync::OnceLock;
 
 use cua::platform::DesktopEnv;
