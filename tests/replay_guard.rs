@@ -144,13 +144,27 @@ fn qt5_a_pixel_turn_never_presses_another_control_and_look_alikes_are_named() {
     pixel_turns_and_look_alikes("order_qt.py", &["--qt", "5"]);
 }
 
+/// How `cua test` is run.
+#[derive(Clone, Copy)]
+enum TestRun {
+    /// `--update`: the run becomes the golden.
+    Update,
+    /// Compared with the golden, with an optional `max_turn_ms`.
+    Compare(Option<u64>),
+}
+
 /// `cua test` on `variant` against a golden of the base build (made by `cua test --update`
-/// in `root`): its JSON report.
-fn cua_test(root: &Path, run: &Run, variant: &str, update: bool) -> Value {
+/// in `root`): its JSON report; the app journals to `root/test-<variant>.jsonl`.
+fn cua_test(root: &Path, run: &Run, variant: &str, how: TestRun) -> Value {
     let journal = root.join(format!("test-{variant}.jsonl"));
+    let _ = std::fs::remove_file(&journal);
     let args: Vec<String> = run.app_args(variant, &journal);
+    let budget = match how {
+        TestRun::Compare(Some(ms)) => format!("max_turn_ms = {ms}\n"),
+        _ => String::new(),
+    };
     let scenario = format!(
-        "trajectory = {:?}\n[app]\npath = {:?}\nargs = {}\nwindow = \"cua order form\"\n",
+        "trajectory = {:?}\n{budget}[app]\npath = {:?}\nargs = {}\nwindow = \"cua order form\"\n",
         root.join("recorded").display().to_string(),
         run.script_path(),
         serde_json::to_string(&args).unwrap()
@@ -162,7 +176,7 @@ fn cua_test(root: &Path, run: &Run, variant: &str, update: bool) -> Value {
         .args(["test", "order", "--json", "--work-dir"])
         .arg(root.join(format!("work-{variant}")))
         .env_remove("CI");
-    if update {
+    if matches!(how, TestRun::Update) {
         cmd.arg("--update");
     }
     let out = cmd.output().unwrap();
@@ -185,12 +199,13 @@ fn cua_test_and_cua_replay_agree_on_a_build_that_shows_its_change_late() {
     let (sandbox, run, base) = Run::start("guard-slow", form);
     let recording = base.join("recorded");
     record(&run, &recording, &base.join("recorded.jsonl"));
-    let golden = cua_test(&base, &run, "", true);
+    let golden = cua_test(&base, &run, "", TestRun::Update);
     assert_eq!(golden["passed"], true, "the golden run: {golden:#}");
 
     let (replayed, pressed) = replay_on(&run, &recording, &base, "slow_add");
     assert_eq!(pressed, ["Add", "Add"]);
-    let tested = cua_test(&base, &run, "slow_add", false);
+    let tested = cua_test(&base, &run, "slow_add", TestRun::Compare(None));
+    assert_eq!(clicks(&base.join("test-slow_add.jsonl")), ["Add", "Add"]);
     let turns = tested["scenarios"][0]["diff"]["turns"].as_array().cloned();
     let turns = turns.unwrap_or_else(|| panic!("no diff: {tested:#}"));
     let replay_verdicts: Vec<bool> = replayed.turns.iter().map(|t| t.ok).collect();
@@ -213,6 +228,20 @@ fn cua_test_and_cua_replay_agree_on_a_build_that_shows_its_change_late() {
     assert!(
         slow >= 1400 && golden_ms < 1000,
         "latency {slow} ms, golden {golden_ms} ms"
+    );
+
+    // With a budget the slow turn fails, as slowness, not as a missing change.
+    let budgeted = cua_test(&base, &run, "slow_add", TestRun::Compare(Some(1000)));
+    assert_eq!(budgeted["passed"], false, "{budgeted:#}");
+    let turn = &budgeted["scenarios"][0]["diff"]["turns"][2];
+    let reasons = turn["reasons"].to_string();
+    assert!(
+        turn["status"] == "failed"
+            && reasons.contains("slow: the app took")
+            && reasons.contains("over max_turn_ms = 1000")
+            && !reasons.contains("effect")
+            && !reasons.contains("tree:"),
+        "{turn:#}"
     );
     drop(sandbox);
     let _ = std::fs::remove_dir_all(&base);

@@ -376,6 +376,29 @@ mod tests {
         assert_eq!(ok.threshold, 0.1);
     }
 
+    #[test]
+    fn a_late_effect_is_the_goldens_confirmed_only_when_the_settled_window_changed() {
+        let rules = tree::builtin_redactions();
+        let click = |effect: &str, changed: Option<bool>| {
+            let mut a = serde_json::json!({"tool": "click", "arguments": {}, "result_error": null, "result": {"effect": effect}});
+            if let Some(c) = changed {
+                a["settle"] =
+                    serde_json::json!({"status": "stable", "latency_ms": 1600, "changed": c});
+            }
+            a
+        };
+        let diff = |e: &Value, a: &Value| {
+            action_differences(e, a, NONE, &mut Rebinding::default(), &rules, false)
+        };
+        let golden = click("confirmed", Some(true));
+        assert!(diff(&golden, &click("no_change", Some(true))).is_empty());
+        assert!(diff(&click("no_change", Some(true)), &golden).is_empty());
+        // The window did not change, or the run did not settle: the effect differs.
+        assert_eq!(diff(&golden, &click("no_change", Some(false))).len(), 1);
+        assert_eq!(diff(&golden, &click("no_change", None)).len(), 1);
+        assert_eq!(diff(&golden, &click("suspected_noop", Some(true))).len(), 1);
+    }
+
     const NONE: [&Designated; 2] = [&NOTHING, &NOTHING];
     const NOTHING: Designated = Designated {
         element: None,

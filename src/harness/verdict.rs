@@ -136,6 +136,39 @@ pub fn unsettled(run_dir: &Path) -> Vec<Unhonoured> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_turn_over_budget_fails_as_slowness_beside_the_goldens_time() {
+        use crate::diff::{TrajectoryDiff, TurnDiff, TurnStatus};
+        let turn = |n: u32, ms: u64| TurnDiff {
+            turn: n,
+            tool: "click".into(),
+            status: TurnStatus::Passed,
+            reasons: Vec::new(),
+            action_diff: Vec::new(),
+            tree_diff: None,
+            pixels: None,
+            expected_latency_ms: Some(96),
+            actual_latency_ms: Some(ms),
+            expected_dir: None,
+            actual_dir: None,
+            diff_png: None,
+        };
+        let mut diff = TrajectoryDiff {
+            expected: "g".into(),
+            actual: "r".into(),
+            passed: true,
+            turns: vec![turn(1, 400), turn(2, 1712)],
+        };
+        over_budget(&mut diff, 1000);
+        assert!(!diff.passed);
+        assert!(diff.turns[0].passed());
+        assert_eq!(diff.turns[1].status, TurnStatus::Failed);
+        assert_eq!(
+            diff.turns[1].reasons,
+            ["slow: the app took 1712 ms to settle, over max_turn_ms = 1000 (golden: 96 ms)"]
+        );
+    }
     use serde_json::{Value, json};
 
     fn action(result: Value, error: Option<&str>) -> Value {
