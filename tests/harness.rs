@@ -148,6 +148,7 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
     for scenario in [
         "calculator",
         "chromium-page",
+        "editor-gtk4",
         "fixture",
         "fixture-firefox",
         "fixture-gtk4",
