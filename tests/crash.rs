@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{App, desktop};
@@ -58,24 +58,6 @@ fn check_trajectory(dir: &Path) -> usize {
     turns.len()
 }
 
-/// `cua serve` on `socket`, on the test desktop, once it listens.
-fn start_daemon(socket: &Path, d: &common::Desktop) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["serve", "--socket"])
-        .arg(socket)
-        .envs(d.env.child_env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(socket).is_err() {
-        assert!(Instant::now() < deadline, "daemon did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
-}
-
 #[test]
 fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
     let d = desktop();
@@ -95,7 +77,7 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
     for round in 0..20 {
         let socket = base.join(format!("daemon-{round}.sock"));
         let dir = base.join(format!("rec-{round}"));
-        let mut child = start_daemon(&socket, d);
+        let mut daemon = common::Daemon::start(&socket, &d.env.child_env());
         let started = cua::daemon::call(
             &socket,
             "set_recording",
@@ -146,8 +128,7 @@ fn killing_the_daemon_mid_recording_never_leaves_a_half_written_turn() {
             std::thread::sleep(Duration::from_millis(5));
         }
         std::thread::sleep(Duration::from_millis((seed >> 8) % 300));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        daemon.kill();
         actor.join().unwrap();
         total += check_trajectory(&dir);
     }
@@ -167,7 +148,7 @@ fn killing_the_daemon_mid_recording_still_leaves_a_playable_video() {
     let base = std::env::temp_dir().join(format!("cua-crash-video-{}", std::process::id()));
     let socket = base.join("daemon.sock");
     let dir = base.join("rec");
-    let mut child = start_daemon(&socket, d);
+    let mut daemon = common::Daemon::start(&socket, &d.env.child_env());
     let started = cua::daemon::call(
         &socket,
         "set_recording",
@@ -177,8 +158,7 @@ fn killing_the_daemon_mid_recording_still_leaves_a_playable_video() {
     assert!(started.is_ok(), "{:?}", started.err());
     let recorded_for = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
-    child.kill().unwrap(); // SIGKILL: the helper's input closes with the daemon.
-    child.wait().unwrap();
+    daemon.kill(); // SIGKILL: the helper's input closes with the daemon.
     let wall = recorded_for.elapsed().as_secs_f64();
 
     let video = dir.join("recording.mp4");

@@ -9,9 +9,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{Image, elements, journal, runtime};
-use cua::sandbox::{Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolRegistry};
+use common::{Image, elements, journal};
+use cua::sandbox::SandboxOptions;
 use serde_json::{Value, json};
 
 /// The arrow's fill in these tests: pure green, which nothing in the fixture shows.
@@ -80,13 +79,10 @@ fn shows_arrow(frame: &[u8]) -> bool {
 }
 
 struct Run {
-    _sandbox: Sandbox,
+    session: common::Session,
     display: String,
     journal: PathBuf,
     dir: PathBuf,
-    rt: tokio::runtime::Runtime,
-    ctx: ToolContext,
-    registry: ToolRegistry,
 }
 
 /// One run at a time: each records an H.264 video and starts a desktop of its own, and
@@ -95,34 +91,29 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Run {
     fn start(name: &str) -> Run {
-        let sandbox = Sandbox::start(SandboxOptions {
+        let session = common::Session::on(SandboxOptions {
             width: 1280,
             height: 800,
             ..Default::default()
-        })
-        .expect("sandbox");
+        });
+        let sandbox = session.sandbox();
         let journal = sandbox.dir().join("journal.jsonl");
-        let mut env = sandbox.desktop();
-        env.app_env = vec![(
-            "CUA_FIXTURE_JOURNAL".into(),
-            journal.to_string_lossy().into_owned(),
-        )];
-        let display = env.display.clone().unwrap();
+        let display = sandbox.desktop().display.clone().unwrap();
         let dir = sandbox.dir().join(name);
+        let path = journal.to_string_lossy().into_owned();
         Run {
-            _sandbox: sandbox,
+            session: session
+                .with_app_env(&[("CUA_FIXTURE_JOURNAL", path)])
+                .named(name),
             display,
             journal,
             dir,
-            rt: runtime(),
-            ctx: ToolContext::for_session(env, name),
-            registry: ToolRegistry::new(),
         }
     }
 
     fn call(&self, tool: &str, args: Value) -> cua::tools::ToolOutput {
-        self.rt
-            .block_on(self.registry.call(&self.ctx, tool, args.clone()))
+        self.session
+            .call(tool, args.clone())
             .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
     }
 }
@@ -308,12 +299,11 @@ fn the_overlay_glides_to_each_click_lets_it_through_and_stays_out_of_screenshots
     assert_eq!(overlay_window(&run.display).map(|o| o.0), Some(false));
     // A bad knob is named and changes nothing.
     let err = run
-        .rt
-        .block_on(run.registry.call(
-            &run.ctx,
+        .session
+        .call(
             "set_agent_cursor_motion",
             json!({ "glide_duration_ms": 100, "spring": 2 }),
-        ))
+        )
         .unwrap_err()
         .to_string();
     assert!(err.contains("`spring`"), "{err}");

@@ -12,51 +12,39 @@ use std::process::Command;
 use std::sync::Arc;
 
 use common::journal;
-use cua::sandbox::{Sandbox, SandboxOptions};
-use cua::tools::{Sessions, ToolContext, ToolOutput, ToolRegistry};
+use cua::tools::{Sessions, ToolContext};
 use serde_json::{Value, json};
 
-/// A sandbox with a fresh GTK 3 fixture journaling to `journal`.
+/// A session on a sandbox of its own with a fresh GTK 3 fixture journaling to `journal`.
 struct Fixture {
-    sandbox: Sandbox,
+    session: common::Session,
     pid: u64,
     window_id: u64,
     journal: PathBuf,
-    registry: ToolRegistry,
-    ctx: ToolContext,
-    /// One runtime for the fixture's life: the context's desktop connection lives on it.
-    runtime: tokio::runtime::Runtime,
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = common::Session;
+    fn deref(&self) -> &common::Session {
+        &self.session
+    }
 }
 
 impl Fixture {
     fn start(name: &str) -> Fixture {
-        let sandbox = Sandbox::start(SandboxOptions {
-            width: 1280,
-            height: 800,
-            ..Default::default()
-        })
-        .expect("sandbox");
+        let session = common::Session::private();
         let journal = std::env::temp_dir().join(format!(
             "cua-driver-tools-{name}-{}.jsonl",
             std::process::id()
         ));
         let _ = std::fs::remove_file(&journal);
-        let (pid, window_id) = common::launch_fixture(sandbox.env(), "gtk3", &journal);
-        let ctx = ToolContext::for_desktop(sandbox.desktop());
+        let (pid, window_id) = common::launch_fixture(session.sandbox().env(), "gtk3", &journal);
         Fixture {
+            session,
             pid,
             window_id,
-            sandbox,
             journal,
-            registry: ToolRegistry::new(),
-            ctx,
-            runtime: common::runtime(),
         }
-    }
-
-    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
-        self.runtime
-            .block_on(self.registry.call(&self.ctx, tool, args))
     }
 
     fn state(&self) -> Value {
@@ -94,7 +82,6 @@ impl Fixture {
 impl Drop for Fixture {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.journal);
-        let _ = &self.sandbox;
     }
 }
 
@@ -238,12 +225,12 @@ fn invoke_menu_runs_an_item_by_its_path_and_names_a_missing_one() {
 fn sessions_are_tools_and_an_ended_one_stays_ended_until_revived() {
     let f = Fixture::start("sessions");
     let sessions = Sessions::new(Arc::new(ToolContext::for_session(
-        f.sandbox.desktop(),
+        f.sandbox().desktop(),
         "connection",
     )));
     let call = |tool: &str, args: Value| {
         let ctx = sessions.for_call(tool, &args)?;
-        f.runtime.block_on(f.registry.call(&ctx, tool, args))
+        f.block_on(f.registry().call(&ctx, tool, args))
     };
     let started = call("start_session", json!({ "session": "run-1" })).unwrap();
     assert_eq!(started.structured["active"], true);
@@ -421,7 +408,7 @@ fn health_report_and_call_speak_cua_drivers_json() {
         Command::new(env!("CARGO_BIN_EXE_cua"))
             .arg("call")
             .args(args)
-            .envs(f.sandbox.env())
+            .envs(f.sandbox().env())
             .output()
             .unwrap()
     };
@@ -462,13 +449,13 @@ fn a_standard_mode_daemon_refuses_kill_app_and_stops_on_request() {
             "--permission-mode",
             "standard",
         ])
-        .envs(f.sandbox.env())
+        .envs(f.sandbox().env())
         .spawn()
         .unwrap();
     let cua = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_cua"))
             .args(args)
-            .envs(f.sandbox.env())
+            .envs(f.sandbox().env())
             .output()
             .unwrap()
     };
@@ -618,26 +605,13 @@ fn a_policy_file_hides_and_refuses_denied_tools_through_the_daemon() {
     )
     .unwrap();
     let socket = dir.join("cua.sock");
-    let mut envs = f.sandbox.env();
+    let mut envs = f.sandbox().env();
     envs.push((
         "CUA_DRIVER_POLICY_FILE".into(),
         policy.display().to_string(),
     ));
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["serve", "--socket", socket.to_str().unwrap()])
-        .envs(envs)
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !socket.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the daemon never listened"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let mut client =
-        mcp_client::McpClient::start(&f.sandbox.env(), &["--socket", socket.to_str().unwrap()]);
+    let daemon = common::Daemon::start(&socket, &envs);
+    let mut client = mcp_client::McpClient::start(&f.sandbox().env(), &daemon.socket_args());
     let listed = client.request("tools/list", json!({}))["result"]["tools"].clone();
     let names: Vec<&str> = listed
         .as_array()
@@ -674,8 +648,7 @@ fn a_policy_file_hides_and_refuses_denied_tools_through_the_daemon() {
         f.window_id
     );
     client.finish();
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -850,7 +823,7 @@ fn the_clipboard_carries_text_both_ways_through_the_app() {
 
     let one_shot = Command::new(env!("CARGO_BIN_EXE_cua"))
         .args(["call", "clipboard_write", "{\"text\": \"x\"}"])
-        .envs(f.sandbox.env())
+        .envs(f.sandbox().env())
         .output()
         .unwrap();
     assert_eq!(one_shot.status.code(), Some(2));

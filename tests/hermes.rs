@@ -35,28 +35,7 @@ fn python_with_hermes() -> PathBuf {
 }
 
 fn install_hermes() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hermes-venv");
-    let python = venv.join("bin/python");
-    let ready = venv.join(".installed");
-    if std::fs::read_to_string(&ready).ok().as_deref() != Some(HERMES) {
-        let status = Command::new("/usr/bin/python3")
-            .args(["-m", "venv", "--clear"])
-            .arg(&venv)
-            .status()
-            .expect("python3 -m venv (apt: python3-venv)");
-        assert!(status.success(), "python3 -m venv failed");
-        let out = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", HERMES])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pip install {HERMES}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::write(&ready, HERMES).unwrap();
-    }
-    python
+    common::python_venv("hermes-venv", HERMES)
 }
 
 /// Runs the hermes client against a fresh fixture of `toolkit` and returns its steps.

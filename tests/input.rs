@@ -6,35 +6,31 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{App, desktop, elements, frame, runtime, support_app};
+use common::{App, desktop, elements, frame, support_app};
 use cua::errors::ToolError;
 use cua::platform::FocusState;
-use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use cua::tools::ToolOutput;
 use serde_json::{Value, json};
 
-/// One context per test (element caches are per context, as per MCP connection).
-struct Session {
-    ctx: ToolContext,
-    rt: tokio::runtime::Runtime,
-    registry: ToolRegistry,
+/// One context per test (element caches are per context, as per MCP connection), with a
+/// focus observer around background actions.
+struct Session(common::Session);
+
+impl std::ops::Deref for Session {
+    type Target = common::Session;
+    fn deref(&self) -> &common::Session {
+        &self.0
+    }
 }
 
 impl Session {
     fn new() -> Session {
-        Session {
-            ctx: ToolContext::for_desktop(desktop().env.clone()),
-            rt: runtime(),
-            registry: ToolRegistry::new(),
-        }
-    }
-
-    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
-        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
+        Session(common::Session::new())
     }
 
     fn focus(&self) -> FocusState {
-        self.rt.block_on(async {
-            self.ctx
+        self.block_on(async {
+            self.ctx()
                 .platform()
                 .await
                 .unwrap()
@@ -460,17 +456,11 @@ fn a_disabled_element_is_refused_with_the_reason_and_never_clicked_by_pixel() {
 /// of its own: its windows would take the focus other tests watch.
 #[test]
 fn an_index_with_its_snapshot_id_acts_on_that_element_or_is_refused() {
-    let sandbox = cua::sandbox::Sandbox::start(cua::sandbox::SandboxOptions {
+    let s = Session(common::Session::on(cua::sandbox::SandboxOptions {
         width: 800,
         height: 600,
         ..Default::default()
-    })
-    .expect("sandbox starts");
-    let s = Session {
-        ctx: ToolContext::for_desktop(sandbox.desktop()),
-        rt: runtime(),
-        registry: ToolRegistry::new(),
-    };
+    }));
     let launch = || App::launched(&s.call("launch_app", support_app("shifting.py")).unwrap());
     let app = launch();
     let button = |name: &'static str| move |e: &Value| e["role"] == "button" && e["name"] == name;
@@ -671,12 +661,8 @@ fn a_click_that_changes_nothing_says_no_change_and_one_that_does_confirmed() {
         ));
         let _ = std::fs::remove_file(&journal);
         let (pid, window_id) = common::launch_fixture(sandbox.env(), toolkit, &journal);
-        let (ctx, registry, rt) = (
-            ToolContext::for_desktop(sandbox.desktop()),
-            ToolRegistry::new(),
-            runtime(),
-        );
-        let call = |tool: &str, args: Value| rt.block_on(registry.call(&ctx, tool, args)).unwrap();
+        let session = common::Session::for_desktop(sandbox.desktop());
+        let call = |tool: &str, args: Value| session.call(tool, args).unwrap();
         let state = call(
             "get_window_state",
             json!({ "pid": pid, "window_id": window_id, "include_screenshot": false }),

@@ -3,6 +3,7 @@
 //! lines, unknown methods and tools, wrong argument types, a 10 MB argument; the server
 //! answers each with an error and keeps serving.
 
+mod common;
 #[path = "support/npm.rs"]
 mod npm;
 
@@ -17,28 +18,7 @@ const MCP_SDK: &str = "mcp==2.3.0";
 
 /// A venv with the Python SDK, made once.
 fn python_with_sdk() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv");
-    let python = venv.join("bin/python");
-    let ready = venv.join(".installed");
-    if !ready.exists() {
-        let status = Command::new("/usr/bin/python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .expect("python3 -m venv (apt: python3-venv)");
-        assert!(status.success(), "python3 -m venv failed");
-        let out = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", MCP_SDK])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pip install {MCP_SDK}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::write(&ready, MCP_SDK).unwrap();
-    }
-    python
+    common::python_venv("mcp-venv", MCP_SDK)
 }
 
 const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
@@ -554,32 +534,11 @@ fn the_policy_refuses_forbidden_apps_combos_and_control_characters_and_recording
 
 #[test]
 fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        width: 1024,
-        height: 700,
-        ..Default::default()
-    })
-    .expect("sandbox");
-    let home = std::env::temp_dir().join(format!("cua-sessions-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(&home).unwrap();
-    let socket = home.join("daemon.sock");
-    let mut envs = sandbox.env();
-    envs.push(("XDG_CONFIG_HOME".into(), home.display().to_string()));
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["serve", "--socket", socket.to_str().unwrap()])
-        .envs(envs.iter().cloned())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..100 {
-        if socket.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let mut a = McpClient::start(&envs, &["--socket", socket.to_str().unwrap()]);
-    let mut b = McpClient::start(&envs, &["--socket", socket.to_str().unwrap()]);
+    let h = common::Home::start("sessions", (1024, 700));
+    let (home, envs) = (&h.dir, &h.envs);
+    let daemon = h.daemon();
+    let mut a = McpClient::start(envs, &daemon.socket_args());
+    let mut b = McpClient::start(envs, &daemon.socket_args());
 
     let launched = a.call("launch_app", json!({"name": "Calculator"}));
     let (pid, window) = (
@@ -665,12 +624,6 @@ fn two_clients_of_one_daemon_keep_their_caches_config_and_recordings_apart() {
     assert!(action["arguments"].get("session").is_none(), "{action}");
     drop(a);
     drop(b);
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
-    let _ = daemon.wait();
-    let _ = std::fs::remove_dir_all(&home);
 }
 
 #[test]
@@ -706,31 +659,10 @@ fn a_client_that_disconnects_mid_recording_leaves_a_finalized_recording() {
 
 #[test]
 fn a_daemon_client_keeps_error_kinds_and_its_recording_is_finalized_when_it_is_killed() {
-    let sandbox = Sandbox::start(SandboxOptions {
-        width: 800,
-        height: 600,
-        ..Default::default()
-    })
-    .expect("sandbox");
-    let home = std::env::temp_dir().join(format!("cua-lease-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(&home).unwrap();
-    let socket = home.join("daemon.sock");
-    let mut envs = sandbox.env();
-    envs.push(("XDG_CONFIG_HOME".into(), home.display().to_string()));
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["serve", "--socket", socket.to_str().unwrap()])
-        .envs(envs.iter().cloned())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..100 {
-        if socket.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let mut a = McpClient::start(&envs, &["--socket", socket.to_str().unwrap()]);
+    let h = common::Home::start("lease", (800, 600));
+    let (home, envs) = (&h.dir, &h.envs);
+    let daemon = h.daemon();
+    let mut a = McpClient::start(envs, &daemon.socket_args());
     // Error kinds survive the daemon's socket.
     a.call(
         "set_config",
@@ -760,12 +692,6 @@ fn a_daemon_client_keeps_error_kinds_and_its_recording_is_finalized_when_it_is_k
         }
     };
     assert_eq!(session["turns_written"], 1, "{session}");
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
-    let _ = daemon.wait();
-    let _ = std::fs::remove_dir_all(&home);
 }
 
 /// What an agent reads comes once and plainly: schemas without `session` in each (the

@@ -6,58 +6,31 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::runtime;
-use cua::replay::{ReplayOptions, replay};
+use common::copy_dir;
+use cua::replay::ReplayOptions;
 use cua::sandbox::{Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 
-struct Run {
-    rt: tokio::runtime::Runtime,
-    ctx: ToolContext,
-    registry: ToolRegistry,
-}
+/// The test's session on its sandbox, and what these tests add to it.
+struct Run(common::Session);
 
 impl Run {
     fn new(sandbox: &Sandbox) -> Run {
-        Run {
-            rt: runtime(),
-            ctx: ToolContext::for_desktop(sandbox.desktop()),
-            registry: ToolRegistry::new(),
-        }
+        Run(common::Session::for_desktop(sandbox.desktop()))
     }
     fn call(&self, tool: &str, args: Value) -> Value {
-        self.rt
-            .block_on(self.registry.call(&self.ctx, tool, args.clone()))
-            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
-            .structured
+        self.0.ok(tool, args)
     }
     fn element(&self, pid: &Value, window: &Value, pred: impl Fn(&Value) -> bool) -> Value {
-        let st = self.call(
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
-        );
-        st["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| pred(e))
-            .cloned()
-            .unwrap_or_else(|| panic!("no element in {}", st["tree_markdown"]))
+        self.0.element(pid, window, pred)
     }
     fn replay(&self, dir: &Path, stop_on_error: bool) -> cua::replay::ReplayReport {
         let opts = ReplayOptions {
             delay_ms: 0,
             stop_on_error,
-            bound_app: None,
-            allow_driver_changes: false,
-            launch: false,
-            apps: Vec::new(),
-            volatile: Vec::new(),
+            ..ReplayOptions::default()
         };
-        self.rt
-            .block_on(replay(&self.ctx, &self.registry, dir, &opts, |_| {}))
-            .unwrap()
+        self.0.replay(dir, &opts)
     }
     /// Windows of the app whose title is `title`.
     fn window_of(&self, title: &str) -> (Value, Value) {
@@ -258,15 +231,17 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
     let opts = ReplayOptions {
         delay_ms: 0,
         stop_on_error: false,
-        bound_app: None,
-        allow_driver_changes: false,
-        launch: false,
-        apps: Vec::new(),
-        volatile: Vec::new(),
+        ..ReplayOptions::default()
     };
-    let err = run
-        .rt
-        .block_on(replay(&run.ctx, &run.registry, &corrupt, &opts, |_| {}))
+    let s = &run.0;
+    let err = s
+        .block_on(cua::replay::replay(
+            s.ctx(),
+            s.registry(),
+            &corrupt,
+            &opts,
+            |_| {},
+        ))
         .unwrap_err();
     assert!(matches!(err, cua::errors::ToolError::InvalidArguments(_)));
     let err = err.to_string();
@@ -309,18 +284,6 @@ fn a_recorded_scenario_replays_against_relaunched_apps_and_ends_in_the_recorded_
         Some("tree_markdown")
     );
     let _ = std::fs::remove_dir_all(&base);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// Records "58 × 83 =" on a calculator, then replays it at full speed (delay 0) 20 times,

@@ -4,7 +4,8 @@
 //! centre as a pixel turn. The app's own journal says what was pressed:
 //! - on a build where Add reads "Add item" and comes after Clear, the element turn heals
 //!   and the pixel turn follows the healed element: Clear is never pressed;
-//! - on a build without Add, the pixel turn is refused naming both elements;
+//! - on a build without Add, the pixel turn is refused naming both elements, with or
+//!   without the turn's before.png;
 //! - on a build with a second Add after Clear, the turn names both candidates and what
 //!   decided;
 //! - on a build whose Add shows its line 1.5 s late, the in-process replay and `cua test`
@@ -113,6 +114,19 @@ fn pixel_turns_and_look_alikes(script: &'static str, args: &'static [&'static st
         "recorded point was on button \"Add\"; it is now on button \"Clear\" (not pressed)";
     if pixel.ok || !pixel.result_summary.contains(refusal) {
         failures.push(format!("no_add: turn 4 said {:?}", pixel.result_summary));
+    }
+
+    // The same without the pixel turn's before.png (a recording that kept no screenshot):
+    // nothing to scale the point by, and still no press on Clear.
+    let bare = base.join("recorded-without-before-png");
+    common::copy_dir(&recording, &bare);
+    std::fs::remove_file(bare.join("turn-00004/before.png")).unwrap();
+    let (report, pressed) = replay_on(&run, &bare, &base, "no_add");
+    if pressed.iter().any(|p| p == "Clear") || report.turns[3].ok {
+        failures.push(format!(
+            "no_add without before.png: pressed {pressed:?}; turn 4 said {:?}",
+            report.turns[3].result_summary
+        ));
     }
 
     // A second Add after Clear: the right one is pressed, and both are named.

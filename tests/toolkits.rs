@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use common::journal;
 use cua::sandbox::{Backend, Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use cua::tools::ToolOutput;
 use serde_json::{Value, json};
 
 struct Fixture {
@@ -310,9 +310,7 @@ fn journal_shows(path: &Path, seen: usize, shows: fn(&Value) -> bool) -> bool {
 }
 
 struct Harness {
-    rt: tokio::runtime::Runtime,
-    ctx: ToolContext,
-    registry: ToolRegistry,
+    session: common::Session,
     /// The web fixture's address, served by `_server` (ended on drop).
     web_fixture: String,
     _server: WebFixtureServer,
@@ -349,7 +347,7 @@ impl Drop for WebFixtureServer {
 
 impl Harness {
     fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
-        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
+        self.session.call(tool, args)
     }
 }
 
@@ -656,9 +654,7 @@ fn sandboxed_on(backend: Backend) -> (Sandbox, PathBuf, Harness) {
     )];
     let (server, web_fixture) = WebFixtureServer::start(&journal_path);
     let h = Harness {
-        rt: cua::tools::runtime().unwrap(),
-        ctx: ToolContext::for_desktop(env),
-        registry: ToolRegistry::new(),
+        session: common::Session::for_desktop(env),
         web_fixture,
         _server: server,
     };

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::journal;
-use cua::sandbox::{Backend, Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
+use cua::sandbox::{Backend, SandboxOptions};
 use serde_json::{Value, json};
 
 const FIXTURES: &[(&str, &str, &[&str])] = &[
@@ -22,45 +21,32 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ("Qt 6", "harness/apps/fixture_qt.py", &["6"]),
 ];
 
+/// A session on a Wayland sandbox of its own, its fixtures journaling to `journal`.
 struct Wayland {
-    sandbox: Sandbox,
+    session: common::Session,
     journal: PathBuf,
-    rt: tokio::runtime::Runtime,
-    ctx: ToolContext,
-    registry: ToolRegistry,
+}
+
+impl std::ops::Deref for Wayland {
+    type Target = common::Session;
+    fn deref(&self) -> &common::Session {
+        &self.session
+    }
 }
 
 impl Wayland {
     fn start() -> Wayland {
-        let sandbox = Sandbox::start(SandboxOptions {
+        let session = common::Session::on(SandboxOptions {
             width: 1280,
             height: 800,
             backend: Backend::Wayland,
-        })
-        .expect("a Wayland sandbox starts");
-        let journal = sandbox.dir().join("journal.jsonl");
-        let mut env = sandbox.desktop();
-        env.app_env = vec![(
-            "CUA_FIXTURE_JOURNAL".into(),
-            journal.to_string_lossy().into_owned(),
-        )];
+        });
+        let journal = session.sandbox().dir().join("journal.jsonl");
+        let path = journal.to_string_lossy().into_owned();
         Wayland {
-            sandbox,
+            session: session.with_app_env(&[("CUA_FIXTURE_JOURNAL", path)]),
             journal,
-            rt: cua::tools::runtime().unwrap(),
-            ctx: ToolContext::for_desktop(env),
-            registry: ToolRegistry::new(),
         }
-    }
-
-    fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
-        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
-    }
-
-    fn ok(&self, tool: &str, args: Value) -> Value {
-        self.call(tool, args.clone())
-            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
-            .structured
     }
 
     /// Launches a fixture: its pid and window id.
@@ -168,7 +154,7 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
         );
 
         let run = w
-            .sandbox
+            .sandbox()
             .dir()
             .join(format!("run-{}", toolkit.replace(' ', "")));
         w.ok(
@@ -254,13 +240,11 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
 fn without_the_compositors_ipc_a_window_gets_its_pid_from_the_accessibility_bus() {
     let w = Wayland::start();
     let (pid, _) = w.launch(FIXTURES[0].1, FIXTURES[0].2);
-    let mut env = w.sandbox.desktop();
+    let mut env = w.sandbox().desktop();
     env.sway_socket = None;
-    let blind = ToolContext::for_desktop(env);
-    let listed =
-        w.rt.block_on(w.registry.call(&blind, "list_windows", json!({})))
-            .unwrap()
-            .structured;
+    // A second session on the same desktop, blind to sway's IPC.
+    let blind = common::Session::for_desktop(env);
+    let listed = blind.ok("list_windows", json!({}));
     let window = listed["windows"]
         .as_array()
         .unwrap()
@@ -273,19 +257,12 @@ fn without_the_compositors_ipc_a_window_gets_its_pid_from_the_accessibility_bus(
         .unwrap_or_else(|| panic!("the fixture's window is not listed: {listed}"))
         .clone();
     assert_eq!(window["pid"], pid, "{window}");
-    let state =
-        w.rt.block_on(w.registry.call(
-            &blind,
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window["window_id"] }),
-        ))
-        .unwrap()
-        .structured;
+    let state = blind.ok(
+        "get_window_state",
+        json!({ "pid": pid, "window_id": window["window_id"] }),
+    );
     element(&state, "push_button|button", "Increment");
-    let checks =
-        w.rt.block_on(w.registry.call(&blind, "check_permissions", json!({})))
-            .unwrap()
-            .structured;
+    let checks = blind.ok("check_permissions", json!({}));
     assert!(checks.to_string().contains("no compositor IPC"), "{checks}");
 }
 
@@ -335,6 +312,13 @@ fn background_input_on_wayland_escalates_and_sends_nothing() {
             .find(|c| c["name"] == name)
             .unwrap_or_else(|| panic!("no {name} check: {checks}"));
         assert_eq!(check["ok"], true, "{check}");
+    }
+    // health_report reads the same checks by what they are about, not by X11 names: a
+    // working sway desktop is healthy.
+    let health = w.ok("health_report", json!({}));
+    assert_eq!(health["overall"], "ok", "{health}");
+    for c in health["checks"].as_array().unwrap() {
+        assert_eq!(c["status"], "pass", "{c}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! What launchers written for cua-driver run besides tools: `cua manifest` (this binary
 //! described in cua-driver's manifest schema, read from the clap definitions themselves so
-//! it never lists a flag cua lacks), `cua stop` and `cua status` (the daemon's life).
+//! it never lists a flag cua lacks), `cua serve`, `cua stop` and `cua status` (the
+//! daemon's life), and `cua mcp` (the MCP server on stdio).
 
 use super::*;
 use clap::CommandFactory;
@@ -126,5 +127,64 @@ pub(super) fn run_status(socket: Option<PathBuf>) -> i32 {
             out(&serde_json::json!({ "running": false, "socket": socket }).to_string());
             1
         }
+    }
+}
+
+/// `cua serve`: the daemon, under the authority its flags and the policy file give.
+pub(super) fn run_serve(a: ServeArgs) -> i32 {
+    if a.no_overlay {
+        crate::cursor::forbid_overlay();
+    }
+    let policy_file = policy_file_from_env();
+    let flags = crate::policy::authority::LaunchFlags {
+        mode: a.permission_mode,
+        bypass_approvals: a.dangerously_bypass_approvals,
+        manifest: a.capability_manifest.as_deref(),
+        manifest_approved: a.approve_capability_manifest,
+        policy_file: policy_file.as_deref(),
+        ..Default::default()
+    };
+    if let Err(code) = install_authority(flags) {
+        return code;
+    }
+    let socket = a.socket.unwrap_or_else(crate::daemon::default_socket);
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    match runtime.block_on(crate::daemon::serve(&socket)) {
+        Ok(()) => 0,
+        Err(e) => fail(1, e),
+    }
+}
+
+/// `cua mcp`: the MCP server on stdio, in this process or forwarding to a daemon.
+pub(super) fn run_mcp(a: McpArgs) -> i32 {
+    if a.no_overlay {
+        crate::cursor::forbid_overlay();
+    }
+    if let Some(g) = a.grant.first() {
+        return fail(
+            2,
+            format!(
+                "`--grant {g}`: cua has no grantable boundary (it never attaches to a browser's existing profile); remove --grant"
+            ),
+        );
+    }
+    let policy_file = policy_file_from_env();
+    let flags = crate::policy::authority::LaunchFlags {
+        policy_file: policy_file.as_deref(),
+        ..Default::default()
+    };
+    if let Err(code) = install_authority(flags) {
+        return code;
+    }
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    match runtime.block_on(crate::mcp::serve_stdio(a.socket)) {
+        Ok(()) => 0,
+        Err(e) => fail(1, e),
     }
 }

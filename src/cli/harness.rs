@@ -173,41 +173,8 @@ pub(super) fn scenario_config(
 }
 
 pub(super) fn run_golden(cmd: GoldenCommand) -> i32 {
-    use crate::golden::{Decision, Goldens};
     match cmd {
-        GoldenCommand::List { dirs } => {
-            let goldens = Goldens::new(&dirs.goldens);
-            let obsolete = crate::harness::obsolete_goldens(&dirs.goldens, &dirs.harness);
-            let scenarios = match crate::harness::discover(&dirs.harness) {
-                Ok(s) => s,
-                // Outside a project there is nothing to list: say where it looked.
-                Err(e) if !dirs.goldens.is_dir() => return fail(2, e),
-                Err(_) => Vec::new(),
-            };
-            let mut names: Vec<String> = scenarios
-                .iter()
-                .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .collect();
-            names.extend(obsolete.iter().cloned());
-            names.sort();
-            names.dedup();
-            for name in names {
-                let mut state = Vec::new();
-                state.push(if goldens.golden(&name).is_dir() {
-                    "golden"
-                } else {
-                    "no golden"
-                });
-                if goldens.pending(&name).is_dir() {
-                    state.push("pending");
-                }
-                if obsolete.contains(&name) {
-                    state.push("obsolete (no scenario)");
-                }
-                out(&format!("{name:<24} {}", state.join(", ")));
-            }
-            0
-        }
+        GoldenCommand::List { dirs } => list_goldens(&dirs),
         GoldenCommand::Accept {
             scenarios,
             all,
@@ -247,88 +214,151 @@ pub(super) fn run_golden(cmd: GoldenCommand) -> i32 {
             web,
             dirs,
         } => {
-            let goldens = Goldens::new(&dirs.goldens);
-            let names = match scenario {
-                Some(s) => vec![s],
-                None => pending_names(&goldens),
+            let decision = match (turn, accept, reject) {
+                (None, _, _) => None,
+                (Some(_), false, false) => return fail(2, "--turn needs --accept or --reject"),
+                (Some(t), accept, _) => Some((t, accept)),
             };
-            if names.is_empty() {
-                out(&format!("no pending goldens in {}", dirs.goldens.display()));
-                return 0;
-            }
-            if web {
-                let mut scenarios = Vec::new();
-                for name in names {
-                    match scenario_config(&dirs, &name) {
-                        Ok(c) => scenarios.push((name, c)),
-                        Err(e) => return fail(2, e),
-                    }
-                }
-                let served = crate::golden::web::serve(&goldens, scenarios, |url| {
-                    out(&format!("review in the browser: {url}"));
-                    out("(Ctrl-C stops the review; it also stops once nothing is left)");
-                });
-                return match served {
-                    Ok(()) => 0,
-                    Err(e) => fail(2, e),
-                };
-            }
-            if turn.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                return fail(
-                    2,
-                    "review asks on a terminal; without one use --turn N --accept|--reject, or cua golden accept|reject",
-                );
-            }
-            if turn.is_some() && !accept && !reject {
-                return fail(2, "--turn needs --accept or --reject");
-            }
-            for name in names {
-                let config = match scenario_config(&dirs, &name) {
-                    Ok(c) => c,
-                    Err(e) => return fail(2, e),
-                };
-                let mut stdout = std::io::stdout();
-                let result = match turn {
-                    Some(t) => {
-                        let wanted = if accept {
-                            Decision::Accept
-                        } else {
-                            Decision::Reject
-                        };
-                        crate::golden::decide_turn(&goldens, &name, &config, t, wanted)
-                            .map_err(|e| format!("`--turn`: {e}"))
-                            .map(|done| {
-                                out(&format!(
-                                    "{name} turn {t}: {}",
-                                    if done.accepted {
-                                        "accepted into the golden"
-                                    } else {
-                                        "kept as in the golden"
-                                    }
-                                ));
-                                if done.review_done {
-                                    out(&format!(
-                                        "{name}: no changed turn left undecided, pending golden removed"
-                                    ));
-                                }
-                            })
-                    }
-                    None => crate::golden::review(
-                        &goldens,
-                        &name,
-                        &config,
-                        &mut stdout,
-                        &mut crate::golden::ask_terminal,
-                    )
-                    .map(|n| out(&format!("{name}: {n} turn(s) accepted"))),
-                };
-                if let Err(e) = result {
-                    return fail(2, e);
-                }
-            }
-            0
+            review_goldens(&dirs, scenario, decision, web)
         }
     }
+}
+
+/// `cua golden list`: every scenario and golden, with what it has (a golden, a pending
+/// one, no scenario any more).
+fn list_goldens(dirs: &HarnessDirs) -> i32 {
+    let goldens = crate::golden::Goldens::new(&dirs.goldens);
+    let obsolete = crate::harness::obsolete_goldens(&dirs.goldens, &dirs.harness);
+    let scenarios = match crate::harness::discover(&dirs.harness) {
+        Ok(s) => s,
+        // Outside a project there is nothing to list: say where it looked.
+        Err(e) if !dirs.goldens.is_dir() => return fail(2, e),
+        Err(_) => Vec::new(),
+    };
+    let mut names: Vec<String> = scenarios
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    names.extend(obsolete.iter().cloned());
+    names.sort();
+    names.dedup();
+    for name in names {
+        let mut state = vec![match goldens.golden(&name).is_dir() {
+            true => "golden",
+            false => "no golden",
+        }];
+        if goldens.pending(&name).is_dir() {
+            state.push("pending");
+        }
+        if obsolete.contains(&name) {
+            state.push("obsolete (no scenario)");
+        }
+        out(&format!("{name:<24} {}", state.join(", ")));
+    }
+    0
+}
+
+/// `cua golden review`: the pending goldens' changed turns, in the browser (`web`), one
+/// turn decided (`decision`: the turn, and whether to accept it), or asked on the terminal.
+fn review_goldens(
+    dirs: &HarnessDirs,
+    scenario: Option<String>,
+    decision: Option<(u32, bool)>,
+    web: bool,
+) -> i32 {
+    let goldens = crate::golden::Goldens::new(&dirs.goldens);
+    let names = match scenario {
+        Some(s) => vec![s],
+        None => pending_names(&goldens),
+    };
+    if names.is_empty() {
+        out(&format!("no pending goldens in {}", dirs.goldens.display()));
+        return 0;
+    }
+    if web {
+        return review_in_browser(dirs, &goldens, names);
+    }
+    if decision.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return fail(
+            2,
+            "review asks on a terminal; without one use --turn N --accept|--reject, or cua golden accept|reject",
+        );
+    }
+    for name in names {
+        let config = match scenario_config(dirs, &name) {
+            Ok(c) => c,
+            Err(e) => return fail(2, e),
+        };
+        let result = match decision {
+            Some((turn, accept)) => decide_turn(&goldens, &name, &config, turn, accept),
+            None => crate::golden::review(
+                &goldens,
+                &name,
+                &config,
+                &mut std::io::stdout(),
+                &mut crate::golden::ask_terminal,
+            )
+            .map(|n| out(&format!("{name}: {n} turn(s) accepted"))),
+        };
+        if let Err(e) = result {
+            return fail(2, e);
+        }
+    }
+    0
+}
+
+fn review_in_browser(
+    dirs: &HarnessDirs,
+    goldens: &crate::golden::Goldens,
+    names: Vec<String>,
+) -> i32 {
+    let mut scenarios = Vec::new();
+    for name in names {
+        match scenario_config(dirs, &name) {
+            Ok(c) => scenarios.push((name, c)),
+            Err(e) => return fail(2, e),
+        }
+    }
+    let served = crate::golden::web::serve(goldens, scenarios, |url| {
+        out(&format!("review in the browser: {url}"));
+        out("(Ctrl-C stops the review; it also stops once nothing is left)");
+    });
+    match served {
+        Ok(()) => 0,
+        Err(e) => fail(2, e),
+    }
+}
+
+/// `--turn N --accept|--reject`: one changed turn into the golden, or kept as it is.
+fn decide_turn(
+    goldens: &crate::golden::Goldens,
+    name: &str,
+    config: &crate::diff::DiffConfig,
+    turn: u32,
+    accept: bool,
+) -> Result<(), String> {
+    use crate::golden::Decision;
+    let wanted = if accept {
+        Decision::Accept
+    } else {
+        Decision::Reject
+    };
+    let done = crate::golden::decide_turn(goldens, name, config, turn, wanted)
+        .map_err(|e| format!("`--turn`: {e}"))?;
+    out(&format!(
+        "{name} turn {turn}: {}",
+        if done.accepted {
+            "accepted into the golden"
+        } else {
+            "kept as in the golden"
+        }
+    ));
+    if done.review_done {
+        out(&format!(
+            "{name}: no changed turn left undecided, pending golden removed"
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `op` for the named scenarios (or every one with a pending golden); exit 2 if any

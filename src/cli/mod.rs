@@ -139,99 +139,11 @@ enum Command {
         backend: sandbox::Backend,
     },
     /// Serve MCP over stdio: every tool, with its schema, for agents.
-    Mcp {
-        /// Forward calls to the `cua serve` daemon listening on this socket.
-        #[arg(long)]
-        socket: Option<PathBuf>,
-        /// Declare an embedding host (cua-driver's flag): cua never prompts or relaunches
-        /// itself, so this changes nothing; with --socket, calls go to that daemon only.
-        #[arg(long)]
-        embedded: bool,
-        /// Pre-authorize a boundary of cua-driver's standard mode (existing-profile). cua
-        /// has no such boundary (it never attaches to a browser's existing profile), so any
-        /// value is refused.
-        #[arg(long, value_name = "BOUNDARY")]
-        grant: Vec<String>,
-        /// Never show the live agent-cursor overlay (headless and CI runs); recording
-        /// videos still draw the cursor.
-        #[arg(long)]
-        no_overlay: bool,
-    },
+    Mcp(McpArgs),
     /// Run the daemon that keeps tool state (element caches, the recorder) between CLI calls.
-    Serve {
-        /// Unix socket to listen on (default: per display under /run/user/UID/cua, or $CUA_STATE_DIR).
-        #[arg(long)]
-        socket: Option<PathBuf>,
-        /// Fixed for the daemon's life: standard (cua-driver's standard profile: no
-        /// kill_app, no page JavaScript), bounded (only what --capability-manifest allows)
-        /// or unrestricted (needs --dangerously-bypass-approvals). Default: the policy file
-        /// alone decides.
-        #[arg(long, value_name = "MODE")]
-        permission_mode: Option<crate::policy::authority::PermissionMode>,
-        /// Select unrestricted mode and acknowledge its risk.
-        #[arg(long)]
-        dangerously_bypass_approvals: bool,
-        /// A capability manifest (YAML, version 3): allow.tools / deny.tools narrow what
-        /// the daemon serves, in any mode; required in bounded mode.
-        #[arg(long, value_name = "FILE")]
-        capability_manifest: Option<PathBuf>,
-        /// The launcher's confirmation that the capability manifest was reviewed.
-        #[arg(long)]
-        approve_capability_manifest: bool,
-        /// Declare an embedding host (cua-driver's flag): cua never prompts or relaunches
-        /// itself, so this changes nothing.
-        #[arg(long)]
-        embedded: bool,
-        /// cua-driver skips macOS's permission gate with this; Linux has none, so this
-        /// changes nothing.
-        #[arg(long)]
-        no_permissions_gate: bool,
-        /// Never show the live agent-cursor overlay (headless and CI runs); recording
-        /// videos still draw the cursor.
-        #[arg(long)]
-        no_overlay: bool,
-    },
+    Serve(ServeArgs),
     /// Replay a recorded trajectory against the apps running now (exit 1 if any turn fails).
-    Replay {
-        dir: PathBuf,
-        /// Go on after a failed turn.
-        #[arg(long)]
-        no_stop_on_error: bool,
-        /// At least this many milliseconds between turn starts (pacing; each turn already
-        /// waits for its recorded change to show, so 0 is correct and fastest).
-        #[arg(long, default_value_t = 500)]
-        delay_ms: u64,
-        /// Record the replay into this folder (the trajectory to diff against the original).
-        #[arg(long, value_name = "OUT")]
-        record_to: Option<PathBuf>,
-        /// When the replay passes and healed any element, write what it met (its recording:
-        /// healed locators, new names, the new build's trees) as the pending change
-        /// `DIR.new`, to review and accept like a golden (`cua golden review NAME --goldens
-        /// PARENT`). Nothing is written when a turn fails, or with CI set.
-        #[arg(long, conflicts_with = "record_to")]
-        heal: bool,
-        /// Text that changes by itself (a clock, a counter), a regex; its matches are no
-        /// part of a turn's change. Repeatable.
-        #[arg(long, value_name = "REGEX", value_parser = parse_volatile)]
-        volatile: Vec<regex::Regex>,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Also run the trajectory's set_config and set_recording turns (refused by
-        /// default: they change the driver itself, and a trajectory is input from elsewhere).
-        #[arg(long)]
-        allow_config: bool,
-        /// Start each recorded app that has no live window, before the first turn in the order
-        /// the turns first use them (from its recorded executable, app name, or a desktop
-        /// entry named like its window title).
-        #[arg(long)]
-        launch: bool,
-        /// Start the recorded app RECORDED (its app name, executable, or window title or a
-        /// part of it) from another build: `--app 'Calculator=/opt/build/calc --flag'`.
-        /// Repeatable.
-        #[arg(long, value_name = "RECORDED=PATH [ARGS]")]
-        app: Vec<crate::replay::AppOverride>,
-    },
+    Replay(ReplayArgs),
     /// Record trajectories through the daemon (started when none runs).
     #[command(subcommand)]
     Record(RecordCommand),
@@ -260,6 +172,106 @@ enum Command {
     },
     #[command(external_subcommand)]
     Tool(Vec<String>),
+}
+
+/// `cua replay`'s arguments.
+#[derive(clap::Args, Debug)]
+pub(super) struct ReplayArgs {
+    pub(super) dir: PathBuf,
+    /// Go on after a failed turn.
+    #[arg(long)]
+    pub(super) no_stop_on_error: bool,
+    /// At least this many milliseconds between turn starts (pacing; each turn already
+    /// waits for its recorded change to show, so 0 is correct and fastest).
+    #[arg(long, default_value_t = 500)]
+    pub(super) delay_ms: u64,
+    /// Record the replay into this folder (the trajectory to diff against the original).
+    #[arg(long, value_name = "OUT")]
+    pub(super) record_to: Option<PathBuf>,
+    /// When the replay passes and healed any element, write what it met (its recording:
+    /// healed locators, new names, the new build's trees) as the pending change
+    /// `DIR.new`, to review and accept like a golden (`cua golden review NAME --goldens
+    /// PARENT`). Nothing is written when a turn fails, or with CI set.
+    #[arg(long, conflicts_with = "record_to")]
+    pub(super) heal: bool,
+    /// Text that changes by itself (a clock, a counter), a regex; its matches are no
+    /// part of a turn's change. Repeatable.
+    #[arg(long, value_name = "REGEX", value_parser = parse_volatile)]
+    pub(super) volatile: Vec<regex::Regex>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Also run the trajectory's set_config and set_recording turns (refused by
+    /// default: they change the driver itself, and a trajectory is input from elsewhere).
+    #[arg(long)]
+    pub(super) allow_config: bool,
+    /// Start each recorded app that has no live window, before the first turn in the order
+    /// the turns first use them (from its recorded executable, app name, or a desktop
+    /// entry named like its window title).
+    #[arg(long)]
+    pub(super) launch: bool,
+    /// Start the recorded app RECORDED (its app name, executable, or window title or a
+    /// part of it) from another build: `--app 'Calculator=/opt/build/calc --flag'`.
+    /// Repeatable.
+    #[arg(long, value_name = "RECORDED=PATH [ARGS]")]
+    pub(super) app: Vec<crate::replay::AppOverride>,
+}
+
+/// `cua mcp`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct McpArgs {
+    /// Forward calls to the `cua serve` daemon listening on this socket.
+    #[arg(long)]
+    pub(super) socket: Option<PathBuf>,
+    /// Declare an embedding host (cua-driver's flag): cua never prompts or relaunches
+    /// itself, so this changes nothing; with --socket, calls go to that daemon only.
+    #[arg(long)]
+    pub(super) embedded: bool,
+    /// Pre-authorize a boundary of cua-driver's standard mode (existing-profile). cua
+    /// has no such boundary (it never attaches to a browser's existing profile), so any
+    /// value is refused.
+    #[arg(long, value_name = "BOUNDARY")]
+    pub(super) grant: Vec<String>,
+    /// Never show the live agent-cursor overlay (headless and CI runs); recording
+    /// videos still draw the cursor.
+    #[arg(long)]
+    pub(super) no_overlay: bool,
+}
+
+/// `cua serve`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct ServeArgs {
+    /// Unix socket to listen on (default: per display under /run/user/UID/cua, or $CUA_STATE_DIR).
+    #[arg(long)]
+    pub(super) socket: Option<PathBuf>,
+    /// Fixed for the daemon's life: standard (cua-driver's standard profile: no
+    /// kill_app, no page JavaScript), bounded (only what --capability-manifest allows)
+    /// or unrestricted (needs --dangerously-bypass-approvals). Default: the policy file
+    /// alone decides.
+    #[arg(long, value_name = "MODE")]
+    pub(super) permission_mode: Option<crate::policy::authority::PermissionMode>,
+    /// Select unrestricted mode and acknowledge its risk.
+    #[arg(long)]
+    pub(super) dangerously_bypass_approvals: bool,
+    /// A capability manifest (YAML, version 3): allow.tools / deny.tools narrow what
+    /// the daemon serves, in any mode; required in bounded mode.
+    #[arg(long, value_name = "FILE")]
+    pub(super) capability_manifest: Option<PathBuf>,
+    /// The launcher's confirmation that the capability manifest was reviewed.
+    #[arg(long)]
+    pub(super) approve_capability_manifest: bool,
+    /// Declare an embedding host (cua-driver's flag): cua never prompts or relaunches
+    /// itself, so this changes nothing.
+    #[arg(long)]
+    pub(super) embedded: bool,
+    /// cua-driver skips macOS's permission gate with this; Linux has none, so this
+    /// changes nothing.
+    #[arg(long)]
+    pub(super) no_permissions_gate: bool,
+    /// Never show the live agent-cursor overlay (headless and CI runs); recording
+    /// videos still draw the cursor.
+    #[arg(long)]
+    pub(super) no_overlay: bool,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -498,133 +510,13 @@ pub fn main() -> i32 {
                 Err(msg) => fail(2, msg),
             }
         }
-        Command::ListTools => {
-            let registry = ToolRegistry::new();
-            for t in registry.tools() {
-                let first = t.description().split(". ").next().unwrap_or("");
-                out(&format!(
-                    "{:<20} {}{}",
-                    t.name(),
-                    if t.read_only() { "" } else { "[acts] " },
-                    first.trim_end_matches('.')
-                ));
-            }
-            0
-        }
-        Command::Describe { tool } => {
-            let registry = ToolRegistry::new();
-            match registry.get(&tool) {
-                Ok(t) => {
-                    let doc = serde_json::json!({
-                        "name": t.name(),
-                        "description": t.description(),
-                        "read_only": t.read_only(),
-                        "capabilities": t.contract().capabilities,
-                        "input_schema": t.input_schema(),
-                    });
-                    out(&serde_json::to_string_pretty(&doc).unwrap_or_default());
-                    0
-                }
-                Err(e) => fail(e.exit_code(), e),
-            }
-        }
+        Command::ListTools => list_tools(),
+        Command::Describe { tool } => describe(&tool),
         Command::Sandbox(cmd) => run_sandbox(cmd),
-        Command::Serve {
-            socket,
-            permission_mode,
-            dangerously_bypass_approvals,
-            capability_manifest,
-            approve_capability_manifest,
-            embedded: _,
-            no_permissions_gate: _,
-            no_overlay,
-        } => {
-            if no_overlay {
-                crate::cursor::forbid_overlay();
-            }
-            let policy_file = policy_file_from_env();
-            let flags = crate::policy::authority::LaunchFlags {
-                mode: permission_mode,
-                bypass_approvals: dangerously_bypass_approvals,
-                manifest: capability_manifest.as_deref(),
-                manifest_approved: approve_capability_manifest,
-                policy_file: policy_file.as_deref(),
-                ..Default::default()
-            };
-            if let Err(code) = install_authority(flags) {
-                return code;
-            }
-            let socket = socket.unwrap_or_else(crate::daemon::default_socket);
-            let runtime = match runtime() {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            match runtime.block_on(crate::daemon::serve(&socket)) {
-                Ok(()) => 0,
-                Err(e) => fail(1, e),
-            }
-        }
+        Command::Serve(a) => run_serve(a),
         Command::Record(cmd) => run_record(cmd),
-        Command::Mcp {
-            socket,
-            embedded: _,
-            grant,
-            no_overlay,
-        } => {
-            if no_overlay {
-                crate::cursor::forbid_overlay();
-            }
-            if let Some(g) = grant.first() {
-                return fail(
-                    2,
-                    format!(
-                        "`--grant {g}`: cua has no grantable boundary (it never attaches to a browser's existing profile); remove --grant"
-                    ),
-                );
-            }
-            let policy_file = policy_file_from_env();
-            let flags = crate::policy::authority::LaunchFlags {
-                policy_file: policy_file.as_deref(),
-                ..Default::default()
-            };
-            if let Err(code) = install_authority(flags) {
-                return code;
-            }
-            let runtime = match runtime() {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            match runtime.block_on(crate::mcp::serve_stdio(socket)) {
-                Ok(()) => 0,
-                Err(e) => fail(1, e),
-            }
-        }
-        Command::Replay {
-            dir,
-            no_stop_on_error,
-            delay_ms,
-            record_to,
-            heal,
-            volatile,
-            json,
-            allow_config,
-            launch,
-            app,
-        } => run_replay(
-            &dir,
-            ReplayOptions {
-                delay_ms,
-                stop_on_error: !no_stop_on_error,
-                bound_app: None,
-                allow_driver_changes: allow_config,
-                launch,
-                apps: app,
-                volatile,
-            },
-            record_to.as_deref(),
-            heal,
-            json,
-        ),
+        Command::Mcp(a) => run_mcp(a),
+        Command::Replay(a) => replay_command(a),
         Command::Diff {
             expected,
             actual,
@@ -667,34 +559,27 @@ pub fn main() -> i32 {
             harness::run_report_merge(&dirs, &outputs.outputs())
         }
         Command::Demo { out: dir, backend } => crate::demo::run(dir, backend),
-        Command::Docs {
-            schemas: None,
-            roles: false,
-        } => {
-            out(&crate::docs::tools_markdown(&ToolRegistry::new()));
-            0
-        }
-        Command::Docs {
-            schemas: None,
-            roles: true,
-        } => {
-            out(&crate::docs::roles_markdown(
-                &crate::platform::role_vocabulary(),
-            ));
-            0
-        }
-        Command::Docs {
-            schemas: Some(dir), ..
-        } => {
-            for (name, schema) in crate::trajectory::schemas() {
-                let text = serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n";
-                if let Err(e) =
-                    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join(name), text))
-                {
-                    return fail(1, format!("cannot write {}: {e}", dir.join(name).display()));
-                }
-            }
-            0
+        Command::Docs { schemas, roles } => run_docs(schemas, roles),
+    }
+}
+
+/// `cua docs`: docs/tools.md on stdout, the role vocabulary (`--roles`), or the trajectory
+/// format's JSON Schemas written into a folder (`--schemas DIR`).
+fn run_docs(schemas: Option<PathBuf>, roles: bool) -> i32 {
+    let Some(dir) = schemas else {
+        out(&match roles {
+            true => crate::docs::roles_markdown(&crate::platform::role_vocabulary()),
+            false => crate::docs::tools_markdown(&ToolRegistry::new()),
+        });
+        return 0;
+    };
+    for (name, schema) in crate::trajectory::schemas() {
+        let text = serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n";
+        if let Err(e) =
+            std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join(name), text))
+        {
+            return fail(1, format!("cannot write {}: {e}", dir.join(name).display()));
         }
     }
+    0
 }

@@ -3,7 +3,21 @@
 
 use super::*;
 
-pub(super) fn run_replay(
+/// `cua replay DIR`: its flags as the replay's options.
+pub(super) fn replay_command(a: ReplayArgs) -> i32 {
+    let opts = ReplayOptions {
+        delay_ms: a.delay_ms,
+        stop_on_error: !a.no_stop_on_error,
+        bound_app: None,
+        allow_driver_changes: a.allow_config,
+        launch: a.launch,
+        apps: a.app,
+        volatile: a.volatile,
+    };
+    run_replay(&a.dir, opts, a.record_to.as_deref(), a.heal, a.json)
+}
+
+fn run_replay(
     dir: &std::path::Path,
     opts: ReplayOptions,
     record_to: Option<&std::path::Path>,
@@ -70,20 +84,8 @@ pub(super) fn run_replay(
         .iter()
         .filter_map(|t| Some(serde_json::json!({ "turn": t.turn, "heal": t.heal.as_ref()? })))
         .collect();
-    // Beside the replay's recording: what it replayed, the apps it started itself, and
-    // what it healed.
     if let Some(out_dir) = record_to {
-        let note = serde_json::json!({
-            "replayed": report.directory,
-            "launch": opts.launch,
-            "apps": opts.apps,
-            "launched": report.launched,
-            "healed": healed_turns,
-        });
-        let bytes = serde_json::to_vec_pretty(&note).unwrap_or_default();
-        if let Err(e) = crate::files::write_atomic(&out_dir.join("replay.json"), &bytes) {
-            eprintln!("warning: cannot write replay.json: {e}");
-        }
+        write_replay_note(out_dir, &report, &opts, &healed_turns);
     }
     if let Some(h) = &healing {
         let written = h.keep(report.failed == 0 && !healed_turns.is_empty());
@@ -92,57 +94,84 @@ pub(super) fn run_replay(
     if json {
         out(&serde_json::to_string_pretty(&report).unwrap_or_default());
     } else {
-        out(&format!(
-            "{:<6} {:<18} {:<6} {:>7}  {:<14} details",
-            "turn", "tool", "result", "ms", "match"
-        ));
-        for t in &report.turns {
-            out(&format!(
-                "{:<6} {:<18} {:<6} {:>7}  {:<14} {}{}",
-                t.turn,
-                t.tool,
-                if t.ok { "ok" } else { "FAILED" },
-                t.duration_ms,
-                t.locator_match.as_deref().unwrap_or("-"),
-                t.result_summary.lines().next().unwrap_or(""),
-                t.rebinding
-                    .as_ref()
-                    .map(|r| format!(" [{r}]"))
-                    .unwrap_or_default()
-            ));
-            if let Some(choice) = &t.look_alikes {
-                out(&format!("{:<6} look-alikes: {choice}", ""));
-            }
-            if let Some(heal) = &t.heal {
-                out(&format!("{:<6} healed: {heal}", ""));
-            }
-        }
-        for l in &report.launched {
-            out(&format!(
-                "started for turn {}: {} ({}), pid {}",
-                l.turn,
-                l.recorded,
-                l.arguments,
-                l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
-            ));
-        }
-        let healed = report.turns.iter().filter(|t| t.heal.is_some()).count();
-        out(&format!(
-            "{} of {total} turns attempted: {} succeeded, {} failed{}{}",
-            report.attempted,
-            report.succeeded,
-            report.failed,
-            match healed {
-                0 => String::new(),
-                n => format!(", {n} healed (see above)"),
-            },
-            report
-                .first_failure
-                .map(|n| format!(" (first failure: turn {n})"))
-                .unwrap_or_default()
-        ));
+        print_replay(&report, total);
     }
     if report.failed > 0 { 1 } else { 0 }
+}
+
+/// Beside the replay's recording (replay.json): what it replayed, the apps it started
+/// itself, and what it healed.
+fn write_replay_note(
+    out_dir: &std::path::Path,
+    report: &crate::replay::ReplayReport,
+    opts: &ReplayOptions,
+    healed_turns: &[serde_json::Value],
+) {
+    let note = serde_json::json!({
+        "replayed": report.directory,
+        "launch": opts.launch,
+        "apps": opts.apps,
+        "launched": report.launched,
+        "healed": healed_turns,
+    });
+    let bytes = serde_json::to_vec_pretty(&note).unwrap_or_default();
+    if let Err(e) = crate::files::write_atomic(&out_dir.join("replay.json"), &bytes) {
+        eprintln!("warning: cannot write replay.json: {e}");
+    }
+}
+
+/// The replay's report as a table: a line a turn (with its look-alikes and heal), the apps
+/// it started, and the totals.
+fn print_replay(report: &crate::replay::ReplayReport, total: usize) {
+    out(&format!(
+        "{:<6} {:<18} {:<6} {:>7}  {:<14} details",
+        "turn", "tool", "result", "ms", "match"
+    ));
+    for t in &report.turns {
+        out(&format!(
+            "{:<6} {:<18} {:<6} {:>7}  {:<14} {}{}",
+            t.turn,
+            t.tool,
+            if t.ok { "ok" } else { "FAILED" },
+            t.duration_ms,
+            t.locator_match.as_deref().unwrap_or("-"),
+            t.result_summary.lines().next().unwrap_or(""),
+            t.rebinding
+                .as_ref()
+                .map(|r| format!(" [{r}]"))
+                .unwrap_or_default()
+        ));
+        if let Some(choice) = &t.look_alikes {
+            out(&format!("{:<6} look-alikes: {choice}", ""));
+        }
+        if let Some(heal) = &t.heal {
+            out(&format!("{:<6} healed: {heal}", ""));
+        }
+    }
+    for l in &report.launched {
+        out(&format!(
+            "started for turn {}: {} ({}), pid {}",
+            l.turn,
+            l.recorded,
+            l.arguments,
+            l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
+        ));
+    }
+    let healed = report.turns.iter().filter(|t| t.heal.is_some()).count();
+    out(&format!(
+        "{} of {total} turns attempted: {} succeeded, {} failed{}{}",
+        report.attempted,
+        report.succeeded,
+        report.failed,
+        match healed {
+            0 => String::new(),
+            n => format!(", {n} healed (see above)"),
+        },
+        report
+            .first_failure
+            .map(|n| format!(" (first failure: turn {n})"))
+            .unwrap_or_default()
+    ));
 }
 
 /// Where `cua replay --heal` records the replay, and the pending change it may become: the

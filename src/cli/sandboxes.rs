@@ -4,98 +4,15 @@ use super::*;
 
 pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
     match cmd {
-        SandboxCommand::Start { size, backend } => {
-            match Sandbox::start_detached(SandboxOptions {
-                width: size.0,
-                height: size.1,
-                backend,
-            }) {
-                Ok(sb) => {
-                    for (k, v) in sb.env() {
-                        out(&format!("export {k}={}", shell_quote(&v)));
-                    }
-                    eprintln!(
-                        "cua sandbox ({}) on display {} ({}x{}); stop it with: cua sandbox stop --display {}",
-                        sb.backend().name(),
-                        sb.display_name(),
-                        size.0,
-                        size.1,
-                        sb.display()
-                    );
-                    0
-                }
-                Err(e) => fail(1, e),
-            }
-        }
+        SandboxCommand::Start { size, backend } => start(size, backend),
         SandboxCommand::Exec {
             display,
             size,
             backend,
             command,
-        } => {
-            let existing = if display.is_some() || !sandbox::list_running().is_empty() {
-                match Sandbox::find(display) {
-                    Ok((state, dir)) => Some(Sandbox::attach(state, dir)),
-                    Err(e) => return fail(1, e),
-                }
-            } else {
-                None
-            };
-            let sb = match existing {
-                Some(sb) => sb,
-                None => match Sandbox::start(SandboxOptions {
-                    width: size.0,
-                    height: size.1,
-                    backend,
-                }) {
-                    Ok(sb) => sb,
-                    Err(e) => return fail(1, e),
-                },
-            };
-            let mut child = sb.command(&command[0]);
-            child.args(&command[1..]);
-            match child.status() {
-                Ok(status) => status.code().unwrap_or(1),
-                Err(e) => fail(1, format!("cannot run `{}`: {e}", command[0])),
-            }
-        }
-        SandboxCommand::Status => {
-            let running = sandbox::list_running();
-            if running.is_empty() {
-                out("no cua sandbox is running");
-            }
-            for (state, dir) in running {
-                out(&format!(
-                    "display {}  {}  {}x{}  {} processes  started {}  state {}",
-                    state.display_label(),
-                    state.backend.name(),
-                    state.width,
-                    state.height,
-                    state.processes.len(),
-                    state.created,
-                    dir.display()
-                ));
-            }
-            0
-        }
-        SandboxCommand::Stop { display, all } => {
-            let targets = if all {
-                sandbox::list_running()
-            } else {
-                match Sandbox::find(display) {
-                    Ok(found) => vec![found],
-                    Err(e) => return fail(1, e),
-                }
-            };
-            for (state, dir) in &targets {
-                sandbox::stop_sandbox(state, dir);
-                out(&format!(
-                    "stopped sandbox on display {}",
-                    state.display_label()
-                ));
-            }
-            0
-        }
+        } => exec(display, size, backend, &command),
+        SandboxCommand::Status => status(),
+        SandboxCommand::Stop { display, all } => stop(display, all),
         SandboxCommand::HoldComposite => {
             let display = std::env::var("DISPLAY").unwrap_or_default();
             sandbox::hold_composite_redirect(&display);
@@ -106,6 +23,105 @@ pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
             0
         }
     }
+}
+
+/// `start`: a detached sandbox, its environment printed as `export` lines.
+fn start(size: (u32, u32), backend: sandbox::Backend) -> i32 {
+    let options = SandboxOptions {
+        width: size.0,
+        height: size.1,
+        backend,
+    };
+    let sb = match Sandbox::start_detached(options) {
+        Ok(sb) => sb,
+        Err(e) => return fail(1, e),
+    };
+    for (k, v) in sb.env() {
+        out(&format!("export {k}={}", shell_quote(&v)));
+    }
+    eprintln!(
+        "cua sandbox ({}) on display {} ({}x{}); stop it with: cua sandbox stop --display {}",
+        sb.backend().name(),
+        sb.display_name(),
+        size.0,
+        size.1,
+        sb.display()
+    );
+    0
+}
+
+/// `exec`: the command in a running sandbox (the one named, or the only one), else in a
+/// new one that ends with it; its exit code.
+fn exec(
+    display: Option<u32>,
+    size: (u32, u32),
+    backend: sandbox::Backend,
+    command: &[String],
+) -> i32 {
+    let existing = if display.is_some() || !sandbox::list_running().is_empty() {
+        match Sandbox::find(display) {
+            Ok((state, dir)) => Some(Sandbox::attach(state, dir)),
+            Err(e) => return fail(1, e),
+        }
+    } else {
+        None
+    };
+    let sb = match existing {
+        Some(sb) => sb,
+        None => match Sandbox::start(SandboxOptions {
+            width: size.0,
+            height: size.1,
+            backend,
+        }) {
+            Ok(sb) => sb,
+            Err(e) => return fail(1, e),
+        },
+    };
+    let mut child = sb.command(&command[0]);
+    child.args(&command[1..]);
+    match child.status() {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => fail(1, format!("cannot run `{}`: {e}", command[0])),
+    }
+}
+
+fn status() -> i32 {
+    let running = sandbox::list_running();
+    if running.is_empty() {
+        out("no cua sandbox is running");
+    }
+    for (state, dir) in running {
+        out(&format!(
+            "display {}  {}  {}x{}  {} processes  started {}  state {}",
+            state.display_label(),
+            state.backend.name(),
+            state.width,
+            state.height,
+            state.processes.len(),
+            state.created,
+            dir.display()
+        ));
+    }
+    0
+}
+
+fn stop(display: Option<u32>, all: bool) -> i32 {
+    let targets = if all {
+        sandbox::list_running()
+    } else {
+        match Sandbox::find(display) {
+            Ok(found) => vec![found],
+            Err(e) => return fail(1, e),
+        }
+    };
+    for (state, dir) in &targets {
+        sandbox::stop_sandbox(state, dir);
+        out(&format!(
+            "stopped sandbox on display {}",
+            state.display_label()
+        ));
+    }
+    0
 }
 
 pub(super) fn shell_quote(s: &str) -> String {

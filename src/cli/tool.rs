@@ -136,3 +136,37 @@ pub(super) fn print_output(output: &ToolOutput, flags: &OutputFlags) -> i32 {
     }
     0
 }
+
+/// `cua list-tools`: every tool, one line each.
+pub(super) fn list_tools() -> i32 {
+    let registry = ToolRegistry::new();
+    for t in registry.tools() {
+        let first = t.description().split(". ").next().unwrap_or("");
+        out(&format!(
+            "{:<20} {}{}",
+            t.name(),
+            if t.read_only() { "" } else { "[acts] " },
+            first.trim_end_matches('.')
+        ));
+    }
+    0
+}
+
+/// `cua describe TOOL`: its description, capabilities and argument schema as JSON.
+pub(super) fn describe(tool: &str) -> i32 {
+    let registry = ToolRegistry::new();
+    match registry.get(tool) {
+        Ok(t) => {
+            let doc = serde_json::json!({
+                "name": t.name(),
+                "description": t.description(),
+                "read_only": t.read_only(),
+                "capabilities": t.contract().capabilities,
+                "input_schema": t.input_schema(),
+            });
+            out(&serde_json::to_string_pretty(&doc).unwrap_or_default());
+            0
+        }
+        Err(e) => fail(e.exit_code(), e),
+    }
+}

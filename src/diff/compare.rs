@@ -19,6 +19,28 @@ impl Rebinding {
             _ => false,
         }
     }
+
+    /// What the action's ids say against the rebinding: a recorded pid or window that an
+    /// earlier turn bound to another one in this run.
+    fn differences(&mut self, expected: &Value, actual: &Value) -> Vec<String> {
+        let id = |v: &Value, k: &str| {
+            v["arguments"]
+                .get(k)
+                .or_else(|| v.get(k))
+                .and_then(Value::as_u64)
+        };
+        let mut out = Vec::new();
+        if !Self::check(&mut self.pids, id(expected, "pid"), id(actual, "pid")) {
+            out.push(
+                "pid: acts on another app than the same recorded pid did in an earlier turn".into(),
+            );
+        }
+        let (e, a) = (id(expected, "window_id"), id(actual, "window_id"));
+        if !Self::check(&mut self.windows, e, a) {
+            out.push("window_id: acts on another window than the same recorded window did in an earlier turn".into());
+        }
+        out
+    }
 }
 
 pub(super) fn short(v: &Value) -> String {
@@ -112,30 +134,7 @@ pub(super) fn action_differences(
             aa.get(k).map(short).unwrap_or_else(|| "absent".into()),
         );
     }
-    let has = |v: &Value, k: &str| v["arguments"].get(k).is_some();
-    if has(expected, "element_index") || has(actual, "element_index") {
-        // Both located: the whole path. Otherwise what both can say: role and name.
-        let (e, a) = match (target_identity(expected), target_identity(actual)) {
-            (Some(e), Some(a)) => (e, a),
-            _ => {
-                let words = |v: &Value, from_markdown: Option<&str>| {
-                    v.get("target")
-                        .filter(|t| !t.is_null())
-                        .map(|t| {
-                            element_words(
-                                t["role"].as_str().unwrap_or(""),
-                                t["name"].as_str().unwrap_or(""),
-                            )
-                        })
-                        .or(from_markdown.map(str::to_string))
-                        .unwrap_or_else(|| format!("element {}", v["arguments"]["element_index"]))
-                };
-                (
-                    words(expected, designated[0].element.as_deref()),
-                    words(actual, designated[1].element.as_deref()),
-                )
-            }
-        };
+    if let Some((e, a)) = targets(expected, actual, designated) {
         if !(foreign && same_foreign_target(&e, &a)) {
             changed(&mut out, "target", e, a);
         }
@@ -144,24 +143,7 @@ pub(super) fn action_differences(
         &designated[0].places,
         &designated[1].places,
     ));
-    let id = |v: &Value, k: &str| {
-        v["arguments"]
-            .get(k)
-            .or_else(|| v.get(k))
-            .and_then(Value::as_u64)
-    };
-    if !Rebinding::check(&mut rebinding.pids, id(expected, "pid"), id(actual, "pid")) {
-        out.push(
-            "pid: acts on another app than the same recorded pid did in an earlier turn".into(),
-        );
-    }
-    if !Rebinding::check(
-        &mut rebinding.windows,
-        id(expected, "window_id"),
-        id(actual, "window_id"),
-    ) {
-        out.push("window_id: acts on another window than the same recorded window did in an earlier turn".into());
-    }
+    out.extend(rebinding.differences(expected, actual));
     let text = |v: &Value| -> String {
         match v {
             Value::Null => "none".into(),
@@ -184,6 +166,38 @@ pub(super) fn action_differences(
         changed(&mut out, "effect", expected_effect, actual_effect);
     }
     out
+}
+
+/// The element each turn acts on, where either names one by index: the whole path when
+/// both were located, else what both can say (role and name).
+fn targets(
+    expected: &Value,
+    actual: &Value,
+    designated: [&Designated; 2],
+) -> Option<(String, String)> {
+    let has = |v: &Value| v["arguments"].get("element_index").is_some();
+    if !has(expected) && !has(actual) {
+        return None;
+    }
+    if let (Some(e), Some(a)) = (target_identity(expected), target_identity(actual)) {
+        return Some((e, a));
+    }
+    let words = |v: &Value, from_markdown: Option<&str>| {
+        v.get("target")
+            .filter(|t| !t.is_null())
+            .map(|t| {
+                element_words(
+                    t["role"].as_str().unwrap_or(""),
+                    t["name"].as_str().unwrap_or(""),
+                )
+            })
+            .or(from_markdown.map(str::to_string))
+            .unwrap_or_else(|| format!("element {}", v["arguments"]["element_index"]))
+    };
+    Some((
+        words(expected, designated[0].element.as_deref()),
+        words(actual, designated[1].element.as_deref()),
+    ))
 }
 
 /// Whether two effects differ only in when the change showed: one side `confirmed`, the
@@ -269,22 +283,7 @@ pub(super) fn compare_screenshots(
         (Ok(e), Ok(a)) => (e, a),
         (e, a) => return Err([e.err(), a.err()].into_iter().flatten().collect()),
     };
-    let mut masks = Vec::new();
-    for rule in &config.mask {
-        match (rule.x, rule.y, rule.width, rule.height) {
-            (Some(x), Some(y), Some(width), Some(height)) => masks.push(Rect {
-                x,
-                y,
-                width,
-                height,
-            }),
-            _ => {
-                masks.extend(element_masks(rule, expected.state.as_ref()));
-                masks.extend(element_masks(rule, actual.state.as_ref()));
-            }
-        }
-    }
-    masks.extend(expected.busy_frames.iter().chain(&actual.busy_frames));
+    let masks = masks_of(config, expected, actual);
     let opts = PixelDiffOptions {
         threshold: config.threshold,
         include_anti_aliased: config.include_anti_aliased,
@@ -319,17 +318,9 @@ pub(super) fn compare_screenshots(
     let within = (d.size_mismatch.is_none()
         && (d.diff_pixels <= config.max_diff_pixels || max_ratio.is_some_and(|r| ratio <= r)))
         || (foreign && d.size_mismatch.is_some());
-    let png = match (
-        &d.diff_image,
-        d.diff_pixels > 0 || d.size_mismatch.is_some(),
-    ) {
-        (Some(rgba), true) => crate::images::encode_png(&crate::platform::Capture {
-            width: d.width,
-            height: d.height,
-            rgba: rgba.clone(),
-        })
-        .ok(),
-        _ => None,
+    let png = match d.diff_pixels > 0 || d.size_mismatch.is_some() {
+        true => diff_png(&d),
+        false => None,
     };
     Ok(Some((
         PixelSummary {
@@ -343,6 +334,39 @@ pub(super) fn compare_screenshots(
         },
         png,
     )))
+}
+
+/// What the pixel diff leaves aside: the config's rectangles and the elements its rules
+/// name (in either run), and both runs' busy widgets.
+fn masks_of(config: &DiffConfig, expected: &LoadedTurn, actual: &LoadedTurn) -> Vec<Rect> {
+    let mut masks = Vec::new();
+    for rule in &config.mask {
+        match (rule.x, rule.y, rule.width, rule.height) {
+            (Some(x), Some(y), Some(width), Some(height)) => masks.push(Rect {
+                x,
+                y,
+                width,
+                height,
+            }),
+            _ => {
+                masks.extend(element_masks(rule, expected.state.as_ref()));
+                masks.extend(element_masks(rule, actual.state.as_ref()));
+            }
+        }
+    }
+    masks.extend(expected.busy_frames.iter().chain(&actual.busy_frames));
+    masks
+}
+
+/// The diff image as a PNG, where the diff drew one.
+fn diff_png(d: &pixels::PixelDiff) -> Option<Vec<u8>> {
+    let rgba = d.diff_image.as_ref()?;
+    crate::images::encode_png(&crate::platform::Capture {
+        width: d.width,
+        height: d.height,
+        rgba: rgba.clone(),
+    })
+    .ok()
 }
 
 pub(super) fn tool_of(t: &LoadedTurn) -> String {

@@ -139,159 +139,22 @@ pub fn diff_trajectories(
     let mut rebinding = Rebinding::default();
     let mut turns: Vec<TurnDiff> = (0..pairs)
         .map(|i| match (expected.get(i), actual.get(i)) {
-            (Some(e), Some(a)) => {
-                // A turn another driver recorded numbers its elements its own way.
-                let foreign = is_foreign(e, a);
-                let action_diff = action_differences(
-                    &e.action,
-                    &a.action,
-                    [&e.designated, &a.designated],
-                    &mut rebinding,
-                    &rules,
-                    foreign,
-                );
-                // Another driver's tree shows other parts of the app (closed menus, hidden
-                // toolbars) in other words: its turn is compared by the change it made, in
-                // one reading, as replay checks it, not line by line.
-                let change = (foreign && config.compare_tree)
-                    .then(|| tree::change_differences(&e.dir, &a.dir))
-                    .flatten();
-                let tree_diff = (config.compare_tree && !foreign).then(|| {
-                    unified(
-                        &tree::state_text(e.state.as_ref(), &rules, foreign),
-                        &tree::state_text(a.state.as_ref(), &rules, foreign),
-                        &format!("expected/{}", file_label(&e.dir)),
-                        &format!("actual/{}", file_label(&a.dir)),
-                    )
-                });
-                let mut reasons = Vec::new();
-                if let Some(first) = action_diff.first() {
-                    reasons.push(format!("action: {first}{}", more(action_diff.len())));
-                }
-                let tree_diff = tree_diff.flatten().or_else(|| change.clone());
-                if let Some(d) = &change {
-                    reasons.push(format!("tree: {}", d.lines().next().unwrap_or("")));
-                } else if let Some(d) = &tree_diff {
-                    reasons.push(tree_reason(d));
-                }
-                let (settled_e, settled_a) = (e.settle(), a.settle());
-                let unsettled = unsettled_reasons(settled_e.as_ref(), settled_a.as_ref());
-                let status = match unsettled.is_empty() {
-                    true => TurnStatus::Passed,
-                    false => TurnStatus::Unsettled,
-                };
-                reasons.splice(0..0, unsettled);
-                TurnDiff {
-                    turn: a.number,
-                    tool: tool_of(a),
-                    status,
-                    reasons,
-                    action_diff,
-                    tree_diff,
-                    pixels: None,
-                    expected_latency_ms: settled_e.map(|s| s.latency_ms),
-                    actual_latency_ms: settled_a.map(|s| s.latency_ms),
-                    expected_dir: Some(e.dir.clone()),
-                    actual_dir: Some(a.dir.clone()),
-                    diff_png: None,
-                }
-            }
-            (Some(e), None) => TurnDiff {
-                turn: e.number,
-                tool: tool_of(e),
-                status: TurnStatus::Missing,
-                reasons: vec!["missing: the actual run has no such turn".into()],
-                action_diff: Vec::new(),
-                tree_diff: None,
-                pixels: None,
-                expected_latency_ms: None,
-                actual_latency_ms: None,
-                expected_dir: Some(e.dir.clone()),
-                actual_dir: None,
-                diff_png: None,
-            },
-            (None, Some(a)) => TurnDiff {
-                turn: a.number,
-                tool: tool_of(a),
-                status: TurnStatus::Extra,
-                reasons: vec!["extra: the expected run has no such turn".into()],
-                action_diff: Vec::new(),
-                tree_diff: None,
-                pixels: None,
-                expected_latency_ms: None,
-                actual_latency_ms: None,
-                expected_dir: None,
-                actual_dir: Some(a.dir.clone()),
-                diff_png: None,
-            },
+            (Some(e), Some(a)) => compare_pair(e, a, config, &rules, &mut rebinding),
+            (Some(e), None) => one_sided(e, TurnStatus::Missing),
+            (None, Some(a)) => one_sided(a, TurnStatus::Extra),
             (None, None) => unreachable!("i < max(len)"),
         })
         .collect();
 
-    // Screenshots: decoding dominates, so turns are spread over the cores, one thread each.
     if config.compare_screenshots {
-        let workers = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(pairs.max(1));
-        let next = AtomicUsize::new(0);
         let paired = expected.len().min(actual.len());
-        let results: Vec<Vec<(usize, ScreenshotComparison)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= paired {
-                                break mine;
-                            }
-                            // A comparison that panics is that turn's error, never a
-                            // turn silently left uncompared.
-                            let compared = std::panic::catch_unwind(|| {
-                                compare_screenshots(&expected[i], &actual[i], config, 1)
-                            })
-                            .unwrap_or_else(|panic| {
-                                Err(vec![format!(
-                                    "turn {}: comparing the screenshots crashed: {}",
-                                    actual[i].number,
-                                    panic_message(&panic)
-                                )])
-                            });
-                            mine.push((i, compared));
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        for (i, result) in results.into_iter().flatten() {
+        for (i, result) in compare_all_screenshots(&expected[..paired], &actual[..paired], config) {
             match result {
                 Ok(Some((summary, png))) => {
+                    let (e, a) = (&expected[i], &actual[i]);
                     let t = &mut turns[i];
                     if !summary.within_tolerance {
-                        // What moved, when the trees can say (before the pixel count); another
-                        // driver's states place elements in other coordinates.
-                        let states = (expected[i].state.as_ref(), actual[i].state.as_ref());
-                        if !is_foreign(&expected[i], &actual[i]) {
-                            t.reasons.extend(layout::reason(states.0, states.1));
-                        }
-                        t.reasons.push(match &summary.size_mismatch {
-                            Some(m) => format!("pixels: size differs ({m})"),
-                            None => format!(
-                                "pixels: {} px differ ({:.3}%), max {}{}",
-                                summary.diff_pixels,
-                                summary.diff_ratio * 100.0,
-                                config.max_diff_pixels,
-                                config
-                                    .max_diff_pixel_ratio
-                                    .map(|r| format!(" or {:.3}%", r * 100.0))
-                                    .unwrap_or_default()
-                            ),
-                        });
+                        t.reasons.extend(pixel_reasons(e, a, &summary, config));
                         t.diff_png = png;
                     }
                     t.pixels = Some(summary);
@@ -315,6 +178,163 @@ pub fn diff_trajectories(
         passed: turns.iter().all(TurnDiff::passed),
         turns,
     })
+}
+
+/// A turn of both runs compared: its action, its tree (or, for another driver's turn, its
+/// change) and whether both windows held still. Pixels come after, in parallel.
+fn compare_pair(
+    e: &LoadedTurn,
+    a: &LoadedTurn,
+    config: &DiffConfig,
+    rules: &[Redaction],
+    rebinding: &mut Rebinding,
+) -> TurnDiff {
+    // A turn another driver recorded numbers its elements its own way.
+    let foreign = is_foreign(e, a);
+    let designated = [&e.designated, &a.designated];
+    let action_diff =
+        action_differences(&e.action, &a.action, designated, rebinding, rules, foreign);
+    // Another driver's tree shows other parts of the app (closed menus, hidden toolbars)
+    // in other words: its turn is compared by the change it made, in one reading, as
+    // replay checks it, not line by line.
+    let change = (foreign && config.compare_tree)
+        .then(|| tree::change_differences(&e.dir, &a.dir))
+        .flatten();
+    let tree_diff = (config.compare_tree && !foreign).then(|| {
+        unified(
+            &tree::state_text(e.state.as_ref(), rules, foreign),
+            &tree::state_text(a.state.as_ref(), rules, foreign),
+            &format!("expected/{}", file_label(&e.dir)),
+            &format!("actual/{}", file_label(&a.dir)),
+        )
+    });
+    let mut reasons = Vec::new();
+    if let Some(first) = action_diff.first() {
+        reasons.push(format!("action: {first}{}", more(action_diff.len())));
+    }
+    let tree_diff = tree_diff.flatten().or_else(|| change.clone());
+    if let Some(d) = &change {
+        reasons.push(format!("tree: {}", d.lines().next().unwrap_or("")));
+    } else if let Some(d) = &tree_diff {
+        reasons.push(tree_reason(d));
+    }
+    let (settled_e, settled_a) = (e.settle(), a.settle());
+    let unsettled = unsettled_reasons(settled_e.as_ref(), settled_a.as_ref());
+    let status = match unsettled.is_empty() {
+        true => TurnStatus::Passed,
+        false => TurnStatus::Unsettled,
+    };
+    reasons.splice(0..0, unsettled);
+    TurnDiff {
+        turn: a.number,
+        tool: tool_of(a),
+        status,
+        reasons,
+        action_diff,
+        tree_diff,
+        pixels: None,
+        expected_latency_ms: settled_e.map(|s| s.latency_ms),
+        actual_latency_ms: settled_a.map(|s| s.latency_ms),
+        expected_dir: Some(e.dir.clone()),
+        actual_dir: Some(a.dir.clone()),
+        diff_png: None,
+    }
+}
+
+/// A turn only one run has: `Missing` from the actual run, or `Extra` in it.
+fn one_sided(t: &LoadedTurn, status: TurnStatus) -> TurnDiff {
+    let missing = status == TurnStatus::Missing;
+    TurnDiff {
+        turn: t.number,
+        tool: tool_of(t),
+        status,
+        reasons: vec![match missing {
+            true => "missing: the actual run has no such turn".into(),
+            false => "extra: the expected run has no such turn".into(),
+        }],
+        action_diff: Vec::new(),
+        tree_diff: None,
+        pixels: None,
+        expected_latency_ms: None,
+        actual_latency_ms: None,
+        expected_dir: missing.then(|| t.dir.clone()),
+        actual_dir: (!missing).then(|| t.dir.clone()),
+        diff_png: None,
+    }
+}
+
+/// Every paired turn's screenshots compared. Decoding dominates, so turns are spread over
+/// the cores, one thread each; a comparison that panics is that turn's error, never a
+/// turn silently left uncompared.
+fn compare_all_screenshots(
+    expected: &[LoadedTurn],
+    actual: &[LoadedTurn],
+    config: &DiffConfig,
+) -> Vec<(usize, ScreenshotComparison)> {
+    let paired = expected.len().min(actual.len());
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(paired.max(1));
+    let next = AtomicUsize::new(0);
+    let compare = |i: usize| {
+        std::panic::catch_unwind(|| compare_screenshots(&expected[i], &actual[i], config, 1))
+            .unwrap_or_else(|panic| {
+                Err(vec![format!(
+                    "turn {}: comparing the screenshots crashed: {}",
+                    actual[i].number,
+                    panic_message(&panic)
+                )])
+            })
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= paired {
+                            break mine;
+                        }
+                        mine.push((i, compare(i)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// Why a turn's pixels fail: what moved, when the trees can say (another driver's states
+/// place elements in other coordinates), then the pixel count or the size.
+fn pixel_reasons(
+    e: &LoadedTurn,
+    a: &LoadedTurn,
+    summary: &PixelSummary,
+    config: &DiffConfig,
+) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if !is_foreign(e, a) {
+        reasons.extend(layout::reason(e.state.as_ref(), a.state.as_ref()));
+    }
+    reasons.push(match &summary.size_mismatch {
+        Some(m) => format!("pixels: size differs ({m})"),
+        None => format!(
+            "pixels: {} px differ ({:.3}%), max {}{}",
+            summary.diff_pixels,
+            summary.diff_ratio * 100.0,
+            config.max_diff_pixels,
+            config
+                .max_diff_pixel_ratio
+                .map(|r| format!(" or {:.3}%", r * 100.0))
+                .unwrap_or_default()
+        ),
+    });
+    reasons
 }
 
 /// `unsettled: …` for each side whose window never held still (empty when both did).

@@ -1,5 +1,5 @@
 //! cua-driver's other ways to say where an action goes, turned into cua's before the tool
-//! runs (like element tokens, [`super::tokens`]), so tools, the recorder and replay know
+//! runs (like element tokens, tokens.rs), so tools, the recorder and replay know
 //! one form:
 //! - `cursor_id`: which agent cursor shows the action. cua draws one per session, named
 //!   `default` (or the session's id); another id is refused, naming `session`.
@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use super::ToolContext;
 use crate::errors::ToolError;
 
-/// Capability tokens whose tools take each argument ([`super::schema::with_shared_arguments`]).
+/// Capability tokens whose tools take each argument (`with_shared_arguments` in schema.rs).
 pub(super) fn takes_cursor_id(capabilities: &[&str]) -> bool {
     capabilities
         .iter()

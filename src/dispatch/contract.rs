@@ -52,6 +52,13 @@ pub struct Contract {
 impl Contract {
     /// A read-only tool of this class with these tokens.
     pub const fn reads(risk: Risk, capabilities: &'static [&'static str]) -> Contract {
+        // What a read promises is what an idempotent action does: nothing more when repeated.
+        Contract::idempotent(risk, capabilities)
+    }
+
+    /// An action that acts again to no further effect: not destructive, idempotent, within
+    /// the window or setting it names (bring a window to front, set a style).
+    pub const fn idempotent(risk: Risk, capabilities: &'static [&'static str]) -> Contract {
         Contract {
             capabilities,
             risk,

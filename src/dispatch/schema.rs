@@ -49,6 +49,9 @@ pub fn schema_of<A: JsonSchema>() -> Value {
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
         map.remove("title");
+        // The tool's description says what it does; a flattened part's own doc (the input
+        // tools' Address) is no description of the tool.
+        map.remove("description");
         // The server refuses an unknown argument itself, naming the ones it takes.
         map.remove("additionalProperties");
         let defs = map.remove("$defs").unwrap_or(Value::Null);
@@ -137,6 +140,25 @@ fn merge_inlined(p: &mut Map<String, Value>, from: &Value, defs: &Value) {
         }
     }
     p.remove("format");
+}
+
+/// Deserializes a part of a tool's arguments that the tool flattens into its own (the input
+/// tools' `Address`), naming the field an error is about: serde reads a flattened part
+/// from a buffer that [`parse_args`] cannot trace, so its errors would name no field.
+/// Use as `#[serde(flatten, deserialize_with = "crate::dispatch::with_field_names")]`.
+pub fn with_field_names<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        match path.as_str() {
+            "." | "" => serde::de::Error::custom(inner),
+            field => serde::de::Error::custom(format!("`{field}`: {inner}")),
+        }
+    })
 }
 
 /// The capability token of tools whose calls may name their element by `element_token`.

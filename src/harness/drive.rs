@@ -171,6 +171,36 @@ pub(super) async fn launch(
     Err(format!("{label}: {}", seen.join("; then, started again: ")))
 }
 
+/// The window of `pid` whose title holds `title`, from list_windows' answer; else, where
+/// windows show, which ones (a misspelt `window` is then plain to see).
+fn window_titled(listed: &Value, pid: u32, title: &str) -> (Option<u64>, Option<String>) {
+    let windows: Vec<&Value> = listed["windows"].as_array().into_iter().flatten().collect();
+    let ours: Vec<&Value> = windows
+        .iter()
+        .copied()
+        .filter(|w| w["pid"].as_u64() == Some(pid as u64))
+        .collect();
+    let found = ours
+        .iter()
+        .find(|w| w["title"].as_str().is_some_and(|t| t.contains(title)))
+        .and_then(|w| w["window_id"].as_u64());
+    if found.is_some() || windows.is_empty() {
+        return (found, None);
+    }
+    let (whose, shown) = match ours.is_empty() {
+        true => ("other apps' windows", &windows),
+        false => ("its windows", &ours),
+    };
+    let titles: Vec<String> = shown
+        .iter()
+        .map(|w| format!("\"{}\"", w["title"].as_str().unwrap_or("")))
+        .collect();
+    (
+        None,
+        Some(format!("{whose} showing: {}", titles.join(", "))),
+    )
+}
+
 /// One launch and the wait for its window and tree; on failure the pid (to stop it) and
 /// what was last seen.
 pub(super) async fn launch_once(
@@ -195,36 +225,9 @@ pub(super) async fn launch_once(
             .call(ctx, "list_windows", json!({}))
             .await
             .map_err(|e| (Some(pid), format!("list_windows: {e}")))?;
-        let windows: Vec<&Value> = listed.structured["windows"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .collect();
-        let ours: Vec<&Value> = windows
-            .iter()
-            .copied()
-            .filter(|w| w["pid"].as_u64() == Some(pid as u64))
-            .collect();
-        let found = ours
-            .iter()
-            .find(|w| w["title"].as_str().is_some_and(|t| t.contains(&title)))
-            .and_then(|w| w["window_id"].as_u64());
-        if found.is_none() && !windows.is_empty() {
-            // Name what is showing: a misspelt `window` is then plain to see.
-            let shown = if ours.is_empty() { &windows } else { &ours };
-            let titles: Vec<String> = shown
-                .iter()
-                .map(|w| format!("\"{}\"", w["title"].as_str().unwrap_or("")))
-                .collect();
-            last = format!(
-                "{} showing: {}",
-                if ours.is_empty() {
-                    "other apps' windows"
-                } else {
-                    "its windows"
-                },
-                titles.join(", ")
-            );
+        let (found, showing) = window_titled(&listed.structured, pid, &title);
+        if let Some(showing) = showing {
+            last = showing;
         }
         if let Some(window) = found {
             // The window is there; wait for its accessibility tree too.

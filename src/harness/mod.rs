@@ -307,41 +307,64 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         return finish(report);
     }
     let goldens = Goldens::new(&opts.goldens_dir);
-    let ci = golden::in_ci();
-    if opts.update && !scenario.makes_golden {
+    match opts.update {
+        true => update_golden(scenario, &run_dir, &goldens, &mut report),
+        false => compare_with_golden(scenario, &run_dir, opts, &goldens, &mut report),
+    }
+    finish(report)
+}
+
+/// `--update`: the run becomes the scenario's golden, unless it came from another backend
+/// than the golden's (compared next time) or a turn never held still.
+fn update_golden(
+    scenario: &Scenario,
+    run_dir: &Path,
+    goldens: &Goldens,
+    report: &mut ScenarioReport,
+) {
+    if !scenario.makes_golden {
         // Runs in parallel with the run that writes the golden: compared next time.
         report.passed = true;
         report.notes.push(format!(
             "the golden comes from the scenario's first backend; this {} run is compared with it by the next `cua test`",
             scenario.backend.name()
         ));
-        return finish(report);
+        return;
     }
-    let unsettled = verdict::unsettled(&run_dir);
-    if opts.update && !unsettled.is_empty() {
+    let unsettled = verdict::unsettled(run_dir);
+    if !unsettled.is_empty() {
         let list: Vec<String> = unsettled.iter().map(|u| format!("  {u}")).collect();
         report.error = Some(format!(
             "golden not updated: {} turn(s) never held still, so no state of theirs can be a golden (raise settle_timeout_ms, or mask what keeps changing):\n{}",
             unsettled.len(),
             list.join("\n")
         ));
-        return finish(report);
+        return;
     }
-    if opts.update {
-        match goldens.store(&scenario.golden, &run_dir) {
-            Ok(dest) => {
-                if goldens.pending(&scenario.golden).exists() {
-                    let _ = goldens.reject(&scenario.golden);
-                }
-                report.passed = true;
-                report
-                    .notes
-                    .push(format!("golden updated: {}", dest.display()));
+    match goldens.store(&scenario.golden, run_dir) {
+        Ok(dest) => {
+            if goldens.pending(&scenario.golden).exists() {
+                let _ = goldens.reject(&scenario.golden);
             }
-            Err(e) => report.error = Some(format!("updating the golden: {e}")),
+            report.passed = true;
+            report
+                .notes
+                .push(format!("golden updated: {}", dest.display()));
         }
-        return finish(report);
+        Err(e) => report.error = Some(format!("updating the golden: {e}")),
     }
+}
+
+/// The run against the scenario's golden: the verdict, a pending golden where it failed
+/// (outside CI), a heal proposal where it passed by healing.
+fn compare_with_golden(
+    scenario: &Scenario,
+    run_dir: &Path,
+    opts: &TestOptions,
+    goldens: &Goldens,
+    report: &mut ScenarioReport,
+) {
+    let ci = golden::in_ci();
     let golden = goldens.golden(&scenario.golden);
     if !golden.is_dir() {
         report.error = Some(format!(
@@ -351,35 +374,34 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         ));
         report
             .notes
-            .extend(write_pending(&goldens, scenario, &run_dir, ci));
-        return finish(report);
+            .extend(write_pending(goldens, scenario, run_dir, ci));
+        return;
     }
-    match diff_trajectories(&golden, &run_dir, &scenario.spec.diff) {
-        Err(e) => report.error = Some(format!("golden {}: {e}", golden.display())),
-        Ok(mut d) => {
-            if let Some(max) = scenario.spec.max_turn_ms {
-                verdict::over_budget(&mut d, max);
-            }
-            report.passed = d.passed;
-            if d.passed && opts.heal && !report.heals.is_empty() {
-                report.notes.push(write_heal(scenario, &run_dir, ci));
-            }
-            if d.passed {
-                if !ci && goldens.pending(&scenario.golden).exists() {
-                    let _ = goldens.reject(&scenario.golden);
-                    report
-                        .notes
-                        .push("passes again: stale pending golden removed".into());
-                }
-            } else {
-                report
-                    .notes
-                    .extend(write_pending(&goldens, scenario, &run_dir, ci));
-            }
-            report.diff = Some(d);
+    let mut d = match diff_trajectories(&golden, run_dir, &scenario.spec.diff) {
+        Ok(d) => d,
+        Err(e) => {
+            report.error = Some(format!("golden {}: {e}", golden.display()));
+            return;
         }
+    };
+    if let Some(max) = scenario.spec.max_turn_ms {
+        verdict::over_budget(&mut d, max);
     }
-    finish(report)
+    report.passed = d.passed;
+    if d.passed && opts.heal && !report.heals.is_empty() {
+        report.notes.push(write_heal(scenario, run_dir, ci));
+    }
+    if !d.passed {
+        report
+            .notes
+            .extend(write_pending(goldens, scenario, run_dir, ci));
+    } else if !ci && goldens.pending(&scenario.golden).exists() {
+        let _ = goldens.reject(&scenario.golden);
+        report
+            .notes
+            .push("passes again: stale pending golden removed".into());
+    }
+    report.diff = Some(d);
 }
 
 fn write_pending(

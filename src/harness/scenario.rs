@@ -407,7 +407,10 @@ mod tests {
     fn steps_are_checked_when_read_naming_line_field_and_closest_name() {
         let ok = "[[step]]\ntool = \"click\"\ntarget = { role = \"check_box\", name = \"Tax\" }\n";
         check(ok).unwrap();
-        let e = check("[[step]]\ntool = \"click\"\n\n[[step]]\ntool = \"clik\"\n").unwrap_err();
+        let e = check(
+            "[[step]]\ntool = \"click\"\nargs = { x = 1, y = 1 }\n[[step]]\ntool = \"clik\"\n",
+        )
+        .unwrap_err();
         assert!(
             e.starts_with("s.toml:7: step 2 `tool`: unknown tool `clik`; did you mean `click`?"),
             "{e}"
@@ -430,6 +433,9 @@ mod tests {
             e.starts_with("s.toml:5: step 1 `args`:") && e.contains("did you mean `return`?"),
             "{e}"
         );
+        // A click with nothing to click: no target, no element, no point.
+        let e = check("[[step]]\ntool = \"click\"\n").unwrap_err();
+        assert!(e.contains("give `element_index`"), "{e}");
         let e = check("[[step]]\ntool = \"get_window_state\"\n").unwrap_err();
         assert!(e.contains("only observes"), "{e}");
         let e = check("[[step]]\ntool = \"move_cursor\"\ntarget = { role = \"button\" }\nargs = { x = 1, y = 1 }\n").unwrap_err();

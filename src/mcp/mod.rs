@@ -28,7 +28,7 @@ use crate::errors::ToolError;
 use crate::tools::{Sessions, ToolContext, ToolOutput, ToolRegistry};
 
 /// Where calls run: in this process, or in a daemon reached through its socket.
-enum Backend {
+enum CallSite {
     InProcess(Arc<Sessions>),
     /// The daemon's socket, and this connection's session id there (sent with every call
     /// that names none, so clients of one daemon stay apart).
@@ -37,12 +37,12 @@ enum Backend {
 
 struct CuaServer {
     registry: Arc<ToolRegistry>,
-    backend: Backend,
+    calls: CallSite,
     tools: Vec<Tool>,
 }
 
 impl CuaServer {
-    fn new(backend: Backend) -> CuaServer {
+    fn new(calls: CallSite) -> CuaServer {
         let registry = Arc::new(ToolRegistry::new());
         let tools = registry
             .tools()
@@ -69,18 +69,18 @@ impl CuaServer {
             .collect();
         CuaServer {
             registry,
-            backend,
+            calls,
             tools,
         }
     }
 
     async fn run(&self, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-        match &self.backend {
-            Backend::InProcess(sessions) => {
+        match &self.calls {
+            CallSite::InProcess(sessions) => {
                 let ctx = sessions.for_call(name, &args)?;
                 self.registry.call(&ctx, name, args).await
             }
-            Backend::Daemon(socket, session) => {
+            CallSite::Daemon(socket, session) => {
                 let mut args = args;
                 if let Value::Object(m) = &mut args {
                     m.entry("session").or_insert_with(|| json!(session));
@@ -192,15 +192,15 @@ impl ServerHandler for CuaServer {
     ) -> Result<ListToolsResult, ErrorData> {
         // What the authority denies outright is not advertised: this process's, or over a
         // daemon the daemon's (it refuses the calls).
-        let daemon_lists = match &self.backend {
-            Backend::Daemon(socket, _) => {
+        let daemon_lists = match &self.calls {
+            CallSite::Daemon(socket, _) => {
                 let socket = socket.clone();
                 tokio::task::spawn_blocking(move || crate::daemon::listed_tools(&socket))
                     .await
                     .ok()
                     .flatten()
             }
-            Backend::InProcess(_) => None,
+            CallSite::InProcess(_) => None,
         };
         let tools = self
             .tools
@@ -264,11 +264,11 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         }
         None => None,
     };
-    let backend = match socket {
-        Some(s) => Backend::Daemon(s, session),
-        None => Backend::InProcess(sessions.clone()),
+    let calls = match socket {
+        Some(s) => CallSite::Daemon(s, session),
+        None => CallSite::InProcess(sessions.clone()),
     };
-    let server = CuaServer::new(backend)
+    let server = CuaServer::new(calls)
         .serve(wire::guarded_stdio(Arc::new(list_extensions(
             &ToolRegistry::new(),
         ))))

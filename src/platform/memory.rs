@@ -28,8 +28,9 @@ pub struct MemoryPlatform {
 impl MemoryPlatform {
     /// A window holding `nodes` under a frame node (index 0), of an app with `quirks`.
     pub fn new(quirks: AppQuirks, nodes: Vec<AxNode>) -> MemoryPlatform {
-        let mut frame = node("frame", "Memory", &[], Some(Rect::new(0, 0, 200, 100)));
-        frame.actionable = false;
+        let frame = AxNode::test("frame", "Memory")
+            .with_frame(Rect::new(0, 0, 200, 100))
+            .inert();
         let mut all = vec![frame];
         for (i, mut n) in nodes.into_iter().enumerate() {
             n.parent = Some(0);
@@ -79,19 +80,50 @@ impl MemoryPlatform {
     }
 }
 
-/// A node with a role, name, states and actions; frame in window pixels.
-pub fn node(role: &str, name: &str, states: &[&str], frame: Option<Rect>) -> AxNode {
-    AxNode {
-        role: role.into(),
-        name: name.into(),
-        value: None,
-        states: states.iter().map(|s| s.to_string()).collect(),
-        actions: Vec::new(),
-        frame,
-        actionable: true,
-        parent: None,
-        children: Vec::new(),
-        handle: String::new(),
+/// The one AxNode builder of the unit tests: `role "name"`, actionable, with no states,
+/// actions, frame, parent or children; the methods add them.
+impl AxNode {
+    pub fn test(role: &str, name: &str) -> AxNode {
+        AxNode {
+            role: role.into(),
+            name: name.into(),
+            value: None,
+            states: Vec::new(),
+            actions: Vec::new(),
+            frame: None,
+            actionable: true,
+            parent: None,
+            children: Vec::new(),
+            handle: String::new(),
+        }
+    }
+
+    pub fn with_states(mut self, states: &[&str]) -> AxNode {
+        self.states = states.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    pub fn with_actions(mut self, actions: &[&str]) -> AxNode {
+        self.actions = actions.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    pub fn with_frame(mut self, frame: Rect) -> AxNode {
+        self.frame = Some(frame);
+        self
+    }
+
+    /// Its place in a tree: its parent's index and its children's.
+    pub fn in_tree(mut self, parent: Option<usize>, children: Vec<usize>) -> AxNode {
+        self.parent = parent;
+        self.children = children;
+        self
+    }
+
+    /// Not actionable (a frame, a panel, a label).
+    pub fn inert(mut self) -> AxNode {
+        self.actionable = false;
+        self
     }
 }
 
@@ -100,36 +132,26 @@ impl Platform for MemoryPlatform {
     fn name(&self) -> &'static str {
         "memory"
     }
+
     async fn check_permissions(&self) -> Vec<PermissionCheck> {
         Vec::new()
     }
-    async fn list_windows(&self) -> PlatformResult<WindowList> {
-        Ok(WindowList {
-            windows: vec![Self::window()],
-            current_space_id: None,
-        })
-    }
-    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>> {
-        Ok(Vec::new())
-    }
-    async fn running_apps(&self) -> PlatformResult<Vec<RunningApp>> {
-        Ok(Vec::new())
-    }
-    async fn active_pid(&self) -> PlatformResult<Option<u32>> {
-        Ok(Some(PID))
-    }
-    async fn launch(&self, _request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
-        Self::unsupported("launcher")
-    }
+}
+
+#[async_trait]
+impl Observation for MemoryPlatform {
     async fn screen_size(&self) -> PlatformResult<(u32, u32)> {
         Ok((800, 600))
     }
+
     async fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
         Ok((0, 0))
     }
+
     async fn pointer_over(&self, _window_id: u64) -> bool {
         self.pointer_over
     }
+
     async fn capture_window(&self, _window_id: u64) -> PlatformResult<Capture> {
         Ok(Capture {
             width: 200,
@@ -137,15 +159,47 @@ impl Platform for MemoryPlatform {
             rgba: vec![255; 200 * 100 * 4],
         })
     }
+
     async fn accessibility_tree(&self, _pid: u32, _window: &WindowInfo) -> PlatformResult<AxTree> {
         Ok(AxTree {
             nodes: self.nodes.lock().unwrap().clone(),
             warning: None,
         })
     }
+
     async fn app_quirks(&self, _pid: u32) -> AppQuirks {
         self.quirks.clone()
     }
+
+    async fn value_range(&self, _handle: &str) -> PlatformResult<ValueRange> {
+        Self::unsupported("values")
+    }
+
+    async fn option_names(&self, _handle: &str) -> PlatformResult<Vec<String>> {
+        Self::unsupported("options")
+    }
+
+    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
+        self.with_node(handle, |n| ElementReading {
+            name: n.name.clone(),
+            states: n.states.clone(),
+            text: n.value.clone(),
+            value: None,
+        })
+    }
+
+    async fn focus_state(&self) -> PlatformResult<FocusState> {
+        Ok(FocusState {
+            active_window: Some(WINDOW),
+            input_focus: WINDOW,
+            stacking: vec![WINDOW],
+            pointer: (0, 0),
+        })
+    }
+}
+
+#[async_trait]
+impl Input for MemoryPlatform {
     async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
         self.journal
             .lock()
@@ -163,32 +217,23 @@ impl Platform for MemoryPlatform {
             }
         })
     }
+
     async fn insert_text(&self, _handle: &str, _text: &str) -> PlatformResult<TextEdit> {
         Self::unsupported("text")
     }
+
     async fn set_text(&self, _handle: &str, _text: &str) -> PlatformResult<()> {
         Self::unsupported("text")
     }
-    async fn value_range(&self, _handle: &str) -> PlatformResult<ValueRange> {
-        Self::unsupported("values")
-    }
+
     async fn set_value(&self, _handle: &str, _value: f64) -> PlatformResult<()> {
         Self::unsupported("values")
     }
-    async fn option_names(&self, _handle: &str) -> PlatformResult<Vec<String>> {
-        Self::unsupported("options")
-    }
+
     async fn select_option(&self, _handle: &str, _index: usize) -> PlatformResult<()> {
         Self::unsupported("options")
     }
-    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
-        self.with_node(handle, |n| ElementReading {
-            name: n.name.clone(),
-            states: n.states.clone(),
-            text: n.value.clone(),
-            value: None,
-        })
-    }
+
     async fn send_input(
         &self,
         _window: &WindowInfo,
@@ -201,18 +246,41 @@ impl Platform for MemoryPlatform {
             .push(format!("input {delivery:?} {events:?}"));
         Ok(())
     }
+
     async fn warp_pointer(&self, _x: i32, _y: i32) -> PlatformResult<()> {
         Ok(())
     }
-    async fn focus_state(&self) -> PlatformResult<FocusState> {
-        Ok(FocusState {
-            active_window: Some(WINDOW),
-            input_focus: WINDOW,
-            stacking: vec![WINDOW],
-            pointer: (0, 0),
+}
+
+#[async_trait]
+impl Windows for MemoryPlatform {
+    async fn list_windows(&self) -> PlatformResult<WindowList> {
+        Ok(WindowList {
+            windows: vec![Self::window()],
+            current_space_id: None,
         })
     }
+
+    async fn active_pid(&self) -> PlatformResult<Option<u32>> {
+        Ok(Some(PID))
+    }
+
     async fn resize_window(&self, _window_id: u64, _w: u32, _h: u32) -> PlatformResult<()> {
         Self::unsupported("window sizes")
+    }
+}
+
+#[async_trait]
+impl Launching for MemoryPlatform {
+    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>> {
+        Ok(Vec::new())
+    }
+
+    async fn running_apps(&self) -> PlatformResult<Vec<RunningApp>> {
+        Ok(Vec::new())
+    }
+
+    async fn launch(&self, _request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
+        Self::unsupported("launcher")
     }
 }

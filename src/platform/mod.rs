@@ -203,11 +203,32 @@ pub struct AxTree {
 /// One line of `check_permissions`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PermissionCheck {
+    /// What the check is about: health_report gathers checks by it, never by name.
+    pub concern: Concern,
     pub name: String,
     pub ok: bool,
     pub detail: String,
     /// How to fix it when not ok.
     pub fix: Option<String>,
+}
+
+/// What a permission check is about. Each backend names its checks its own way (an X
+/// extension, a Wayland protocol); health_report's checks rest on these, so a backend
+/// cannot miss one by naming it differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Concern {
+    /// A desktop to work in: the display server reachable, its windows listed and managed.
+    Session,
+    /// The accessibility bus, and toolkits exporting their trees on it.
+    Accessibility,
+    /// Screenshots and window capture.
+    Capture,
+    /// Pointer and key input.
+    Input,
+    /// What the backend reports besides, which no health check rests on (a compositor's
+    /// IPC for window positions).
+    Other,
 }
 
 /// How input reaches an app: `background` must not change focus, the active window, the
@@ -413,18 +434,21 @@ pub struct PageEndpoint {
     pub url: String,
 }
 
-/// Everything the tools need from a desktop.
+/// Everything the tools need from a desktop, by concern: what shows on it
+/// ([`Observation`]), acting on it ([`Input`]), its windows ([`Windows`]), and its apps and
+/// processes ([`Launching`]). A backend implements each; callers of `dyn Platform` reach them
+/// all.
 #[async_trait::async_trait]
-pub trait Platform: Send + Sync {
+pub trait Platform: Observation + Input + Windows + Launching + Send + Sync {
     /// Short backend name for reports (`linux-x11-atspi`).
     fn name(&self) -> &'static str;
     async fn check_permissions(&self) -> Vec<PermissionCheck>;
-    async fn list_windows(&self) -> PlatformResult<WindowList>;
-    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>>;
-    async fn running_apps(&self) -> PlatformResult<Vec<RunningApp>>;
-    /// The pid of the window that has the user's focus, if any.
-    async fn active_pid(&self) -> PlatformResult<Option<u32>>;
-    async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp>;
+}
+
+/// What shows on a desktop: windows' trees and elements read live, pixels, the
+/// pointer and the keyboard focus, what an app's toolkit does differently, and its events.
+#[async_trait::async_trait]
+pub trait Observation: Send + Sync {
     async fn screen_size(&self) -> PlatformResult<(u32, u32)>;
     async fn cursor_position(&self) -> PlatformResult<(i32, i32)>;
     /// Whether the real pointer is over this window, uncovered (GTK 3 takes synthetic
@@ -439,7 +463,37 @@ pub trait Platform: Send + Sync {
     /// What the app's toolkit is known to do differently (none when it is unknown, or the
     /// app has no accessibility at all).
     async fn app_quirks(&self, pid: u32) -> AppQuirks;
+    async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange>;
+    /// Names of the options a combo box or list offers, in order.
+    async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>>;
+    /// Names of a combo box's or list's options that are selected now.
+    async fn selected_options(&self, _handle: &str) -> PlatformResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading>;
+    /// When the window last changed on screen, as the backend saw it since the window's
+    /// first capture (watching starts there); None when it cannot tell.
+    async fn last_repaint(&self, _window_id: u64) -> Option<Repaint> {
+        None
+    }
+    async fn focus_state(&self) -> PlatformResult<FocusState>;
+    /// The whole screen as it shows now, in screen pixels.
+    async fn capture_screen(&self) -> PlatformResult<Capture> {
+        Err(PlatformError::Unsupported(
+            "capturing the screen is not supported by this backend".into(),
+        ))
+    }
+    /// The app's change events so far, from an event feed started on first call; None
+    /// when the backend has none (then settling compares tree reads instead).
+    async fn app_activity(&self, _pid: u32) -> Option<AppActivity> {
+        None
+    }
+}
 
+/// Acting on a desktop: an element through its accessibility interfaces, input events
+/// to a window or the seat, the clipboard, and the agent cursor's overlay.
+#[async_trait::async_trait]
+pub trait Input: Send + Sync {
     // Acting on elements (handles come from an AxTree); none of these moves the pointer or
     // changes focus.
     /// Runs the element's action with this name (case-insensitive).
@@ -449,10 +503,7 @@ pub trait Platform: Send + Sync {
     async fn insert_text(&self, handle: &str, text: &str) -> PlatformResult<TextEdit>;
     /// Replaces the element's whole text.
     async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()>;
-    async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange>;
     async fn set_value(&self, handle: &str, value: f64) -> PlatformResult<()>;
-    /// Names of the options a combo box or list offers, in order.
-    async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>>;
     /// Selects option `index` of a combo box or list without opening a popup.
     async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()>;
     /// Scrolls the view holding `handle` by `count` of its sibling rows, forward or back,
@@ -468,11 +519,6 @@ pub trait Platform: Send + Sync {
             "scrolling rows into view is not supported by this backend".into(),
         ))
     }
-    /// Names of a combo box's or list's options that are selected now.
-    async fn selected_options(&self, _handle: &str) -> PlatformResult<Vec<String>> {
-        Ok(Vec::new())
-    }
-    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading>;
     /// Gives the element the keyboard focus inside its window (the one route here that
     /// changes focus: key events need a target when a toolkit ignores the text interface).
     async fn focus_element(&self, _handle: &str) -> PlatformResult<()> {
@@ -480,31 +526,6 @@ pub trait Platform: Send + Sync {
             "focusing an element is not supported by this backend".into(),
         ))
     }
-    /// Whether the desktop this platform connected to still answers (false once its
-    /// display server is gone, even if a new one took its place).
-    async fn desktop_alive(&self) -> bool {
-        true
-    }
-    /// When the window last changed on screen, as the backend saw it since the window's
-    /// first capture (watching starts there); None when it cannot tell.
-    async fn last_repaint(&self, _window_id: u64) -> Option<Repaint> {
-        None
-    }
-    /// How long ago the process started (None when the backend cannot tell).
-    async fn process_age(&self, _pid: u32) -> Option<std::time::Duration> {
-        None
-    }
-    /// Force-terminates a process (kill_app checks first that it is an app of this desktop).
-    async fn kill_process(&self, _pid: u32) -> PlatformResult<()> {
-        Err(PlatformError::Unsupported(
-            "terminating processes is not supported by this backend".into(),
-        ))
-    }
-    /// Whether a process still runs (a zombie waiting for its parent does not).
-    async fn process_running(&self, _pid: u32) -> bool {
-        false
-    }
-
     // The clipboard.
     /// What the clipboard offers (its text only when `include_text`).
     async fn clipboard_read(&self, _include_text: bool) -> PlatformResult<ClipboardContents> {
@@ -519,7 +540,6 @@ pub trait Platform: Send + Sync {
             "the clipboard is not supported by this backend".into(),
         ))
     }
-
     // Raw input.
     /// Sends events to a window: background as synthetic events to the window only,
     /// foreground through the real input devices with the window activated.
@@ -531,7 +551,29 @@ pub trait Platform: Send + Sync {
     ) -> PlatformResult<()>;
     /// Moves the real pointer to a screen point.
     async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()>;
-    async fn focus_state(&self) -> PlatformResult<FocusState>;
+    /// Shows the agent cursor's overlay: `image` with its top-left corner at (`x`, `y`) on
+    /// the screen, above every window, in a window of its own that never takes input or
+    /// focus and is in no window's capture. Moves it when it already shows.
+    async fn show_overlay(&self, _image: &Capture, _x: i32, _y: i32) -> PlatformResult<()> {
+        Err(PlatformError::Unsupported(
+            "this backend has no agent cursor overlay".into(),
+        ))
+    }
+    /// Hides the overlay (nothing when none shows).
+    async fn hide_overlay(&self) {}
+}
+
+/// A desktop's windows: listed, the active one, moved, sized and raised.
+#[async_trait::async_trait]
+pub trait Windows: Send + Sync {
+    async fn list_windows(&self) -> PlatformResult<WindowList>;
+    /// The pid of the window that has the user's focus, if any.
+    async fn active_pid(&self) -> PlatformResult<Option<u32>>;
+    /// Whether the desktop this platform connected to still answers (false once its
+    /// display server is gone, even if a new one took its place).
+    async fn desktop_alive(&self) -> bool {
+        true
+    }
     /// Asks for a window size, in pixels of its screenshot (the harness pins window sizes
     /// so screenshots compare).
     async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()>;
@@ -548,11 +590,28 @@ pub trait Platform: Send + Sync {
             "activating windows is not supported by this backend".into(),
         ))
     }
-    /// The whole screen as it shows now, in screen pixels.
-    async fn capture_screen(&self) -> PlatformResult<Capture> {
+}
+
+/// The apps and processes on a desktop: installed and running apps, launching, a
+/// process's identity, life and end, and a launched browser's debugging endpoint.
+#[async_trait::async_trait]
+pub trait Launching: Send + Sync {
+    async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>>;
+    async fn running_apps(&self) -> PlatformResult<Vec<RunningApp>>;
+    async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp>;
+    /// How long ago the process started (None when the backend cannot tell).
+    async fn process_age(&self, _pid: u32) -> Option<std::time::Duration> {
+        None
+    }
+    /// Force-terminates a process (kill_app checks first that it is an app of this desktop).
+    async fn kill_process(&self, _pid: u32) -> PlatformResult<()> {
         Err(PlatformError::Unsupported(
-            "capturing the screen is not supported by this backend".into(),
+            "terminating processes is not supported by this backend".into(),
         ))
+    }
+    /// Whether a process still runs (a zombie waiting for its parent does not).
+    async fn process_running(&self, _pid: u32) -> bool {
+        false
     }
     /// The debugging endpoint of the browser process `pid`: an error that says how to get
     /// one when the browser was not started with it, or `pid` is no browser.
@@ -569,21 +628,6 @@ pub trait Platform: Send + Sync {
     /// The program name process `pid` was started as (its first command-line word), which
     /// a launcher script's process shows where its executable is the interpreter.
     fn process_command_name(&self, _pid: u32) -> Option<String> {
-        None
-    }
-    /// Shows the agent cursor's overlay: `image` with its top-left corner at (`x`, `y`) on
-    /// the screen, above every window, in a window of its own that never takes input or
-    /// focus and is in no window's capture. Moves it when it already shows.
-    async fn show_overlay(&self, _image: &Capture, _x: i32, _y: i32) -> PlatformResult<()> {
-        Err(PlatformError::Unsupported(
-            "this backend has no agent cursor overlay".into(),
-        ))
-    }
-    /// Hides the overlay (nothing when none shows).
-    async fn hide_overlay(&self) {}
-    /// The app's change events so far, from an event feed started on first call; None
-    /// when the backend has none (then settling compares tree reads instead).
-    async fn app_activity(&self, _pid: u32) -> Option<AppActivity> {
         None
     }
 }

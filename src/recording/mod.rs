@@ -14,10 +14,13 @@
 //! numbers are given at write time, so a failed write leaves no hole; the failure goes to
 //! `last_error` and never fails the action itself.
 
+mod call;
 pub mod redact;
 mod settle;
 pub mod stable;
 pub mod video;
+
+pub use call::{Call, record_call};
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
@@ -27,11 +30,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::errors::ToolError;
-use crate::output::ToolOutput;
 use crate::platform::{Capture, Platform, WindowInfo};
-use crate::trajectory::{
-    Action, AppIdentity, Locator, Point, SCHEMA_VERSION, Session, parse_turn_dir, turn_dir_name,
-};
+use crate::trajectory::{Action, SCHEMA_VERSION, Session, parse_turn_dir, turn_dir_name};
 
 /// The video's file name inside a recording folder.
 pub const VIDEO_FILE: &str = "recording.mp4";
@@ -135,6 +135,86 @@ pub struct Recorder {
     each_turn: Mutex<Option<EachTurn>>,
 }
 
+/// Makes `dir` ready to record into: created, writable, without a crash's leftovers, and
+/// without turns unless `append`. Returns the first turn's number.
+fn prepare_folder(dir: &Path, append: bool) -> Result<u32, ToolError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(ToolError::invalid(format!(
+            "`output_dir`: `{}` is a file, not a directory",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        ToolError::invalid(format!(
+            "`output_dir`: cannot create `{}`: {e}",
+            dir.display()
+        ))
+    })?;
+    let probe = dir.join(".cua-write-probe");
+    std::fs::write(&probe, b"").map_err(|e| {
+        ToolError::invalid(format!(
+            "`output_dir`: `{}` is not writable: {e}",
+            dir.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    // Leftovers of a crash mid-turn are hidden temporaries: never turns, safe to drop.
+    for entry in std::fs::read_dir(dir)
+        .map_err(|e| ToolError::failed(e.to_string()))?
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".turn-") && name.ends_with(".tmp") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let turns = existing_turns(dir).map_err(|e| ToolError::failed(e.to_string()))?;
+    if !turns.is_empty() && !append {
+        return Err(ToolError::invalid(format!(
+            "`output_dir`: `{}` already holds {} turns (up to {}); pass append: true to continue after them, or pick an empty folder",
+            dir.display(),
+            turns.len(),
+            turn_dir_name(*turns.last().unwrap())
+        )));
+    }
+    Ok(turns.last().map(|n| n + 1).unwrap_or(1))
+}
+
+/// The display's video into `dir`, never over an existing one.
+fn start_video(dir: &Path, display: &str) -> Result<video::VideoRecorder, ToolError> {
+    let file = dir.join(VIDEO_FILE);
+    if file.exists() {
+        return Err(ToolError::invalid(format!(
+            "`output_dir`: `{}` already holds a video; pick another folder (videos are never overwritten)",
+            dir.display()
+        )));
+    }
+    video::VideoRecorder::start(display, &file).map_err(ToolError::failed)
+}
+
+/// The one thread that writes turns into `dir`, in the order they are sent, numbering
+/// them as it writes (a failed write leaves no hole; it goes to `last_error`).
+fn turn_writer(
+    dir: &Path,
+    progress: Arc<Mutex<Progress>>,
+) -> (Sender<TurnJob>, std::thread::JoinHandle<()>) {
+    let (tx, rx) = channel::<TurnJob>();
+    let out = dir.to_path_buf();
+    let writer = std::thread::spawn(move || {
+        for job in rx {
+            let turn = progress.lock().unwrap().next_turn;
+            match write_turn(&out, turn, job) {
+                Ok(()) => progress.lock().unwrap().next_turn = turn + 1,
+                Err(e) => {
+                    progress.lock().unwrap().last_error =
+                        Some(format!("turn {turn} not written: {e}"))
+                }
+            }
+        }
+    });
+    (tx, writer)
+}
+
 /// Existing turn numbers in a folder.
 fn existing_turns(dir: &Path) -> std::io::Result<Vec<u32>> {
     let mut turns = Vec::new();
@@ -187,57 +267,9 @@ impl Recorder {
                 a.dir.display()
             )));
         }
-        if dir.exists() && !dir.is_dir() {
-            return Err(ToolError::invalid(format!(
-                "`output_dir`: `{}` is a file, not a directory",
-                dir.display()
-            )));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| {
-            ToolError::invalid(format!(
-                "`output_dir`: cannot create `{}`: {e}",
-                dir.display()
-            ))
-        })?;
-        let probe = dir.join(".cua-write-probe");
-        std::fs::write(&probe, b"").map_err(|e| {
-            ToolError::invalid(format!(
-                "`output_dir`: `{}` is not writable: {e}",
-                dir.display()
-            ))
-        })?;
-        let _ = std::fs::remove_file(&probe);
-        // Leftovers of a crash mid-turn are hidden temporaries: never turns, safe to drop.
-        for entry in std::fs::read_dir(dir)
-            .map_err(|e| ToolError::failed(e.to_string()))?
-            .flatten()
-        {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(".turn-") && name.ends_with(".tmp") {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-        let turns = existing_turns(dir).map_err(|e| ToolError::failed(e.to_string()))?;
-        if !turns.is_empty() && !append {
-            return Err(ToolError::invalid(format!(
-                "`output_dir`: `{}` already holds {} turns (up to {}); pass append: true to continue after them, or pick an empty folder",
-                dir.display(),
-                turns.len(),
-                turn_dir_name(*turns.last().unwrap())
-            )));
-        }
-        let first_turn = turns.last().map(|n| n + 1).unwrap_or(1);
+        let first_turn = prepare_folder(dir, append)?;
         let video = match video_display {
-            Some(display) => {
-                let file = dir.join(VIDEO_FILE);
-                if file.exists() {
-                    return Err(ToolError::invalid(format!(
-                        "`output_dir`: `{}` already holds a video; pick another folder (videos are never overwritten)",
-                        dir.display()
-                    )));
-                }
-                Some(video::VideoRecorder::start(display, &file).map_err(ToolError::failed)?)
-            }
+            Some(display) => Some(start_video(dir, display)?),
             None => None,
         };
         let session = Session {
@@ -262,21 +294,7 @@ impl Recorder {
             p.next_turn = first_turn;
             p.last_error = None;
         }
-        let (tx, rx) = channel::<TurnJob>();
-        let progress = self.progress.clone();
-        let out = dir.to_path_buf();
-        let writer = std::thread::spawn(move || {
-            for job in rx {
-                let turn = progress.lock().unwrap().next_turn;
-                match write_turn(&out, turn, job) {
-                    Ok(()) => progress.lock().unwrap().next_turn = turn + 1,
-                    Err(e) => {
-                        progress.lock().unwrap().last_error =
-                            Some(format!("turn {turn} not written: {e}"))
-                    }
-                }
-            }
-        });
+        let (tx, writer) = turn_writer(dir, self.progress.clone());
         *active = Some(Active {
             video,
             dir: dir.to_path_buf(),
@@ -526,256 +544,3 @@ fn screen_rects(
 
 /// An after-state younger than this stands in for the next action's before-state.
 const REUSE_BEFORE: std::time::Duration = std::time::Duration::from_millis(1500);
-
-fn arg_u64(args: &Value, key: &str) -> Option<u64> {
-    args.get(key).and_then(Value::as_u64)
-}
-
-/// An action about to run, as the recorder needs to know it (the call path fills it in).
-pub struct Call<'a> {
-    pub tool: &'a str,
-    pub args: Value,
-    /// The desktop, when it could be reached.
-    pub platform: Option<Arc<dyn Platform>>,
-    /// The element the call names by index, in its window's snapshot.
-    pub target: Option<Locator>,
-    /// What the turn must not keep (the session's redaction config).
-    pub redaction: redact::Rules,
-}
-
-/// Runs an action (`run`, the tool's call) and records it as a turn. The result is
-/// returned unchanged.
-pub async fn record_call(
-    recorder: &Recorder,
-    call: Call<'_>,
-    run: impl std::future::Future<Output = Result<ToolOutput, ToolError>>,
-) -> Result<ToolOutput, ToolError> {
-    let Call {
-        tool: tool_name,
-        args,
-        platform,
-        target,
-        redaction,
-    } = call;
-    // The previous turn must reach the writer first: turns stay in call order, and its
-    // after-state (read now, if its window had not settled) stands in for this turn's
-    // before-state.
-    let each_turn = recorder.each_turn();
-    if each_turn.is_some() {
-        recorder.finish_pending().await;
-    } else {
-        recorder.cut_pending().await;
-    }
-    let mut pid = arg_u64(&args, "pid").map(|p| p as u32);
-    let mut window_id = arg_u64(&args, "window_id");
-    let mut window = match &platform {
-        Some(p) => window_for(p.as_ref(), pid, window_id).await,
-        None => None,
-    };
-    let before = match (&platform, pid, &window) {
-        (Some(p), Some(pid), Some(w)) => {
-            let reuse = {
-                let last = recorder.last_state.lock().unwrap();
-                last.as_ref()
-                    .filter(|l| l.window_id == w.window_id && l.at.elapsed() < REUSE_BEFORE)
-                    .map(|l| l.state.clone())
-            };
-            match reuse {
-                Some(state) => Some(state),
-                None => Some(capture_state(p, pid, w).await),
-            }
-        }
-        _ => None,
-    };
-    let masks = recorder.video_feed();
-    // The video hides the window's secret fields before the action can show them.
-    if let (Some(m), Some(w), Some(b)) = (&masks, &window, &before) {
-        m.set_masks(
-            w.window_id,
-            screen_rects(w, redaction.secret_frames(&b.json)),
-        );
-    }
-    if let (Some(p), Some(pid)) = (&platform, pid) {
-        // Starts the app's event feed before the action, so its effect's events count.
-        let _ = p.app_activity(pid).await;
-    }
-    let action_started = Instant::now();
-    let result = run.await;
-
-    if let Ok(out) = &result {
-        // launch_app: the new process and its window are known only now.
-        if pid.is_none() {
-            pid = out
-                .structured
-                .get("pid")
-                .and_then(Value::as_u64)
-                .map(|p| p as u32);
-        }
-        if window_id.is_none() {
-            window_id = out
-                .structured
-                .get("window_id")
-                .and_then(Value::as_u64)
-                .or_else(|| {
-                    out.structured
-                        .pointer("/windows/0/window_id")
-                        .and_then(Value::as_u64)
-                });
-        }
-        if window.is_none() || window.as_ref().map(|w| w.window_id) != window_id {
-            if let Some(p) = &platform {
-                window = window_for(p.as_ref(), pid, window_id).await;
-            }
-        }
-    }
-    let app = window.as_ref().map(|w| AppIdentity {
-        app_name: w.app_name.clone(),
-        executable: w
-            .pid
-            .and_then(|pid| platform.as_ref()?.process_executable(pid))
-            .unwrap_or_default(),
-        window_title: w.title.clone(),
-    });
-    let mut arguments = args.clone();
-    if let Value::Object(m) = &mut arguments {
-        // Private keys and the session id belong to this run, not to the action.
-        m.retain(|k, _| !k.starts_with('_') && k != "session");
-    }
-    let (mut summary, error, structured) = match &result {
-        Ok(out) => (out.summary.clone(), None, out.structured.clone()),
-        Err(e) => (String::new(), Some(e.to_string()), Value::Null),
-    };
-    // Text typed or set into a secret field is not kept (nor echoed by the summary).
-    let into_secret = structured
-        .get("element")
-        .is_some_and(|e| redaction.is_secret(e))
-        || target
-            .as_ref()
-            .is_some_and(|l| redaction.is_secret(&json!({ "role": l.role, "name": l.name })))
-        || before.as_ref().is_some_and(|b| {
-            b.json["elements"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|e| {
-                    redaction.is_secret(e)
-                        && e["states"]
-                            .as_array()
-                            .is_some_and(|s| s.iter().any(|s| s == "focused"))
-                })
-        });
-    let mut redacted = Vec::new();
-    if into_secret {
-        for key in ["text", "value"] {
-            let Some(secret) = arguments.get(key).and_then(Value::as_str).map(String::from) else {
-                continue;
-            };
-            if !secret.is_empty() {
-                summary = summary.replace(&secret, redact::REDACTED);
-            }
-            arguments[key] = json!(redact::REDACTED);
-            redacted.push(key.to_string());
-        }
-    }
-    let mut result_fields = json!({});
-    for key in ["path", "verified", "effect", "escalation"] {
-        if let Some(v) = structured.get(key) {
-            result_fields[key] = v.clone();
-        }
-    }
-    if let Err(e) = &result {
-        result_fields["refused"] = json!(matches!(
-            e,
-            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_) | ToolError::Refused(_)
-        ));
-    }
-    let click_point = structured.get("click_point").and_then(|p| {
-        Some(Point {
-            x: p.get("x")?.as_i64()? as i32,
-            y: p.get("y")?.as_i64()? as i32,
-        })
-    });
-    // The tool read its effect back: the window already shows it.
-    let confirmed = result_fields["effect"] == "confirmed";
-    let tool_name = tool_name.to_string();
-    let window_id = window.as_ref().map(|w| w.window_id).or(window_id);
-    let Some((tx, t_ms)) = recorder.sender() else {
-        return result;
-    };
-    let action = Action {
-        schema_version: SCHEMA_VERSION,
-        turn: 0,
-        tool: tool_name,
-        arguments,
-        result_summary: summary,
-        result_error: error,
-        result: result_fields,
-        timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        t_ms,
-        pid,
-        window_id,
-        app,
-        click_point,
-        target,
-        redacted,
-        settle: None,
-    };
-    // The after-state is taken once the window is quiet, off the caller's return path, or
-    // when the next recorded call cuts that wait short; that call waits for this task
-    // first, so turns stay in order.
-    let last_state = recorder.last_state.clone();
-    let observed = recorder.observed.clone();
-    let (cut, cut_now) = settle::Cut::new();
-    let (checked, mut check) = tokio::sync::watch::channel::<Option<Option<Instant>>>(None);
-    let mut action = action;
-    let task = tokio::spawn(async move {
-        let after = match (&platform, pid, &window) {
-            (Some(p), Some(pid), Some(w)) => {
-                let effect = settle::Effect {
-                    before: before.as_ref().map(|b| &b.json),
-                    action_started,
-                    confirmed,
-                };
-                let state = match each_turn {
-                    Some(each) => {
-                        // A replay checks the turn's change first: read once it is there.
-                        let shown = match each.after_check {
-                            true => check
-                                .wait_for(Option::is_some)
-                                .await
-                                .ok()
-                                .and_then(|c| c.flatten()),
-                            false => None,
-                        };
-                        let (state, settled) =
-                            stable::stable_state(p, pid, w, effect, shown, each.timeout).await;
-                        action.settle = Some(settled);
-                        state
-                    }
-                    None => settle::settled_state(p, pid, w, effect, &cut_now, &observed).await,
-                };
-                *last_state.lock().unwrap() = Some(LastState {
-                    window_id: w.window_id,
-                    at: Instant::now(),
-                    state: state.clone(),
-                });
-                Some(state)
-            }
-            _ => None,
-        };
-        if let (Some(m), Some(w), Some(a)) = (&masks, &window, &after) {
-            m.set_masks(
-                w.window_id,
-                screen_rects(w, redaction.secret_frames(&a.json)),
-            );
-        }
-        let scrub = |s: Option<StateCapture>| s.map(|s| redacted_state(&redaction, s));
-        let _ = tx.send(TurnJob {
-            action,
-            before: scrub(before),
-            after: scrub(after),
-        });
-    });
-    *recorder.pending.lock().await = Some(PendingTurn { task, cut, checked });
-    result
-}

@@ -2,7 +2,7 @@
 //! recording that kept no locator (the reference driver's and cua-driver's): through the
 //! element's line in the before-state's tree_markdown, its role and name, its ancestors'
 //! names, and its rank among look-alikes. Ours keep a locator, which the healing ladder
-//! ([`super::heal`]) resolves; both compare names with [`same_name`].
+//! (heal.rs) resolves; both compare names with [`same_name`].
 
 use crate::snapshot::Snapshot;
 use crate::snapshot::markdown::{self, role_key};
@@ -133,35 +133,27 @@ mod tests {
         assert!(!same_name("Save as", "Save"));
     }
 
-    fn node(role: &str, name: &str, parent: Option<usize>, children: Vec<usize>, x: i32) -> AxNode {
-        AxNode {
-            role: role.into(),
-            name: name.into(),
-            value: None,
-            states: vec![],
-            actions: vec![],
-            frame: Some(Rect {
-                x,
-                y: 0,
-                width: 10,
-                height: 10,
-            }),
-            actionable: true,
-            parent,
-            children,
-            handle: String::new(),
-        }
-    }
-
     /// frame > [panel A > button "1" x=0, button "1" x=100], [panel B > button "2" x=200]
     fn snapshot() -> Snapshot {
         let nodes = vec![
-            node("frame", "w", None, vec![1, 4], 0),
-            node("panel", "A", Some(0), vec![2, 3], 0),
-            node("push_button", "1", Some(1), vec![], 0),
-            node("push_button", "1", Some(1), vec![], 100),
-            node("panel", "B", Some(0), vec![5], 0),
-            node("push_button", "2", Some(4), vec![], 200),
+            AxNode::test("frame", "w")
+                .in_tree(None, vec![1, 4])
+                .with_frame(Rect::new(0, 0, 10, 10)),
+            AxNode::test("panel", "A")
+                .in_tree(Some(0), vec![2, 3])
+                .with_frame(Rect::new(0, 0, 10, 10)),
+            AxNode::test("push_button", "1")
+                .in_tree(Some(1), vec![])
+                .with_frame(Rect::new(0, 0, 10, 10)),
+            AxNode::test("push_button", "1")
+                .in_tree(Some(1), vec![])
+                .with_frame(Rect::new(100, 0, 10, 10)),
+            AxNode::test("panel", "B")
+                .in_tree(Some(0), vec![5])
+                .with_frame(Rect::new(0, 0, 10, 10)),
+            AxNode::test("push_button", "2")
+                .in_tree(Some(4), vec![])
+                .with_frame(Rect::new(200, 0, 10, 10)),
         ];
         Snapshot {
             snapshot_id: "t".into(),

@@ -78,22 +78,24 @@ pub async fn map_points(
             (Some(a), Some((_, frame, described))) => {
                 (within(x, y, a.frame, *frame), format!("in {described}"))
             }
-            _ => {
-                let Some(size) = recorded_window_size(recorded.turn_dir) else {
-                    continue;
-                };
-                let (w, h) = (live.bounds.width, live.bounds.height);
-                let from = Rect::new(0, 0, size.0 as i32, size.1 as i32);
-                let lost = if anchor.is_some() {
-                    "; the element it fell on is not in the live window"
-                } else {
-                    ""
-                };
-                (
-                    within(x, y, from, Rect::new(0, 0, w, h)),
-                    format!("by the window, {}×{}→{w}×{h}{lost}", size.0, size.1),
-                )
-            }
+            // No recorded window size to scale from (no before.png): the point stays where
+            // it was recorded, and is still checked below against what it would press.
+            _ => match recorded_window_size(recorded.turn_dir) {
+                None => ((x, y), String::new()),
+                Some(size) => {
+                    let (w, h) = (live.bounds.width, live.bounds.height);
+                    let from = Rect::new(0, 0, size.0 as i32, size.1 as i32);
+                    let lost = if anchor.is_some() {
+                        "; the element it fell on is not in the live window"
+                    } else {
+                        ""
+                    };
+                    (
+                        within(x, y, from, Rect::new(0, 0, w, h)),
+                        format!("by the window, {}×{}→{w}×{h}{lost}", size.0, size.1),
+                    )
+                }
+            },
         };
         if let Some(snap) = snapshot.as_deref() {
             let was = recorded_element.as_ref().map(|t| renamed(t, renames));

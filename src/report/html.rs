@@ -239,7 +239,7 @@ pub fn write(dir: &Path, title: &str, reports: &[ScenarioReport]) -> std::io::Re
     write_page(dir, title, reports, false, Assets::FromRuns)
 }
 
-/// [`write`] for merged shards, whose images [`super::merge`] put in `dir` already.
+/// [`write`] for merged shards, whose images the merge (merge.rs) put in `dir` already.
 pub fn write_merged(
     dir: &Path,
     title: &str,
@@ -256,6 +256,172 @@ pub fn write_with_review(
     reports: &[ScenarioReport],
 ) -> std::io::Result<PathBuf> {
     write_page(dir, title, reports, true, Assets::FromRuns)
+}
+
+/// One scenario's section: its verdict, why it failed, its notes, and its turns.
+fn scenario_section(
+    body: &mut String,
+    dir: &Path,
+    r: &ScenarioReport,
+    review: bool,
+    assets: Assets,
+) -> std::io::Result<()> {
+    let sid = slug(&r.name);
+    let (class, mark, flaky) = match (r.flaky(), r.passed) {
+        (true, _) => ("flaky", "⚠", " (flaky: passed on a retry)"),
+        (false, true) => ("pass", "✓", ""),
+        (false, false) => ("fail", "✗", ""),
+    };
+    let _ = write!(
+        body,
+        "<section id=\"{sid}\"><h2 class=\"{class}\">{mark} {}{flaky}</h2>",
+        esc(&r.name),
+    );
+    if review {
+        body.push_str(&decide_buttons(&r.name, None));
+    }
+    for (k, why) in r.failed_attempts.iter().enumerate() {
+        let _ = write!(
+            body,
+            "<p class=\"reasons\">attempt {} failed: {}</p>",
+            k + 1,
+            esc(why)
+        );
+    }
+    if let Some(e) = &r.error {
+        let _ = write!(body, "<p class=\"reasons\">{}</p>", esc(e));
+    }
+    if let Some(f) = &r.failure_state {
+        let rel = format!("{sid}/failure");
+        let shot = copy_asset(
+            f.screenshot.clone(),
+            &dir.join(&rel),
+            &rel,
+            "window.png",
+            assets,
+        )?;
+        let _ = write!(
+            body,
+            "<div class=\"failure\"><div class=\"shots\">{}</div><details open><summary>tree when it failed</summary><pre class=\"tree\">{}</pre></details></div>",
+            figure(&shot, "the window when it failed"),
+            esc(&f.tree_markdown)
+        );
+    }
+    body.push_str(&note_list(
+        "heals",
+        "healed (the recording's element was found another way; review it):",
+        &r.heals,
+    ));
+    body.push_str(&note_list(
+        "look-alikes",
+        "look-alikes (more than one element fitted; what decided):",
+        &r.look_alikes,
+    ));
+    for n in &r.notes {
+        let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
+    }
+    if let Some(d) = &r.diff {
+        let _ = write!(
+            body,
+            "<p class=\"note\">expected <code>{}</code>, actual <code>{}</code></p>",
+            esc(&d.expected.display().to_string()),
+            esc(&d.actual.display().to_string())
+        );
+        let mut strip = String::from("<div class=\"strip\">");
+        let mut turns = String::new();
+        for t in &d.turns {
+            let assets = write_turn_assets(dir, &r.name, t, assets)?;
+            let anchor = format!("{sid}-turn-{:05}", t.turn);
+            strip_entry(&mut strip, t, &assets, &anchor);
+            let decide = (review && !t.passed()).then(|| decide_buttons(&r.name, Some(t.turn)));
+            turn_details(&mut turns, t, &assets, &anchor, decide);
+        }
+        strip.push_str("</div>");
+        body.push_str(&strip);
+        body.push_str(&turns);
+    }
+    body.push_str("</section>");
+    Ok(())
+}
+
+/// A turn's thumbnail in the strip across the top of its scenario.
+fn strip_entry(strip: &mut String, t: &TurnDiff, assets: &TurnAssets, anchor: &str) {
+    let class = if t.passed() { "pass" } else { "fail" };
+    let thumb = assets.actual.as_ref().or(assets.expected.as_ref());
+    let _ = write!(
+        strip,
+        "<a class=\"{class}\" href=\"#{anchor}\">{}<span>{} {}</span></a>",
+        thumb
+            .map(|s| format!("<img src=\"{}\" alt=\"turn {}\">", esc(s), t.turn))
+            .unwrap_or_default(),
+        t.turn,
+        esc(&t.tool)
+    );
+}
+
+/// A turn's details: its verdict and latency, why it failed, the screenshots (with a wipe
+/// between expected and actual where it failed), the action's and the tree's differences.
+fn turn_details(
+    turns: &mut String,
+    t: &TurnDiff,
+    assets: &TurnAssets,
+    anchor: &str,
+    decide: Option<String>,
+) {
+    let class = if t.passed() { "pass" } else { "fail" };
+    let _ = write!(
+        turns,
+        "<details class=\"turn {class}\" id=\"{anchor}\"{}><summary class=\"{class}\">{} turn-{:05} {}{}</summary>",
+        if t.passed() { "" } else { " open" },
+        match t.status {
+            crate::diff::TurnStatus::Unsettled => "~ unsettled",
+            _ if t.passed() => "✓",
+            _ => "✗",
+        },
+        t.turn,
+        esc(&t.tool),
+        super::latency(t)
+            .map(|l| format!(" <span class=\"latency\">latency {}</span>", esc(&l)))
+            .unwrap_or_default()
+    );
+    if !t.reasons.is_empty() {
+        let reasons: Vec<String> = t.reasons.iter().map(|s| esc(s)).collect();
+        let _ = write!(
+            turns,
+            "<div class=\"reasons\">{}</div>",
+            reasons.join("<br>")
+        );
+    }
+    turns.push_str(&decide.unwrap_or_default());
+    turns.push_str("<div class=\"shots\">");
+    turns.push_str(&figure(&assets.expected, "expected"));
+    turns.push_str(&figure(&assets.actual, "actual"));
+    turns.push_str(&figure(&assets.diff, "diff"));
+    if let (Some(e), Some(a), false) = (&assets.expected, &assets.actual, t.passed()) {
+        let _ = write!(
+            turns,
+            "<figure class=\"swipe\"><img src=\"{}\" alt=\"expected\"><img class=\"top\" src=\"{}\" alt=\"actual\"><input type=\"range\" min=\"0\" max=\"100\" value=\"50\" aria-label=\"wipe between expected and actual\"><figcaption>actual (left of the wipe) over expected</figcaption></figure>",
+            esc(e),
+            esc(a)
+        );
+    }
+    turns.push_str(&figure(&assets.click, "click"));
+    turns.push_str("</div>");
+    if !t.action_diff.is_empty() {
+        let _ = write!(
+            turns,
+            "<h4>Action</h4><pre>{}</pre>",
+            esc(&t.action_diff.join("\n"))
+        );
+    }
+    if let Some(tree) = &t.tree_diff {
+        let _ = write!(
+            turns,
+            "<h4>Accessibility tree</h4><pre>{}</pre>",
+            colored_diff(tree)
+        );
+    }
+    turns.push_str("</details>");
 }
 
 fn write_page(
@@ -283,163 +449,7 @@ fn write_page(
         body.push_str("<p id=\"status\" role=\"status\"></p>");
     }
     for r in reports {
-        let sid = slug(&r.name);
-        let _ = write!(
-            body,
-            "<section id=\"{sid}\"><h2 class=\"{}\">{} {}{}</h2>",
-            if r.flaky() {
-                "flaky"
-            } else if r.passed {
-                "pass"
-            } else {
-                "fail"
-            },
-            if r.flaky() {
-                "⚠"
-            } else if r.passed {
-                "✓"
-            } else {
-                "✗"
-            },
-            esc(&r.name),
-            if r.flaky() {
-                " (flaky: passed on a retry)"
-            } else {
-                ""
-            }
-        );
-        if review {
-            body.push_str(&decide_buttons(&r.name, None));
-        }
-        for (k, why) in r.failed_attempts.iter().enumerate() {
-            let _ = write!(
-                body,
-                "<p class=\"reasons\">attempt {} failed: {}</p>",
-                k + 1,
-                esc(why)
-            );
-        }
-        if let Some(e) = &r.error {
-            let _ = write!(body, "<p class=\"reasons\">{}</p>", esc(e));
-        }
-        if let Some(f) = &r.failure_state {
-            let rel = format!("{sid}/failure");
-            let shot = copy_asset(
-                f.screenshot.clone(),
-                &dir.join(&rel),
-                &rel,
-                "window.png",
-                assets,
-            )?;
-            let _ = write!(
-                body,
-                "<div class=\"failure\"><div class=\"shots\">{}</div><details open><summary>tree when it failed</summary><pre class=\"tree\">{}</pre></details></div>",
-                figure(&shot, "the window when it failed"),
-                esc(&f.tree_markdown)
-            );
-        }
-        body.push_str(&note_list(
-            "heals",
-            "healed (the recording's element was found another way; review it):",
-            &r.heals,
-        ));
-        body.push_str(&note_list(
-            "look-alikes",
-            "look-alikes (more than one element fitted; what decided):",
-            &r.look_alikes,
-        ));
-        for n in &r.notes {
-            let _ = write!(body, "<p class=\"note\">{}</p>", esc(n));
-        }
-        let Some(d) = &r.diff else {
-            body.push_str("</section>");
-            continue;
-        };
-        let _ = write!(
-            body,
-            "<p class=\"note\">expected <code>{}</code>, actual <code>{}</code></p>",
-            esc(&d.expected.display().to_string()),
-            esc(&d.actual.display().to_string())
-        );
-        let mut strip = String::from("<div class=\"strip\">");
-        let mut turns = String::new();
-        for t in &d.turns {
-            let assets = write_turn_assets(dir, &r.name, t, assets)?;
-            let class = if t.passed() { "pass" } else { "fail" };
-            let anchor = format!("{sid}-turn-{:05}", t.turn);
-            let thumb = assets.actual.as_ref().or(assets.expected.as_ref());
-            let _ = write!(
-                strip,
-                "<a class=\"{class}\" href=\"#{anchor}\">{}<span>{} {}</span></a>",
-                thumb
-                    .map(|s| format!("<img src=\"{}\" alt=\"turn {}\">", esc(s), t.turn))
-                    .unwrap_or_default(),
-                t.turn,
-                esc(&t.tool)
-            );
-            let _ = write!(
-                turns,
-                "<details class=\"turn {class}\" id=\"{anchor}\"{}><summary class=\"{class}\">{} turn-{:05} {}{}</summary>",
-                if t.passed() { "" } else { " open" },
-                match t.status {
-                    crate::diff::TurnStatus::Unsettled => "~ unsettled",
-                    _ if t.passed() => "✓",
-                    _ => "✗",
-                },
-                t.turn,
-                esc(&t.tool),
-                super::latency(t)
-                    .map(|l| format!(" <span class=\"latency\">latency {}</span>", esc(&l)))
-                    .unwrap_or_default()
-            );
-            if !t.reasons.is_empty() {
-                let _ = write!(
-                    turns,
-                    "<div class=\"reasons\">{}</div>",
-                    t.reasons
-                        .iter()
-                        .map(|s| esc(s))
-                        .collect::<Vec<_>>()
-                        .join("<br>")
-                );
-            }
-            if review && !t.passed() {
-                turns.push_str(&decide_buttons(&r.name, Some(t.turn)));
-            }
-            turns.push_str("<div class=\"shots\">");
-            turns.push_str(&figure(&assets.expected, "expected"));
-            turns.push_str(&figure(&assets.actual, "actual"));
-            turns.push_str(&figure(&assets.diff, "diff"));
-            if let (Some(e), Some(a), false) = (&assets.expected, &assets.actual, t.passed()) {
-                let _ = write!(
-                    turns,
-                    "<figure class=\"swipe\"><img src=\"{}\" alt=\"expected\"><img class=\"top\" src=\"{}\" alt=\"actual\"><input type=\"range\" min=\"0\" max=\"100\" value=\"50\" aria-label=\"wipe between expected and actual\"><figcaption>actual (left of the wipe) over expected</figcaption></figure>",
-                    esc(e),
-                    esc(a)
-                );
-            }
-            turns.push_str(&figure(&assets.click, "click"));
-            turns.push_str("</div>");
-            if !t.action_diff.is_empty() {
-                let _ = write!(
-                    turns,
-                    "<h4>Action</h4><pre>{}</pre>",
-                    esc(&t.action_diff.join("\n"))
-                );
-            }
-            if let Some(tree) = &t.tree_diff {
-                let _ = write!(
-                    turns,
-                    "<h4>Accessibility tree</h4><pre>{}</pre>",
-                    colored_diff(tree)
-                );
-            }
-            turns.push_str("</details>");
-        }
-        strip.push_str("</div>");
-        body.push_str(&strip);
-        body.push_str(&turns);
-        body.push_str("</section>");
+        scenario_section(&mut body, dir, r, review, assets)?;
     }
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>{body}<script>{SCRIPT}{}</script></body></html>\n",

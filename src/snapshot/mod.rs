@@ -349,22 +349,18 @@ pub(crate) mod tests {
     use super::*;
 
     /// A node with the `sensitive` state, and the `click` action when `actionable`.
-    pub(crate) fn node(role: &str, name: &str, actionable: bool, children: Vec<usize>) -> AxNode {
-        AxNode {
-            role: role.into(),
-            name: name.into(),
-            value: None,
-            states: vec!["sensitive".into()],
-            actions: if actionable {
-                vec!["click".into()]
-            } else {
-                vec![]
-            },
-            frame: None,
-            actionable,
-            parent: None,
-            children,
-            handle: String::new(),
+    pub(crate) fn sensitive(
+        role: &str,
+        name: &str,
+        actionable: bool,
+        children: Vec<usize>,
+    ) -> AxNode {
+        let node = AxNode::test(role, name)
+            .with_states(&["sensitive"])
+            .in_tree(None, children);
+        match actionable {
+            true => node.with_actions(&["click"]),
+            false => node.inert(),
         }
     }
 
@@ -372,10 +368,10 @@ pub(crate) mod tests {
     fn markdown_indexes_actionable_nodes_and_hides_inert_containers() {
         let tree = AxTree {
             nodes: vec![
-                node("frame", "Calc", false, vec![1]),
-                node("panel", "", false, vec![2, 3]),
-                node("push_button", "7", true, vec![]),
-                node("label", "Result", false, vec![]),
+                sensitive("frame", "Calc", false, vec![1]),
+                sensitive("panel", "", false, vec![2, 3]),
+                sensitive("push_button", "7", true, vec![]),
+                sensitive("label", "Result", false, vec![]),
             ],
             warning: None,
         };

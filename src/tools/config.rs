@@ -66,13 +66,7 @@ impl ToolSpec for SetConfig {
     const NAME: &'static str = "set_config";
     const DESCRIPTION: &'static str = "Set one config key: over MCP an in-memory override for this session; from the CLI the global default ($XDG_CONFIG_HOME/cua/config.json). A call's own argument wins over both.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["system.config.write"],
-        risk: Risk::R2,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R2, &["system.config.write"]);
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 

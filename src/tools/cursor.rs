@@ -215,13 +215,7 @@ impl ToolSpec for SetAgentCursorEnabled {
     const NAME: &'static str = "set_agent_cursor_enabled";
     const DESCRIPTION: &'static str = "Turn the agent cursor overlay on or off. When on, each pointer action (click, double_click, right_click, drag, scroll, move_cursor) first glides an arrow to its point, then waits the dwell after a click: purely visual, the action is unchanged. Off hides it at once. Default: on on a person's desktop, off inside a cua sandbox (headless and CI runs). The overlay shows from the daemon and the MCP server, not from a one-shot CLI call. A recording's video shows where the agent pointed either way.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["agent_cursor.set_enabled"],
-        risk: Risk::R1,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R1, &["agent_cursor.set_enabled"]);
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 
@@ -269,13 +263,7 @@ impl ToolSpec for SetAgentCursorMotion {
     const NAME: &'static str = "set_agent_cursor_motion";
     const DESCRIPTION: &'static str = "Tune the agent cursor's glide: the cubic Bézier it follows between pointer actions (start_handle, end_handle, arc_size, arc_flow), spring, glide_duration_ms, dwell_after_click_ms and idle_hide_ms. Only the fields given change; a value out of range is refused and nothing changes.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["agent_cursor.set_motion"],
-        risk: Risk::R1,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R1, &["agent_cursor.set_motion"]);
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 
@@ -309,13 +297,7 @@ impl ToolSpec for SetAgentCursorStyle {
     const NAME: &'static str = "set_agent_cursor_style";
     const DESCRIPTION: &'static str = "Change how the agent cursor looks, in the overlay and in recording videos: gradient_colors (arrow fill, tip to tail), bloom_color (click ripple), image_path (a PNG or JPEG instead of the arrow). Only the fields given change; empty values revert to the default.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["agent_cursor.set_style"],
-        risk: Risk::R1,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R1, &["agent_cursor.set_style"]);
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 

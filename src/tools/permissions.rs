@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{ToolContext, ToolOutput, ToolSpec};
 use crate::errors::ToolError;
-use crate::platform::PermissionCheck;
+use crate::platform::{Concern, PermissionCheck};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +40,8 @@ impl ToolSpec for CheckPermissions {
         let checks = match ctx.platform().await {
             Ok(p) => p.check_permissions().await,
             Err(e) => vec![PermissionCheck {
-                name: "x11_display".into(),
+                concern: Concern::Session,
+                name: "display".into(),
                 ok: false,
                 detail: e.to_string(),
                 fix: Some("start a desktop: eval \"$(cua sandbox start)\"".into()),
@@ -95,7 +96,7 @@ const HEALTH_CHECKS: &[(&str, bool)] = &[
 impl ToolSpec for HealthReport {
     type Args = HealthReportArgs;
     const NAME: &'static str = "health_report";
-    const DESCRIPTION: &'static str = "One call that says whether cua can work here, in cua-driver's health shape: checks binary_version, platform_supported, session_active (the display), ax_capability (the AT-SPI bus, accessibility on), screen_capture_capability (Composite, MIT-SHM), each pass, fail (with a hint) or skip; overall ok, degraded (a non-core check failed) or failed (a core one did). include / skip pick checks by name.";
+    const DESCRIPTION: &'static str = "One call that says whether cua can work here, in cua-driver's health shape: checks binary_version, platform_supported, session_active (the display server and its window list), ax_capability (the AT-SPI bus, accessibility on), screen_capture_capability (X11: Composite, MIT-SHM; Wayland: screencopy), each pass, fail (with a hint) or skip; overall ok, degraded (a non-core check failed) or failed (a core one did). include / skip pick checks by name.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract::reads(Risk::R0, &[]);
 
@@ -115,10 +116,10 @@ impl ToolSpec for HealthReport {
             Ok(p) => p.check_permissions().await,
             Err(_) => Vec::new(),
         };
-        let found = |names: &[&str]| -> Vec<&PermissionCheck> {
+        let found = |concern: Concern| -> Vec<&PermissionCheck> {
             platform_checks
                 .iter()
-                .filter(|c| names.iter().any(|n| c.name == *n))
+                .filter(|c| c.concern == concern)
                 .collect()
         };
         let from = |checks: Vec<&PermissionCheck>, what: &str| {
@@ -148,22 +149,19 @@ impl ToolSpec for HealthReport {
                     Err(e) => (
                         "fail",
                         e.to_string(),
-                        Some("cua drives X11 desktops on Linux".into()),
+                        Some("cua drives X11 and Wayland (wlroots) desktops on Linux".into()),
                     ),
                 },
                 "session_active" => match &platform {
-                    Ok(_) => from(found(&["x11_display", "window_manager"]), "display"),
+                    Ok(_) => from(found(Concern::Session), "display"),
                     Err(e) => (
                         "fail",
                         e.to_string(),
                         Some("start a desktop: eval \"$(cua sandbox start)\"".into()),
                     ),
                 },
-                "ax_capability" => from(found(&["atspi_bus", "accessibility_enabled"]), "AT-SPI"),
-                _ => from(
-                    found(&["x11_extension_composite", "x11_extension_mit_shm"]),
-                    "capture",
-                ),
+                "ax_capability" => from(found(Concern::Accessibility), "AT-SPI"),
+                _ => from(found(Concern::Capture), "capture"),
             };
             if status == "fail" {
                 overall = if *core {

@@ -33,13 +33,8 @@ impl ToolSpec for SetRecording {
     const CHANGES_DRIVER: bool = true;
     const DESCRIPTION: &'static str = "Start or stop trajectory recording: while on, every action call (also failed or refused) writes turn-NNNNN/ under output_dir (action, states and screenshots before and after). A folder that holds turns is refused unless append.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["recording.start", "recording.stop"],
-        risk: Risk::R3,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract =
+        Contract::idempotent(Risk::R3, &["recording.start", "recording.stop"]);
 
     async fn run(&self, ctx: &ToolContext, a: SetRecordingArgs) -> Result<ToolOutput, ToolError> {
         if !a.enabled {
@@ -144,13 +139,7 @@ impl ToolSpec for StartRecording {
     const CHANGES_DRIVER: bool = true;
     const DESCRIPTION: &'static str = "Start recording this session's trajectory (set_recording with enabled true, under cua-driver's name): every following action call writes turn-NNNNN/ under output_dir, which `cua replay` re-drives and `cua diff` compares.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["recording.start"],
-        risk: Risk::R2,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R2, &["recording.start"]);
 
     async fn run(&self, ctx: &ToolContext, a: StartRecordingArgs) -> Result<ToolOutput, ToolError> {
         start(
@@ -174,13 +163,7 @@ impl ToolSpec for StopRecording {
     const CHANGES_DRIVER: bool = true;
     const DESCRIPTION: &'static str = "Stop this session's recording once its queued turns are written (the video, if any, is finalized). Stopping when not recording changes nothing.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["recording.stop"],
-        risk: Risk::R3,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R3, &["recording.stop"]);
 
     async fn run(&self, ctx: &ToolContext, _a: NoArgs) -> Result<ToolOutput, ToolError> {
         Ok(stop(ctx).await)
@@ -239,13 +222,7 @@ impl ToolSpec for InstallFfmpeg {
     const CHANGES_DRIVER: bool = true;
     const DESCRIPTION: &'static str = "Say whether video recording (start_recording record_video) is ready. cua downloads nothing: its cua-video helper links FFmpeg's libraries, installed with cua; this finds the helper or says why video cannot be recorded.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["recording.install_dependency"],
-        risk: Risk::R3,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R3, &["recording.install_dependency"]);
 
     async fn run(
         &self,

@@ -72,13 +72,10 @@ impl ToolSpec for StartSession {
     const NAME: &'static str = crate::dispatch::START_SESSION;
     const DESCRIPTION: &'static str = "Start (or return) the session named by `session`: calls naming the same session share element snapshots, the recorder and set_config overrides. Optional: any call naming a session creates it; start_session is the one call that revives a session after end_session. Without `session`, returns the connection's own. Returns session, active and revived.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["session.lifecycle.start", "session.capture_scope"],
-        risk: Risk::R1,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(
+        Risk::R1,
+        &["session.lifecycle.start", "session.capture_scope"],
+    );
     const RECORDED: bool = false;
     const CHANGES_DRIVER: bool = true;
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::capture::encode_png;
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_file};
@@ -204,12 +204,7 @@ impl ToolSpec for GetWindowState {
             }
         }
         if let Some(q) = &args.query {
-            let filtered = filter_markdown(structured["tree_markdown"].as_str().unwrap_or(""), q);
-            let shown = indices_in_markdown(&filtered);
-            if let Some(elements) = structured["elements"].as_array_mut() {
-                elements.retain(|e| element_index(e).is_some_and(|i| shown.contains(&i)));
-            }
-            structured["tree_markdown"] = json!(filtered);
+            keep_matching(&mut structured, q);
         }
         structured["returned_element_count"] =
             json!(structured["elements"].as_array().map_or(0, Vec::len));
@@ -220,32 +215,16 @@ impl ToolSpec for GetWindowState {
         if let Some(reason) = &degraded_reason {
             summary.push_str(&format!(" (degraded: {reason})"));
         }
-        let mut image = None;
-        if let Some(task) = shot {
-            let (width, height, png) = task
-                .await
-                .map_err(|e| ToolError::failed(format!("screenshot task: {e}")))??;
-            structured["screenshot"] =
-                json!({ "width": width, "height": height, "scale": scale, "format": "png" });
-            // cua-driver's flat names for the same, which its clients read.
-            structured["screenshot_width"] = json!(width);
-            structured["screenshot_height"] = json!(height);
-            structured["screenshot_mime_type"] = json!("image/png");
-            summary.push_str(&format!(", screenshot {width}x{height}"));
-            match &args.screenshot_out_file {
-                Some(path) => {
-                    let written = write_out_file(ctx, "screenshot_out_file", path, &png)?;
-                    structured["screenshot_file_path"] = json!(written);
-                    summary.push_str(&format!(" written to {}", written.display()));
-                }
-                None => {
-                    image = Some(ImageBlock {
-                        mime: "image/png",
-                        data: png,
-                    })
-                }
+        let image = match shot {
+            Some(task) => {
+                let shot = task
+                    .await
+                    .map_err(|e| ToolError::failed(format!("screenshot task: {e}")))??;
+                let out_file = args.screenshot_out_file.as_deref();
+                attach_screenshot(ctx, shot, scale, out_file, &mut structured, &mut summary)?
             }
-        }
+            None => None,
+        };
         summary.push('\n');
         summary.push_str(structured["tree_markdown"].as_str().unwrap_or(""));
         Ok(ToolOutput {
@@ -254,6 +233,45 @@ impl ToolSpec for GetWindowState {
             image,
         })
     }
+}
+
+/// Only the tree lines and elements that match `query` (and their ancestors' lines).
+fn keep_matching(structured: &mut Value, query: &str) {
+    let filtered = filter_markdown(structured["tree_markdown"].as_str().unwrap_or(""), query);
+    let shown = indices_in_markdown(&filtered);
+    if let Some(elements) = structured["elements"].as_array_mut() {
+        elements.retain(|e| element_index(e).is_some_and(|i| shown.contains(&i)));
+    }
+    structured["tree_markdown"] = json!(filtered);
+}
+
+/// The screenshot's fields in the result, and the image itself: returned, or written to
+/// `out_file` (then its path is returned instead).
+fn attach_screenshot(
+    ctx: &ToolContext,
+    (width, height, png): (u32, u32, Vec<u8>),
+    scale: f64,
+    out_file: Option<&str>,
+    structured: &mut Value,
+    summary: &mut String,
+) -> Result<Option<ImageBlock>, ToolError> {
+    structured["screenshot"] =
+        json!({ "width": width, "height": height, "scale": scale, "format": "png" });
+    // cua-driver's flat names for the same, which its clients read.
+    structured["screenshot_width"] = json!(width);
+    structured["screenshot_height"] = json!(height);
+    structured["screenshot_mime_type"] = json!("image/png");
+    summary.push_str(&format!(", screenshot {width}x{height}"));
+    let Some(path) = out_file else {
+        return Ok(Some(ImageBlock {
+            mime: "image/png",
+            data: png,
+        }));
+    };
+    let written = write_out_file(ctx, "screenshot_out_file", path, &png)?;
+    structured["screenshot_file_path"] = json!(written);
+    summary.push_str(&format!(" written to {}", written.display()));
+    Ok(None)
 }
 
 /// Each element's `frame` in screen points (cua-driver's meaning, which its clients read)
@@ -280,21 +298,21 @@ fn place_frames(structured: &mut serde_json::Value, window: &crate::platform::Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::tests::node;
+    use crate::snapshot::tests::sensitive;
 
     /// frame → document → button, with the button's actions and the document's states.
     fn page(button_actions: bool, document_states: &[&str]) -> AxTree {
-        let mut frame = node("frame", "Browser", false, vec![1]);
+        let mut frame = sensitive("frame", "Browser", false, vec![1]);
         frame.frame = Some(crate::platform::Rect {
             x: 0,
             y: 0,
             width: 100,
             height: 100,
         });
-        let mut document = node("document_web", "page", false, vec![2]);
+        let mut document = sensitive("document_web", "page", false, vec![2]);
         document.parent = Some(0);
         document.states = document_states.iter().map(|s| s.to_string()).collect();
-        let mut button = node("button", "Go", button_actions, vec![]);
+        let mut button = sensitive("button", "Go", button_actions, vec![]);
         button.parent = Some(1);
         button.frame = frame.frame;
         button.states = vec!["showing".into()];

@@ -97,13 +97,7 @@ impl ToolSpec for BringToFront {
     const NAME: &'static str = "bring_to_front";
     const DESCRIPTION: &'static str = "Activate a window and leave it active (raised, with the keyboard focus), for work that needs one window in front across calls. Ordinary input never needs it: background input leaves focus alone and delivery_mode foreground activates, acts and restores by itself. Returns the window and whether it is now the active one (read back).";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["window.activate"],
-        risk: Risk::R1,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R1, &["window.activate"]);
 
     async fn run(&self, ctx: &ToolContext, a: BringToFrontArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;
@@ -158,13 +152,7 @@ impl ToolSpec for SetWindowFrame {
     const NAME: &'static str = "set_window_frame";
     const DESCRIPTION: &'static str = "Move and size a window's content area (screen pixels). The window manager and the app may adjust the request (minimum sizes, screen edges): the result reads the bounds back, list_windows' shape, and says effect confirmed only when they match the request.";
     const READ_ONLY: bool = false;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["window.frame.set"],
-        risk: Risk::R1,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R1, &["window.frame.set"]);
 
     async fn run(&self, ctx: &ToolContext, a: SetWindowFrameArgs) -> Result<ToolOutput, ToolError> {
         let platform = ctx.platform().await?;

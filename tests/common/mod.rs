@@ -104,43 +104,152 @@ pub fn call(tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolErro
     runtime().block_on(ToolRegistry::new().call(&ctx, tool, args))
 }
 
-/// A context on the shared desktop that keeps snapshots between calls (element indices
-/// from one get_window_state work in the next action).
+/// A context that keeps snapshots between calls (element indices from one
+/// get_window_state work in the next action), on the shared desktop, a desktop of its own,
+/// or a desktop the test started: what every integration test calls tools through.
 pub struct Session {
     ctx: ToolContext,
     rt: tokio::runtime::Runtime,
+    registry: ToolRegistry,
+    env: DesktopEnv,
+    /// The session id its calls carry (None: the connection's own).
+    name: Option<String>,
     /// The desktop of a private session, stopped when the session ends.
-    _sandbox: Option<Sandbox>,
+    sandbox: Option<Sandbox>,
 }
 
 impl Session {
+    /// On the shared desktop.
     pub fn new() -> Session {
+        Session::for_desktop(desktop().env.clone())
+    }
+
+    /// On a desktop the test started (and stops).
+    pub fn for_desktop(env: DesktopEnv) -> Session {
         Session {
-            ctx: ToolContext::for_desktop(desktop().env.clone()),
+            ctx: ToolContext::for_desktop(env.clone()),
             rt: runtime(),
-            _sandbox: None,
+            registry: ToolRegistry::new(),
+            env,
+            name: None,
+            sandbox: None,
         }
     }
 
     /// A session on a desktop of its own, for a test that other tests' windows would
     /// disturb (a window that takes the focus closes an open menu).
     pub fn private() -> Session {
-        let sandbox = Sandbox::start(SandboxOptions {
+        Session::on(SandboxOptions {
             width: 1280,
             height: 800,
             ..Default::default()
         })
-        .expect("sandbox starts");
+    }
+
+    /// A session on a sandbox of its own, started with `options`.
+    pub fn on(options: SandboxOptions) -> Session {
+        let sandbox = Sandbox::start(options).expect("sandbox starts");
         Session {
-            ctx: ToolContext::for_desktop(sandbox.desktop()),
-            rt: runtime(),
-            _sandbox: Some(sandbox),
+            ..Session::for_desktop(sandbox.desktop())
+        }
+        .owning(sandbox)
+    }
+
+    /// The same session, the apps it launches given `app_env` too (a fixture's journal).
+    pub fn with_app_env(mut self, app_env: &[(&str, String)]) -> Session {
+        self.env.app_env = app_env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        self.ctx = self.context();
+        self
+    }
+
+    /// The same session under the session id `name` (a recording's session.json names it).
+    pub fn named(mut self, name: &str) -> Session {
+        self.name = Some(name.to_string());
+        self.ctx = self.context();
+        self
+    }
+
+    fn context(&self) -> ToolContext {
+        match &self.name {
+            Some(name) => ToolContext::for_session(self.env.clone(), name),
+            None => ToolContext::for_desktop(self.env.clone()),
         }
     }
 
+    fn owning(mut self, sandbox: Sandbox) -> Session {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The session's own sandbox.
+    pub fn sandbox(&self) -> &Sandbox {
+        self.sandbox
+            .as_ref()
+            .expect("a session on a sandbox of its own")
+    }
+
+    pub fn ctx(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// Runs a future on the session's runtime (where its desktop connection lives).
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+
     pub fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, cua::errors::ToolError> {
+        self.rt.block_on(self.registry.call(&self.ctx, tool, args))
+    }
+
+    /// A call that must succeed: its structured result.
+    pub fn ok(&self, tool: &str, args: Value) -> Value {
+        self.call(tool, args.clone())
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
+            .structured
+    }
+
+    /// The window's state, without a screenshot.
+    pub fn state(&self, pid: &Value, window: &Value) -> Value {
+        self.ok(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
+        )
+    }
+
+    /// The first element of the window that `pred` accepts (panics showing the tree).
+    pub fn element(&self, pid: &Value, window: &Value, pred: impl Fn(&Value) -> bool) -> Value {
+        let st = self.state(pid, window);
+        st["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| pred(e))
+            .cloned()
+            .unwrap_or_else(|| panic!("no such element in\n{}", st["tree_markdown"]))
+    }
+
+    /// Replays a trajectory in this session.
+    pub fn replay(
+        &self,
+        dir: &std::path::Path,
+        opts: &cua::replay::ReplayOptions,
+    ) -> cua::replay::ReplayReport {
         self.rt
-            .block_on(ToolRegistry::new().call(&self.ctx, tool, args))
+            .block_on(cua::replay::replay(
+                &self.ctx,
+                &self.registry,
+                dir,
+                opts,
+                |_| {},
+            ))
+            .unwrap_or_else(|e| panic!("replay {}: {e}", dir.display()))
     }
 
     /// A call in a fresh context on the same desktop (a new platform connection, no
@@ -150,12 +259,8 @@ impl Session {
         tool: &str,
         args: Value,
     ) -> Result<ToolOutput, cua::errors::ToolError> {
-        let env = match &self._sandbox {
-            Some(s) => s.desktop(),
-            None => desktop().env.clone(),
-        };
-        self.rt
-            .block_on(ToolRegistry::new().call(&ToolContext::for_desktop(env), tool, args))
+        let ctx = ToolContext::for_desktop(self.env.clone());
+        self.rt.block_on(self.registry.call(&ctx, tool, args))
     }
 }
 
@@ -275,4 +380,135 @@ pub fn launch_fixture(
         reply["pid"].as_u64().unwrap(),
         reply["windows"][0]["window_id"].as_u64().unwrap(),
     )
+}
+
+/// `cua serve` on a socket, its environment given (a sandbox's, with a private config
+/// home when asked), once it listens; stopped (SIGTERM, then waited for) when dropped.
+pub struct Daemon {
+    pub socket: std::path::PathBuf,
+    child: std::process::Child,
+    /// Waited for already: its pid may be another process's now.
+    gone: bool,
+}
+
+impl Daemon {
+    pub fn start(socket: &std::path::Path, envs: &[(String, String)]) -> Daemon {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+            .args(["serve", "--socket"])
+            .arg(socket)
+            .envs(envs.iter().cloned())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(socket).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the daemon did not listen on {}",
+                socket.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Daemon {
+            socket: socket.to_path_buf(),
+            child,
+            gone: false,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, as a crash would end it; returns once it is gone.
+    pub fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.gone = true;
+    }
+
+    /// `--socket PATH`, as a client takes it.
+    pub fn socket_args(&self) -> [&str; 2] {
+        ["--socket", self.socket.to_str().unwrap()]
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.gone {
+            return;
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+/// A sandbox of its own with a private config home (`XDG_CONFIG_HOME`), for a test that
+/// runs cua processes (a daemon, its clients): the home is removed when dropped.
+pub struct Home {
+    pub sandbox: Sandbox,
+    pub dir: std::path::PathBuf,
+    /// The environment every cua process of the test gets.
+    pub envs: Vec<(String, String)>,
+}
+
+impl Home {
+    pub fn start(name: &str, (width, height): (u32, u32)) -> Home {
+        let sandbox = Sandbox::start(SandboxOptions {
+            width,
+            height,
+            ..Default::default()
+        })
+        .expect("sandbox");
+        let dir = std::env::temp_dir().join(format!("cua-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut envs = sandbox.env();
+        envs.push(("XDG_CONFIG_HOME".into(), dir.display().to_string()));
+        Home { sandbox, dir, envs }
+    }
+
+    /// A daemon on `daemon.sock` in the home.
+    pub fn daemon(&self) -> Daemon {
+        Daemon::start(&self.dir.join("daemon.sock"), &self.envs)
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The python of a venv under target/`name` with `package` (a pinned requirement)
+/// installed: made, or made again when the pin changed since.
+pub fn python_venv(name: &str, package: &str) -> std::path::PathBuf {
+    use std::process::Command;
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join(name);
+    let ready = venv.join(".installed");
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(package) {
+        let status = Command::new("/usr/bin/python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv)
+            .status()
+            .expect("python3 -m venv (apt: python3-venv)");
+        assert!(status.success(), "python3 -m venv failed");
+        let out = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", package])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pip install {package}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(&ready, package).unwrap();
+    }
+    venv.join("bin/python")
 }

@@ -6,9 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cua::replay::{ReplayOptions, ReplayReport, replay};
+use cua::replay::{ReplayOptions, ReplayReport};
 use cua::sandbox::{Sandbox, SandboxOptions};
-use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 
 /// One toolkit's order form.
@@ -22,11 +21,9 @@ pub struct Form {
     pub gtk4: bool,
 }
 
-/// A sandbox's tools, driving one form.
+/// A session on a sandbox, driving one form.
 pub struct Run {
-    pub rt: tokio::runtime::Runtime,
-    pub ctx: ToolContext,
-    pub registry: ToolRegistry,
+    pub session: super::Session,
     pub form: Form,
 }
 
@@ -48,19 +45,14 @@ impl Run {
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(&base).unwrap();
         let run = Run {
-            rt: super::runtime(),
-            ctx: ToolContext::for_desktop(sandbox.desktop()),
-            registry: ToolRegistry::new(),
+            session: super::Session::for_desktop(sandbox.desktop()),
             form,
         };
         (sandbox, run, base)
     }
 
     pub fn call(&self, tool: &str, args: Value) -> Value {
-        self.rt
-            .block_on(self.registry.call(&self.ctx, tool, args.clone()))
-            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
-            .structured
+        self.session.ok(tool, args)
     }
 
     /// The form's script.
@@ -99,23 +91,12 @@ impl Run {
 
     /// The element of this role and name, as get_window_state lists it.
     pub fn element(&self, pid: &Value, window: &Value, role: &str, name: &str) -> Value {
-        let st = self.call(
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window, "include_screenshot": false }),
-        );
-        st["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["role"] == role && e["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {role} {name:?} in {}", st["tree_markdown"]))
+        self.session
+            .element(pid, window, |e| e["role"] == role && e["name"] == name)
     }
 
     pub fn replay(&self, dir: &Path, opts: &ReplayOptions) -> ReplayReport {
-        self.rt
-            .block_on(replay(&self.ctx, &self.registry, dir, opts, |_| {}))
-            .unwrap()
+        self.session.replay(dir, opts)
     }
 
     /// Ends the app and waits until its window is gone.

@@ -1,11 +1,12 @@
 //! The display server's half of the Linux backend, behind one trait: the window list,
-//! capture, input and window placement, which X11 ([`super::x11_desktop`]) and Wayland
-//! ([`super::wayland`]) do differently. Accessibility (AT-SPI), processes and launching
+//! capture, input and window placement, which X11 (x11_desktop.rs) and Wayland
+//! (wayland/) do differently. Accessibility (AT-SPI), processes and launching
 //! are the same under both and stay in [`super::LinuxPlatform`].
 //!
 //! Calls block (X round trips, Wayland dispatch); the platform runs the long ones on
 //! blocking threads.
 
+use super::atspi::FrameOrigin;
 use crate::platform::{
     Capture, Delivery, FocusState, InputEvent, PermissionCheck, PlatformError, PlatformResult,
     Rect, Repaint, WindowInfo,
@@ -49,10 +50,14 @@ pub trait DisplayServer: Send + Sync {
     fn last_repaint(&self, _id: u64) -> Option<Repaint> {
         None
     }
-    /// Where the toolkit's own frame starts inside the window, when the display says so
-    /// (GTK's client-side decorations under X11).
-    fn toolkit_frame_origin(&self, _id: u64) -> Option<(i32, i32)> {
-        None
+    /// Where toolkits' element extents in window `id` start: on the screen, GTK 4's from
+    /// its own frame, which starts inside the window where the display says so (GTK's
+    /// client-side decorations under X11). Wayland answers otherwise: no client knows
+    /// where its window is, so every toolkit reports extents relative to it.
+    fn frame_origin(&self, _id: u64) -> FrameOrigin {
+        FrameOrigin::Screen {
+            toolkit_frame: None,
+        }
     }
     /// Why no app takes background (synthetic) input on this display, when none does
     /// (Wayland): every app's quirks then say so, and the tools escalate to foreground.

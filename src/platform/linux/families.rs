@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::apps::basename;
+use super::process::{basename, parent_pid, process_executable};
 use crate::desktop::Backend;
 use crate::platform::{PageEndpoint, PageProtocol, PlatformError, PlatformResult};
 use crate::relay;
@@ -342,8 +342,8 @@ pub fn page_endpoint(pid: u32) -> PlatformResult<PageEndpoint> {
 /// The socket of the relay that started browser `pid`: the relay is its parent, and its
 /// command line names how it holds the browser and the socket's folder.
 fn relay_endpoint(pid: u32) -> Option<PageEndpoint> {
-    let parent = super::apps::parent_pid(pid)?;
-    if super::apps::process_executable(parent)? != relay::HELPER {
+    let parent = parent_pid(pid)?;
+    if process_executable(parent)? != relay::HELPER {
         return None;
     }
     let cmdline = std::fs::read(format!("/proc/{parent}/cmdline")).ok()?;

@@ -17,7 +17,7 @@ use x11rb::protocol::xproto::{
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::wrapper::ConnectionExt as _;
 
-use super::x11::X11;
+use super::x11::{Keymap, X11};
 use crate::platform::{
     Delivery, FocusState, InputEvent, PlatformError, PlatformResult, WindowInfo,
 };
@@ -31,31 +31,11 @@ const MOD4: u16 = 64;
 /// to re-read the keyboard map (see `X11::bind_missing`).
 const NEW_BINDING_GRACE: Duration = Duration::from_millis(100);
 
-/// Keycode → keysyms as the server maps them.
-/// The pointer buttons still pressed after a batch of events (a held gesture), and, for
-/// one held through XTest, what to give back once they are released: the active window and
-/// the pointer's place before it (restoring them mid-gesture would drag the pointer away).
-#[derive(Default)]
-pub struct Held {
-    mask: u16,
-    restore: Option<(Option<Window>, (i32, i32))>,
-}
-
 /// The button bits of an X event state (Button1Mask … Button5Mask).
 const BUTTON_BITS: u16 = 0x1f00;
 
 fn button_bit(button: u8) -> u16 {
     1u16 << (7 + button.clamp(1, 5))
-}
-
-pub struct Keymap {
-    min_keycode: u8,
-    per_keycode: usize,
-    keysyms: Vec<u32>,
-    /// Spare keycodes this connection bound to characters the map lacks, least recently
-    /// used first. They stay bound after the keys are sent (see `bind_missing`) and are
-    /// undone when the connection drops.
-    bound: Vec<u8>,
 }
 
 impl Keymap {
@@ -150,6 +130,64 @@ fn modifier_mask(keysym: u32) -> u16 {
 
 fn x_err(context: &str, e: impl std::fmt::Display) -> PlatformError {
     PlatformError::Other(format!("x11: {context}: {e}"))
+}
+
+/// Where a synthetic event happens: the window, the point on the screen and in the
+/// window, and the buttons and modifiers held.
+struct Spot {
+    root: Window,
+    window: Window,
+    screen: (i16, i16),
+    local: (i16, i16),
+    state: u16,
+}
+
+/// One of the X core input events (their fields are the same) at a [`Spot`].
+macro_rules! event_at {
+    ($kind:ident, $spot:expr, $response:expr, $detail:expr) => {
+        $kind {
+            response_type: $response,
+            detail: $detail,
+            sequence: 0,
+            time: x11rb::CURRENT_TIME,
+            root: $spot.root,
+            event: $spot.window,
+            child: x11rb::NONE,
+            root_x: $spot.screen.0,
+            root_y: $spot.screen.1,
+            event_x: $spot.local.0,
+            event_y: $spot.local.1,
+            state: KeyButMask::from($spot.state),
+            same_screen: true,
+        }
+    };
+}
+
+impl Spot {
+    fn motion(&self) -> MotionNotifyEvent {
+        use x11rb::protocol::xproto::MOTION_NOTIFY_EVENT;
+        event_at!(MotionNotifyEvent, self, MOTION_NOTIFY_EVENT, Motion::NORMAL)
+    }
+
+    /// A button press or release, and the mask it is sent under.
+    fn button(&self, button: u8, down: bool) -> (ButtonPressEvent, EventMask) {
+        use x11rb::protocol::xproto::{BUTTON_PRESS_EVENT, BUTTON_RELEASE_EVENT};
+        let (response, mask) = match down {
+            true => (BUTTON_PRESS_EVENT, EventMask::BUTTON_PRESS),
+            false => (BUTTON_RELEASE_EVENT, EventMask::BUTTON_RELEASE),
+        };
+        (event_at!(ButtonPressEvent, self, response, button), mask)
+    }
+
+    /// A key press or release, and the mask it is sent under.
+    fn key(&self, code: u8, down: bool) -> (KeyPressEvent, EventMask) {
+        use x11rb::protocol::xproto::{KEY_PRESS_EVENT, KEY_RELEASE_EVENT};
+        let (response, mask) = match down {
+            true => (KEY_PRESS_EVENT, EventMask::KEY_PRESS),
+            false => (KEY_RELEASE_EVENT, EventMask::KEY_RELEASE),
+        };
+        (event_at!(KeyPressEvent, self, response, code), mask)
+    }
 }
 
 impl X11 {
@@ -267,6 +305,13 @@ impl X11 {
         let mut state: u16 = self.held.lock().unwrap().mask;
         let mut pos = (0i32, 0i32);
         for ev in events {
+            let at = |(x, y): (i32, i32), state: u16| Spot {
+                root: self.root,
+                window: id,
+                screen: ((origin.0 + x) as i16, (origin.1 + y) as i16),
+                local: (x as i16, y as i16),
+                state,
+            };
             match ev {
                 InputEvent::Pause(d) => {
                     self.conn.flush().map_err(|e| x_err("flush", e))?;
@@ -274,51 +319,13 @@ impl X11 {
                 }
                 InputEvent::Move { x, y } => {
                     pos = (*x, *y);
-                    let event = MotionNotifyEvent {
-                        response_type: x11rb::protocol::xproto::MOTION_NOTIFY_EVENT,
-                        detail: Motion::NORMAL,
-                        sequence: 0,
-                        time: x11rb::CURRENT_TIME,
-                        root: self.root,
-                        event: id,
-                        child: x11rb::NONE,
-                        root_x: (origin.0 + x) as i16,
-                        root_y: (origin.1 + y) as i16,
-                        event_x: *x as i16,
-                        event_y: *y as i16,
-                        state: KeyButMask::from(state),
-                        same_screen: true,
-                    };
                     self.conn
-                        .send_event(true, id, EventMask::POINTER_MOTION, event)
+                        .send_event(true, id, EventMask::POINTER_MOTION, at(pos, state).motion())
                         .map_err(|e| x_err("send motion", e))?;
                 }
                 InputEvent::Button { x, y, button, down } => {
                     pos = (*x, *y);
-                    let event = ButtonPressEvent {
-                        response_type: if *down {
-                            x11rb::protocol::xproto::BUTTON_PRESS_EVENT
-                        } else {
-                            x11rb::protocol::xproto::BUTTON_RELEASE_EVENT
-                        },
-                        detail: *button,
-                        sequence: 0,
-                        time: x11rb::CURRENT_TIME,
-                        root: self.root,
-                        event: id,
-                        child: x11rb::NONE,
-                        root_x: (origin.0 + x) as i16,
-                        root_y: (origin.1 + y) as i16,
-                        event_x: *x as i16,
-                        event_y: *y as i16,
-                        state: KeyButMask::from(state),
-                        same_screen: true,
-                    };
-                    let mask = if *down {
-                        EventMask::BUTTON_PRESS
-                    } else {
-                        EventMask::BUTTON_RELEASE
-                    };
+                    let (event, mask) = at(pos, state).button(*button, *down);
                     self.conn
                         .send_event(true, id, mask, event)
                         .map_err(|e| x_err("send button", e))?;
@@ -327,31 +334,8 @@ impl X11 {
                 }
                 InputEvent::Key { keysym, down } => {
                     let (code, shift) = self.keycode_for(*keysym)?;
-                    let event_state = state | if shift { SHIFT } else { 0 };
-                    let event = KeyPressEvent {
-                        response_type: if *down {
-                            x11rb::protocol::xproto::KEY_PRESS_EVENT
-                        } else {
-                            x11rb::protocol::xproto::KEY_RELEASE_EVENT
-                        },
-                        detail: code,
-                        sequence: 0,
-                        time: x11rb::CURRENT_TIME,
-                        root: self.root,
-                        event: id,
-                        child: x11rb::NONE,
-                        root_x: (origin.0 + pos.0) as i16,
-                        root_y: (origin.1 + pos.1) as i16,
-                        event_x: pos.0 as i16,
-                        event_y: pos.1 as i16,
-                        state: KeyButMask::from(event_state),
-                        same_screen: true,
-                    };
-                    let mask = if *down {
-                        EventMask::KEY_PRESS
-                    } else {
-                        EventMask::KEY_RELEASE
-                    };
+                    let with_shift = state | if shift { SHIFT } else { 0 };
+                    let (event, mask) = at(pos, with_shift).key(code, *down);
                     self.conn
                         .send_event(true, id, mask, event)
                         .map_err(|e| x_err("send key", e))?;

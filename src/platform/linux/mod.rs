@@ -13,6 +13,7 @@ mod families;
 mod input;
 mod overlay;
 mod popups;
+mod process;
 mod quirks;
 pub mod screen_grab;
 #[cfg(feature = "wayland")]
@@ -28,8 +29,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 
 use crate::platform::{
-    AppQuirks, AxTree, Capture, Delivery, DesktopEnv, ElementReading, FocusState, InputEvent,
-    InstalledApp, LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError,
+    AppQuirks, AxTree, Capture, Concern, Delivery, DesktopEnv, ElementReading, FocusState,
+    InputEvent, InstalledApp, LaunchRequest, LaunchedApp, PermissionCheck, Platform, PlatformError,
     PlatformResult, Repaint, RunningApp, ValueRange, WindowInfo, WindowList,
 };
 use display::{DisplayServer, ServerWindow};
@@ -189,6 +190,7 @@ impl Platform for LinuxPlatform {
             Ok(a) => {
                 let apps = a.applications().await;
                 checks.push(PermissionCheck {
+                    concern: Concern::Accessibility,
                     name: "atspi_bus".into(),
                     ok: apps.is_ok(),
                     detail: match &apps {
@@ -201,6 +203,7 @@ impl Platform for LinuxPlatform {
                 });
             }
             Err(e) => checks.push(PermissionCheck {
+                concern: Concern::Accessibility,
                 name: "atspi_bus".into(),
                 ok: false,
                 detail: e.to_string(),
@@ -215,6 +218,7 @@ impl Platform for LinuxPlatform {
             Err(e) => Err(e),
         };
         checks.push(PermissionCheck {
+            concern: Concern::Accessibility,
             name: "accessibility_enabled".into(),
             ok: matches!(enabled, Ok(true)),
             detail: match &enabled {
@@ -228,7 +232,165 @@ impl Platform for LinuxPlatform {
         });
         checks
     }
+}
 
+#[async_trait::async_trait]
+impl crate::platform::Observation for LinuxPlatform {
+    async fn screen_size(&self) -> PlatformResult<(u32, u32)> {
+        Ok(self.display.screen_size())
+    }
+
+    async fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
+        self.display.cursor_position()
+    }
+
+    async fn pointer_over(&self, window_id: u64) -> bool {
+        self.display.pointer_over(window_id)
+    }
+
+    async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture> {
+        self.on_display("capture", move |d| d.capture(window_id))
+            .await
+    }
+
+    async fn last_repaint(&self, window_id: u64) -> Option<Repaint> {
+        // It waits (bounded) for the reader thread to catch up: off the async threads.
+        self.on_display("repaints", move |d| Ok(d.last_repaint(window_id)))
+            .await
+            .ok()?
+    }
+
+    async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
+        let frames = self.display.frame_origin(window.window_id);
+        self.atspi().await?.window_tree(pid, window, frames).await
+    }
+
+    async fn app_quirks(&self, pid: u32) -> AppQuirks {
+        let toolkit = match self.atspi().await {
+            Ok(atspi) => atspi.toolkit_of(pid).await,
+            Err(_) => None,
+        };
+        let mut quirks = toolkit.map(|t| quirks::of_toolkit(&t)).unwrap_or_default();
+        if let Some(why) = self.display.background_input_caveat() {
+            quirks.ignores_background_keys = Some(why);
+            quirks.ignores_background_pointer = Some(crate::platform::PointerCaveat::Always(why));
+        }
+        quirks
+    }
+
+    async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange> {
+        self.atspi().await?.value_range(handle).await
+    }
+
+    async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>> {
+        self.atspi().await?.option_names(handle).await
+    }
+
+    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
+        self.atspi().await?.read_element(handle).await
+    }
+
+    async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
+        self.atspi().await?.selected_options(handle).await
+    }
+
+    async fn focus_state(&self) -> PlatformResult<FocusState> {
+        self.display.focus_state()
+    }
+
+    async fn capture_screen(&self) -> PlatformResult<Capture> {
+        self.on_display("screen capture", |d| d.capture_screen())
+            .await
+    }
+
+    async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
+        self.atspi().await.ok()?.app_activity(pid).await
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::platform::Input for LinuxPlatform {
+    async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
+        self.atspi().await?.do_action(handle, action).await
+    }
+
+    async fn insert_text(
+        &self,
+        handle: &str,
+        text: &str,
+    ) -> PlatformResult<crate::platform::TextEdit> {
+        self.atspi().await?.insert_text(handle, text).await
+    }
+
+    async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
+        self.atspi().await?.set_text(handle, text).await
+    }
+
+    async fn set_value(&self, handle: &str, value: f64) -> PlatformResult<()> {
+        self.atspi().await?.set_value(handle, value).await
+    }
+
+    async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()> {
+        self.atspi().await?.select_option(handle, index).await
+    }
+
+    async fn reveal_sibling(
+        &self,
+        handle: &str,
+        forward: bool,
+        count: usize,
+    ) -> PlatformResult<Option<String>> {
+        self.atspi()
+            .await?
+            .reveal_sibling(handle, forward, count)
+            .await
+    }
+
+    async fn focus_element(&self, handle: &str) -> PlatformResult<()> {
+        self.atspi().await?.grab_focus(handle).await
+    }
+
+    async fn clipboard_read(
+        &self,
+        include_text: bool,
+    ) -> PlatformResult<crate::platform::ClipboardContents> {
+        let (types, text) = self
+            .on_display("clipboard read", move |d| d.clipboard_read(include_text))
+            .await?;
+        Ok(crate::platform::ClipboardContents { types, text })
+    }
+
+    async fn clipboard_write(&self, offer: Vec<(String, Vec<u8>)>) -> PlatformResult<()> {
+        self.on_display("clipboard write", move |d| d.clipboard_write(offer))
+            .await
+    }
+
+    async fn send_input(
+        &self,
+        window: &WindowInfo,
+        events: &[InputEvent],
+        delivery: Delivery,
+    ) -> PlatformResult<()> {
+        let (window, events) = (window.clone(), events.to_vec());
+        self.on_display("input", move |d| d.send_input(&window, &events, delivery))
+            .await
+    }
+
+    async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()> {
+        self.on_display("pointer", move |d| d.warp(x, y)).await
+    }
+
+    async fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
+        self.display.show_overlay(image, x, y)
+    }
+
+    async fn hide_overlay(&self) {
+        self.display.hide_overlay()
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::platform::Windows for LinuxPlatform {
     async fn list_windows(&self) -> PlatformResult<WindowList> {
         Ok(WindowList {
             windows: self.windows_now().await?,
@@ -236,6 +398,46 @@ impl Platform for LinuxPlatform {
         })
     }
 
+    async fn active_pid(&self) -> PlatformResult<Option<u32>> {
+        let Some(active) = self.display.active_window() else {
+            return Ok(None);
+        };
+        Ok(self
+            .server_windows()
+            .await?
+            .into_iter()
+            .find(|w| w.id == active)
+            .and_then(|w| w.pid))
+    }
+
+    async fn desktop_alive(&self) -> bool {
+        self.on_display("alive", |d| Ok(d.alive()))
+            .await
+            .unwrap_or(false)
+    }
+
+    async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()> {
+        self.on_display("resize", move |d| d.resize(window_id, width, height))
+            .await
+    }
+
+    async fn set_window_frame(
+        &self,
+        window_id: u64,
+        frame: crate::platform::Rect,
+    ) -> PlatformResult<()> {
+        self.on_display("move", move |d| d.set_frame(window_id, frame))
+            .await
+    }
+
+    async fn activate_window(&self, window_id: u64) -> PlatformResult<()> {
+        self.on_display("activate", move |d| d.activate(window_id))
+            .await
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::platform::Launching for LinuxPlatform {
     async fn installed_apps(&self) -> PlatformResult<Vec<InstalledApp>> {
         Ok(apps::installed_apps())
     }
@@ -263,22 +465,10 @@ impl Platform for LinuxPlatform {
                 RunningApp {
                     pid,
                     name: apps::display_name(pid, &class, &entries),
-                    executable: apps::process_executable(pid).unwrap_or_default(),
+                    executable: process::process_executable(pid).unwrap_or_default(),
                 }
             })
             .collect())
-    }
-
-    async fn active_pid(&self) -> PlatformResult<Option<u32>> {
-        let Some(active) = self.display.active_window() else {
-            return Ok(None);
-        };
-        Ok(self
-            .server_windows()
-            .await?
-            .into_iter()
-            .find(|w| w.id == active)
-            .and_then(|w| w.pid))
     }
 
     async fn launch(&self, request: &LaunchRequest) -> PlatformResult<LaunchedApp> {
@@ -295,7 +485,7 @@ impl Platform for LinuxPlatform {
                 .unwrap_or_default();
             let existing = self.running_apps().await?.into_iter().find(|a| {
                 a.executable == program
-                    || apps::process_command_name(a.pid).as_deref() == Some(&program)
+                    || process::process_command_name(a.pid).as_deref() == Some(&program)
             });
             if let Some(app) = existing {
                 return Ok(LaunchedApp {
@@ -315,7 +505,7 @@ impl Platform for LinuxPlatform {
             // launcher left behind: the launched process's own window wins.
             let ours = |w: &&ServerWindow| w.is_on_screen && w.pid == Some(pid);
             let launched = |w: &&ServerWindow| {
-                w.is_on_screen && w.pid.is_some_and(|p| apps::in_launch(p, pid))
+                w.is_on_screen && w.pid.is_some_and(|p| process::in_launch(p, pid))
             };
             if let Some(w) = windows
                 .iter()
@@ -326,9 +516,9 @@ impl Platform for LinuxPlatform {
             }
             // One scan of /proc can miss a forking launcher's child: listed before the fork,
             // the launcher gone by the time its entry is read. Empty twice is gone.
-            if !apps::group_alive(pid) && {
+            if !process::group_alive(pid) && {
                 tokio::time::sleep(Duration::from_millis(25)).await;
-                !apps::group_alive(pid)
+                !process::group_alive(pid)
             } {
                 return Err(PlatformError::Launch(launch_died(
                     &plan.program,
@@ -367,126 +557,14 @@ impl Platform for LinuxPlatform {
         Ok(LaunchedApp {
             pid: owner,
             name: plan.name,
-            executable: apps::process_executable(owner).unwrap_or_default(),
+            executable: process::process_executable(owner).unwrap_or_default(),
             newly_started: true,
             launcher_pid: (owner != pid).then_some(pid),
         })
     }
 
-    async fn screen_size(&self) -> PlatformResult<(u32, u32)> {
-        Ok(self.display.screen_size())
-    }
-
-    async fn cursor_position(&self) -> PlatformResult<(i32, i32)> {
-        self.display.cursor_position()
-    }
-
-    async fn pointer_over(&self, window_id: u64) -> bool {
-        self.display.pointer_over(window_id)
-    }
-
-    async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture> {
-        self.on_display("capture", move |d| d.capture(window_id))
-            .await
-    }
-
-    async fn last_repaint(&self, window_id: u64) -> Option<Repaint> {
-        // It waits (bounded) for the reader thread to catch up: off the async threads.
-        self.on_display("repaints", move |d| Ok(d.last_repaint(window_id)))
-            .await
-            .ok()?
-    }
-
-    async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
-        // No Wayland client knows where its window is: toolkits report extents relative
-        // to it.
-        let frames = if self.display.backend() == crate::desktop::Backend::Wayland {
-            atspi::FrameOrigin::WindowRelative
-        } else {
-            atspi::FrameOrigin::Screen {
-                toolkit_frame: self.display.toolkit_frame_origin(window.window_id),
-            }
-        };
-        self.atspi().await?.window_tree(pid, window, frames).await
-    }
-
-    async fn app_quirks(&self, pid: u32) -> AppQuirks {
-        let toolkit = match self.atspi().await {
-            Ok(atspi) => atspi.toolkit_of(pid).await,
-            Err(_) => None,
-        };
-        let mut quirks = toolkit.map(|t| quirks::of_toolkit(&t)).unwrap_or_default();
-        if let Some(why) = self.display.background_input_caveat() {
-            quirks.ignores_background_keys = Some(why);
-            quirks.ignores_background_pointer = Some(crate::platform::PointerCaveat::Always(why));
-        }
-        quirks
-    }
-
-    async fn do_action(&self, handle: &str, action: &str) -> PlatformResult<()> {
-        self.atspi().await?.do_action(handle, action).await
-    }
-
-    async fn insert_text(
-        &self,
-        handle: &str,
-        text: &str,
-    ) -> PlatformResult<crate::platform::TextEdit> {
-        self.atspi().await?.insert_text(handle, text).await
-    }
-
-    async fn set_text(&self, handle: &str, text: &str) -> PlatformResult<()> {
-        self.atspi().await?.set_text(handle, text).await
-    }
-
-    async fn value_range(&self, handle: &str) -> PlatformResult<ValueRange> {
-        self.atspi().await?.value_range(handle).await
-    }
-
-    async fn set_value(&self, handle: &str, value: f64) -> PlatformResult<()> {
-        self.atspi().await?.set_value(handle, value).await
-    }
-
-    async fn option_names(&self, handle: &str) -> PlatformResult<Vec<String>> {
-        self.atspi().await?.option_names(handle).await
-    }
-
-    async fn select_option(&self, handle: &str, index: usize) -> PlatformResult<()> {
-        self.atspi().await?.select_option(handle, index).await
-    }
-
-    async fn read_element(&self, handle: &str) -> PlatformResult<ElementReading> {
-        self.atspi().await?.read_element(handle).await
-    }
-
-    async fn reveal_sibling(
-        &self,
-        handle: &str,
-        forward: bool,
-        count: usize,
-    ) -> PlatformResult<Option<String>> {
-        self.atspi()
-            .await?
-            .reveal_sibling(handle, forward, count)
-            .await
-    }
-
-    async fn selected_options(&self, handle: &str) -> PlatformResult<Vec<String>> {
-        self.atspi().await?.selected_options(handle).await
-    }
-
-    async fn focus_element(&self, handle: &str) -> PlatformResult<()> {
-        self.atspi().await?.grab_focus(handle).await
-    }
-
-    async fn desktop_alive(&self) -> bool {
-        self.on_display("alive", |d| Ok(d.alive()))
-            .await
-            .unwrap_or(false)
-    }
-
     async fn process_age(&self, pid: u32) -> Option<Duration> {
-        apps::process_age(pid)
+        process::process_age(pid)
     }
 
     async fn kill_process(&self, pid: u32) -> PlatformResult<()> {
@@ -498,69 +576,7 @@ impl Platform for LinuxPlatform {
     }
 
     async fn process_running(&self, pid: u32) -> bool {
-        apps::process_running(pid)
-    }
-
-    async fn clipboard_read(
-        &self,
-        include_text: bool,
-    ) -> PlatformResult<crate::platform::ClipboardContents> {
-        let (types, text) = self
-            .on_display("clipboard read", move |d| d.clipboard_read(include_text))
-            .await?;
-        Ok(crate::platform::ClipboardContents { types, text })
-    }
-
-    async fn clipboard_write(&self, offer: Vec<(String, Vec<u8>)>) -> PlatformResult<()> {
-        self.on_display("clipboard write", move |d| d.clipboard_write(offer))
-            .await
-    }
-
-    async fn send_input(
-        &self,
-        window: &WindowInfo,
-        events: &[InputEvent],
-        delivery: Delivery,
-    ) -> PlatformResult<()> {
-        let (window, events) = (window.clone(), events.to_vec());
-        self.on_display("input", move |d| d.send_input(&window, &events, delivery))
-            .await
-    }
-
-    async fn warp_pointer(&self, x: i32, y: i32) -> PlatformResult<()> {
-        self.on_display("pointer", move |d| d.warp(x, y)).await
-    }
-
-    async fn focus_state(&self) -> PlatformResult<FocusState> {
-        self.display.focus_state()
-    }
-
-    async fn resize_window(&self, window_id: u64, width: u32, height: u32) -> PlatformResult<()> {
-        self.on_display("resize", move |d| d.resize(window_id, width, height))
-            .await
-    }
-
-    async fn set_window_frame(
-        &self,
-        window_id: u64,
-        frame: crate::platform::Rect,
-    ) -> PlatformResult<()> {
-        self.on_display("move", move |d| d.set_frame(window_id, frame))
-            .await
-    }
-
-    async fn activate_window(&self, window_id: u64) -> PlatformResult<()> {
-        self.on_display("activate", move |d| d.activate(window_id))
-            .await
-    }
-
-    async fn capture_screen(&self) -> PlatformResult<Capture> {
-        self.on_display("screen capture", |d| d.capture_screen())
-            .await
-    }
-
-    async fn app_activity(&self, pid: u32) -> Option<crate::platform::AppActivity> {
-        self.atspi().await.ok()?.app_activity(pid).await
+        process::process_running(pid)
     }
 
     async fn page_endpoint(&self, pid: u32) -> PlatformResult<crate::platform::PageEndpoint> {
@@ -568,19 +584,11 @@ impl Platform for LinuxPlatform {
     }
 
     fn process_executable(&self, pid: u32) -> Option<String> {
-        apps::process_executable(pid)
+        process::process_executable(pid)
     }
 
     fn process_command_name(&self, pid: u32) -> Option<String> {
-        apps::process_command_name(pid)
-    }
-
-    async fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
-        self.display.show_overlay(image, x, y)
-    }
-
-    async fn hide_overlay(&self) {
-        self.display.hide_overlay()
+        process::process_command_name(pid)
     }
 }
 

@@ -15,7 +15,7 @@ use x11rb::protocol::xproto::{
 };
 use x11rb::rust_connection::RustConnection;
 
-use crate::platform::{Capture, PermissionCheck, PlatformError, PlatformResult, Rect};
+use crate::platform::{Capture, Concern, PermissionCheck, PlatformError, PlatformResult, Rect};
 
 /// Atoms interned once per connection.
 pub(super) struct Atoms {
@@ -45,6 +45,26 @@ pub struct RawWindow {
     pub desktop: Option<u32>,
 }
 
+/// The pointer buttons still pressed after a batch of events (a held gesture), and, for
+/// one held through XTest, what to give back once they are released: the active window and
+/// the pointer's place before it (restoring them mid-gesture would drag the pointer away).
+#[derive(Default)]
+pub struct Held {
+    pub(super) mask: u16,
+    pub(super) restore: Option<(Option<Window>, (i32, i32))>,
+}
+
+/// Keycode → keysyms as the server maps them (input.rs reads and extends it).
+pub struct Keymap {
+    pub(super) min_keycode: u8,
+    pub(super) per_keycode: usize,
+    pub(super) keysyms: Vec<u32>,
+    /// Spare keycodes this connection bound to characters the map lacks, least recently
+    /// used first. They stay bound after the keys are sent (see `bind_missing`) and are
+    /// undone when the connection drops.
+    pub(super) bound: Vec<u8>,
+}
+
 pub struct X11 {
     pub(super) conn: RustConnection,
     pub(super) root: Window,
@@ -52,9 +72,9 @@ pub struct X11 {
     pub(super) atoms: Atoms,
     redirected_here: AtomicBool,
     /// Keycode → keysyms, read on first keyboard use.
-    pub(super) keymap: std::sync::Mutex<Option<super::input::Keymap>>,
+    pub(super) keymap: std::sync::Mutex<Option<Keymap>>,
     /// Buttons a gesture left pressed between calls (mouse_button_down … mouse_button_up).
-    pub(super) held: std::sync::Mutex<super::input::Held>,
+    pub(super) held: std::sync::Mutex<Held>,
 }
 
 fn x_err(context: &str, e: impl std::fmt::Display) -> PlatformError {
@@ -89,7 +109,7 @@ impl X11 {
             atoms,
             redirected_here: AtomicBool::new(false),
             keymap: std::sync::Mutex::new(None),
-            held: std::sync::Mutex::new(super::input::Held::default()),
+            held: std::sync::Mutex::new(Held::default()),
         })
     }
 
@@ -146,14 +166,27 @@ impl X11 {
 
     pub fn extension_checks(&self) -> Vec<PermissionCheck> {
         let mut checks = Vec::new();
-        for (ext, why) in [
-            ("XTEST", "foreground input (XTest) is unavailable"),
-            ("MIT-SHM", "fast shared-memory capture is unavailable"),
-            ("Composite", "covered windows cannot be captured"),
-            ("XFIXES", "cursor tracking is unavailable"),
+        for (concern, ext, why) in [
+            (
+                Concern::Input,
+                "XTEST",
+                "foreground input (XTest) is unavailable",
+            ),
+            (
+                Concern::Capture,
+                "MIT-SHM",
+                "fast shared-memory capture is unavailable",
+            ),
+            (
+                Concern::Capture,
+                "Composite",
+                "covered windows cannot be captured",
+            ),
+            (Concern::Input, "XFIXES", "cursor tracking is unavailable"),
         ] {
             let ok = self.has_extension(ext);
             checks.push(PermissionCheck {
+                concern,
                 name: format!("x11_extension_{}", ext.to_lowercase().replace('-', "_")),
                 ok,
                 detail: if ok {
@@ -166,6 +199,7 @@ impl X11 {
         }
         let wm = self.window_manager_running();
         checks.push(PermissionCheck {
+            concern: Concern::Session,
             name: "window_manager".into(),
             ok: wm,
             detail: if wm {

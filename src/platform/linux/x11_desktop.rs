@@ -3,11 +3,12 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::atspi::FrameOrigin;
 use super::display::{DisplayServer, ServerWindow};
 use super::{clipboard, damage, overlay, x11};
 use crate::platform::{
-    Capture, Delivery, FocusState, InputEvent, PermissionCheck, PlatformResult, Rect, Repaint,
-    WindowInfo,
+    Capture, Concern, Delivery, FocusState, InputEvent, PermissionCheck, PlatformResult, Rect,
+    Repaint, WindowInfo,
 };
 
 pub struct X11Desktop {
@@ -50,6 +51,7 @@ impl DisplayServer for X11Desktop {
 
     fn checks(&self) -> Vec<PermissionCheck> {
         let mut checks = vec![PermissionCheck {
+            concern: Concern::Session,
             name: "x11_display".into(),
             ok: true,
             detail: format!(
@@ -116,10 +118,12 @@ impl DisplayServer for X11Desktop {
         self.repaints()?.last_repaint(id as u32)
     }
 
-    fn toolkit_frame_origin(&self, id: u64) -> Option<(i32, i32)> {
-        self.x11
+    fn frame_origin(&self, id: u64) -> FrameOrigin {
+        let toolkit_frame = self
+            .x11
             .gtk_frame_extents(id as u32)
-            .map(|(left, _, top, _)| (left, top))
+            .map(|(left, _, top, _)| (left, top));
+        FrameOrigin::Screen { toolkit_frame }
     }
 
     fn alive(&self) -> bool {

@@ -1,39 +1,31 @@
 use super::*;
 use crate::platform::{AxNode, AxTree, Rect};
 
-fn node(role: &str, name: &str, parent: Option<usize>, children: Vec<usize>, x: i32) -> AxNode {
-    AxNode {
-        role: role.into(),
-        name: name.into(),
-        value: None,
-        states: vec![],
-        actions: vec![],
-        frame: Some(Rect {
-            x,
-            y: 0,
-            width: 10,
-            height: 10,
-        }),
-        actionable: true,
-        parent,
-        children,
-        handle: String::new(),
-    }
-}
-
 /// A window whose panels hold the given buttons (name, x), in order.
 fn window(panels: &[(&str, &[(&str, i32)])]) -> Snapshot {
-    let mut nodes = vec![node("frame", "w", None, vec![], 0)];
+    let mut nodes = vec![
+        AxNode::test("frame", "w")
+            .in_tree(None, vec![])
+            .with_frame(Rect::new(0, 0, 10, 10)),
+    ];
     nodes[0].actionable = false;
     let mut elements = Vec::new();
     for (panel, buttons) in panels {
         let p = nodes.len();
-        nodes.push(node("panel", panel, Some(0), vec![], 0));
+        nodes.push(
+            AxNode::test("panel", panel)
+                .in_tree(Some(0), vec![])
+                .with_frame(Rect::new(0, 0, 10, 10)),
+        );
         nodes[p].actionable = false;
         nodes[0].children.push(p);
         for (name, x) in *buttons {
             let b = nodes.len();
-            nodes.push(node("push_button", name, Some(p), vec![], *x));
+            nodes.push(
+                AxNode::test("push_button", name)
+                    .in_tree(Some(p), vec![])
+                    .with_frame(Rect::new(*x, 0, 10, 10)),
+            );
             nodes[p].children.push(b);
             elements.push(b);
         }

@@ -111,13 +111,7 @@ impl ToolSpec for GetBrowserState {
     const NAME: &'static str = "get_browser_state";
     const DESCRIPTION: &'static str = "Read a Chromium browser through its DevTools endpoint, without raising or focusing it. Bind mode (pid + window_id): binds that window as a target of this session, with a target_id and a tab_id per tab of the window; the binding is exact when the window's title names one tab (only exact targets take browser_* actions). Snapshot mode (target_id + tab_id): the tab's controls (its accessibility tree's buttons, links, fields, … and whatever takes the focus) as refs p<snapshot>:<index>, with role, label, value and states; a newer snapshot or a navigation retires older refs. include_screenshot adds the tab's viewport as PNG. A browser without an endpoint is refused as browser_requires_setup (see browser_prepare); Firefox is refused as browser_route_unavailable (use page).";
     const READ_ONLY: bool = true;
-    const CONTRACT: Contract = Contract {
-        capabilities: &["browser.state"],
-        risk: Risk::R2,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    const CONTRACT: Contract = Contract::idempotent(Risk::R2, &["browser.state"]);
 
     fn check(a: &GetBrowserStateArgs) -> Result<(), ToolError> {
         if a.snapshot_format == Some(SnapshotFormat::SemanticV2) {

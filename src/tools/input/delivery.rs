@@ -12,10 +12,6 @@ pub(super) fn event_path(mode: Delivery) -> Route {
     }
 }
 
-pub(super) fn delivery(mode: Option<Delivery>) -> Delivery {
-    mode.unwrap_or(Delivery::Background)
-}
-
 /// What a background input (events addressed to the window) consists of.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Synthetic {

@@ -16,19 +16,25 @@
 //! This file owns what every input tool shares: the argument enums, the action vocabularies
 //! and the result (`Outcome`, `ActionResult`). The rooms: `target` (addressing resolved to
 //! an element, a pixel or a window), `effect` (what would show the action landed, and
-//! waiting for it), `delivery` (routes, synthetic-event caveats, event sequences), and the
-//! tools by family: `pointer`, `held`, `keyboard`, `value`, `scroll`. The children reach these
-//! shared items through `use super::*`.
+//! waiting for it), `delivery` (routes, synthetic-event caveats, event sequences),
+//! `address` (the addressing arguments every input tool flattens into its own), `pipeline`
+//! (the steps every addressed input tool runs: resolve → plan → deliver → settle → check),
+//! and the tools by family: `click`, `pointer`, `held`, `keyboard`, `typing`, `value`,
+//! `scroll`. The children reach these shared items through `use super::*`.
 
+mod address;
+mod click;
 mod delivery;
 mod effect;
 mod held;
 mod keyboard;
+mod pipeline;
 mod pointer;
 mod scroll;
 mod target;
 #[cfg(test)]
 mod tests;
+mod typing;
 mod value;
 
 use std::time::{Duration, Instant};
@@ -46,16 +52,19 @@ use crate::platform::{
     AxNode, Delivery, ElementReading, InputEvent, Platform, PlatformError, TextEdit, WindowInfo,
 };
 
+use address::*;
+use click::ClickKind;
 use delivery::*;
 use effect::*;
 use keyboard::*;
-use pointer::*;
 use target::*;
 
+pub use click::{Click, DoubleClick, RightClick};
 pub use held::{MouseButtonDown, MouseButtonUp, MouseDrag};
-pub use keyboard::{Hotkey, PressKey, TypeText};
-pub use pointer::{Click, DoubleClick, Drag, MoveCursor, RightClick};
+pub use keyboard::{Hotkey, PressKey};
+pub use pointer::{Drag, MoveCursor};
 pub use scroll::Scroll;
+pub use typing::TypeText;
 pub use value::SetValue;
 
 const MAX_SETTLE_MS: u64 = 10_000;
@@ -214,6 +223,18 @@ impl Outcome {
             escalation: None,
             fields: Default::default(),
         }
+    }
+
+    /// The same outcome, saying `what` was done.
+    fn saying(mut self, what: impl Into<String>) -> Self {
+        self.what = what.into();
+        self
+    }
+
+    /// The same outcome, by route `path`.
+    fn routed(mut self, path: Route) -> Self {
+        self.path = path;
+        self
     }
 
     fn with(mut self, key: &str, value: Value) -> Self {

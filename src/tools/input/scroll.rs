@@ -1,34 +1,20 @@
-//! scroll: through the element's scroll bar value in the background, else wheel or
-//! page keys at a point.
+//! scroll on the input pipeline: through the element's scroll bar value, or its rows
+//! revealed, in the background; else wheel clicks or page keys at a point.
 
+use super::pipeline::{At, Check, Deliver, InputAct, Plan};
 use super::*;
 use crate::dispatch::Contract;
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ScrollArgs {
-    /// Target process id.
-    pub pid: u32,
+    #[serde(flatten, deserialize_with = "crate::dispatch::with_field_names")]
+    pub at: Address,
     /// up, down, left or right.
     pub direction: Direction,
     /// How many lines or pages (1-50). Default 3.
     pub amount: Option<u32>,
     /// line (default) or page.
     pub by: Option<ScrollUnit>,
-    /// Window to scroll; default the pid's frontmost window.
-    pub window_id: Option<u64>,
-    /// Scrollable element (or one inside it): its scroll bar moves through the accessibility API.
-    pub element_index: Option<usize>,
-    /// Snapshot element_index comes from (default: the latest); refused if that element changed since.
-    pub snapshot_id: Option<String>,
-    /// Scroll at this window-local point (with y).
-    pub x: Option<f64>,
-    /// Scroll at this window-local point (with x).
-    pub y: Option<f64>,
-    /// background (default) or foreground.
-    pub delivery_mode: Option<Delivery>,
-    /// Max ms to wait for the effect. Default 0.
-    pub settle_ms: Option<u64>,
 }
 
 pub struct Scroll;
@@ -87,36 +73,228 @@ impl ToolSpec for Scroll {
         Some(crate::tools::output_schema_of::<ActionResult>())
     }
 
+    fn check(a: &ScrollArgs) -> Result<(), ToolError> {
+        pipeline::check(&a.at, a)
+    }
+
     async fn run(&self, ctx: &ToolContext, a: ScrollArgs) -> Result<ToolOutput, ToolError> {
-        check_addressing(a.element_index, a.window_id, a.x, a.y)?;
-        let settle_ms = check_settle(a.settle_ms)?;
-        let amount = a.amount.unwrap_or(3);
+        pipeline::run(ctx, &a.at, &a).await
+    }
+}
+
+impl ScrollArgs {
+    fn amount(&self) -> u32 {
+        self.amount.unwrap_or(3)
+    }
+
+    fn by(&self) -> ScrollUnit {
+        self.by.unwrap_or(ScrollUnit::Line)
+    }
+
+    fn vertical(&self) -> bool {
+        matches!(self.direction, Direction::Up | Direction::Down)
+    }
+
+    /// -1 towards the start (up, left), 1 towards the end.
+    fn sign(&self) -> f64 {
+        if matches!(self.direction, Direction::Up | Direction::Left) {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+
+    /// The element's scroll bar, moved through its value; None where it has none.
+    async fn through_bar(
+        &self,
+        at: &At<'_>,
+        tree: &crate::platform::AxTree,
+        node: usize,
+    ) -> Option<Plan<()>> {
+        let bar = scroll_bar_for(tree, node, self.vertical()).map(|b| tree.nodes[b].clone())?;
+        let range = at.p().value_range(&bar.handle).await.ok()?;
+        let span = (range.maximum - range.minimum).max(0.0);
+        let line = if range.step > 0.0 {
+            range.step
+        } else {
+            (span / 20.0).max(1.0)
+        };
+        let unit = match self.by() {
+            ScrollUnit::Page => (span / 4.0).max(line),
+            ScrollUnit::Line => line,
+        };
+        let value = (range.current + self.sign() * unit * self.amount() as f64)
+            .clamp(range.minimum, range.maximum);
+        let mut outcome = Outcome::new(
+            format!(
+                "scrolled {:?} {} {:?}s ({} → {value})",
+                self.direction,
+                self.amount(),
+                self.by(),
+                range.current
+            )
+            .to_lowercase(),
+            Route::ElementValue,
+        )
+        .with("scroll_bar", element_brief(None, &bar))
+        .with("value", json!(value));
+        let expect = Expect::ValueIs {
+            handle: bar.handle.clone(),
+            value,
+        };
+        let check = if value == range.current {
+            outcome.what.push_str(" (already at the end)");
+            Check::Known(Effect::SuspectedNoop)
+        } else {
+            Check::read_back(expect, at.settle_ms, "foreground")
+        };
+        let send = Deliver::Value {
+            handle: bar.handle,
+            value,
+        };
+        Some(Plan::new(outcome, send, check, ()))
+    }
+
+    /// No scroll bar: rows of the element's view are scrolled into view (web lists, whose
+    /// scroll bars are not in the tree). Lines count as rows here. None where the
+    /// element cannot reveal its rows.
+    async fn through_rows(&self, at: &At<'_>, node: &AxNode) -> Option<Plan<()>> {
+        let rows = match self.by() {
+            ScrollUnit::Page => self.amount() * 4,
+            ScrollUnit::Line => self.amount(),
+        } as usize;
+        let direction = self.direction;
+        match at
+            .p()
+            .reveal_sibling(&node.handle, self.sign() > 0.0, rows)
+            .await
+        {
+            Ok(Some(row)) => {
+                let outcome = Outcome::new(
+                    format!("scrolled {direction:?} {rows} rows into view").to_lowercase(),
+                    Route::ElementScrollTo,
+                );
+                let expect = Expect::StateChange {
+                    handle: row,
+                    state: "showing",
+                    before: false,
+                };
+                let check = Check::read_back(expect, at.settle_ms, "foreground");
+                Some(Plan::new(outcome, Deliver::Done, check, ()))
+            }
+            Ok(None) => {
+                let outcome = Outcome::new(
+                    format!("no rows to scroll {direction:?}: the view is at its end")
+                        .to_lowercase(),
+                    Route::ElementScrollTo,
+                );
+                let check = Check::Known(Effect::SuspectedNoop);
+                Some(Plan::new(outcome, Deliver::Done, check, ()))
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Wheel clicks (lines) or Page Up/Down (pages) at a point.
+    fn wheel_events(&self, (x, y): (i32, i32)) -> Vec<InputEvent> {
+        let mut events = vec![InputEvent::Move { x, y }];
+        let (button, keysym) = match self.direction {
+            Direction::Up => (4, 0xff55),
+            Direction::Down => (5, 0xff56),
+            Direction::Left => (6, 0xff55),
+            Direction::Right => (7, 0xff56),
+        };
+        for _ in 0..self.amount() {
+            for down in [true, false] {
+                events.push(match self.by() {
+                    ScrollUnit::Line => InputEvent::Button { x, y, button, down },
+                    ScrollUnit::Page => InputEvent::Key { keysym, down },
+                });
+            }
+        }
+        events
+    }
+
+    /// Where the wheel goes: the point; an element's visible part, or, where its list clips
+    /// it whole, the list's (a point outside them, outside the window or past the list,
+    /// would scroll whatever lies there); else the window's centre.
+    fn wheel_point(
+        at: &At<'_>,
+        found: &Option<(crate::platform::AxTree, usize)>,
+    ) -> Result<(i32, i32), ToolError> {
+        let window = at.window();
+        match (&at.target, found) {
+            (Target::Pixel { x, y, .. }, _) => Ok((*x, *y)),
+            (Target::Element { .. }, Some((t, n))) if t.nodes[*n].frame.is_some() => Ok(at
+                .target
+                .visible_part()
+                .or_else(|| at.target.container_visible_part())
+                .ok_or_else(|| {
+                    ToolError::failed(format!(
+                        "no part of {} shows (its container or the window clips it), so no wheel can reach it; scroll its container first",
+                        describe(&t.nodes[*n])
+                    ))
+                })?
+                .center()),
+            _ => Ok((window.bounds.width / 2, window.bounds.height / 2)),
+        }
+    }
+
+    async fn by_wheel(
+        &self,
+        at: &At<'_>,
+        found: &Option<(crate::platform::AxTree, usize)>,
+    ) -> Result<Plan<()>, ToolError> {
+        let (x, y) = Self::wheel_point(at, found)?;
+        // A scroll shows in the tree (other rows showing), so it is always read back: a
+        // toolkit that ignores synthetic wheel events (Qt) is then named, not guessed.
+        let wait = at.settle_ms.max(READ_BACK_MS);
+        let expect = at.window_change(wait).await;
+        let outcome = Outcome::new(
+            format!(
+                "scrolled {:?} {} {:?}s at ({x}, {y})",
+                self.direction,
+                self.amount(),
+                self.by()
+            )
+            .to_lowercase(),
+            event_path(at.mode),
+        );
+        let send = Deliver::Events {
+            events: self.wheel_events((x, y)),
+            kind: Synthetic::Pointer(at.window().window_id),
+        };
+        let check = Check::ReadBack {
+            expect,
+            wait,
+            escalate_to: "foreground",
+        };
+        Ok(Plan::new(outcome, send, check, ()).pointing((x, y), Gesture::Move))
+    }
+}
+
+#[async_trait]
+impl InputAct for ScrollArgs {
+    type Memo = ();
+
+    fn check(&self, _address: &Address) -> Result<(), ToolError> {
+        let amount = self.amount();
         if !(1..=50).contains(&amount) {
             return Err(ToolError::invalid(format!(
                 "`amount`: must be 1-50, got {amount}"
             )));
         }
-        let by = a.by.unwrap_or(ScrollUnit::Line);
-        let mode = delivery(a.delivery_mode);
-        let platform = ctx.platform().await?;
-        let p = platform.as_ref();
-        let element = element_ref(a.element_index, a.snapshot_id.as_deref())?;
-        let target = resolve(ctx, p, a.pid, a.window_id, element, a.x, a.y).await?;
-        let window = target.window().clone();
-        let vertical = matches!(a.direction, Direction::Up | Direction::Down);
-        let sign = if matches!(a.direction, Direction::Up | Direction::Left) {
-            -1.0
-        } else {
-            1.0
-        };
+        Ok(())
+    }
 
-        // The element's scroll bar, moved through its value.
-        let tree_and_node = match &target {
+    async fn plan(&self, at: &At<'_>) -> Result<Plan<()>, ToolError> {
+        // The addressed element, or the one at the point, in its tree.
+        let found = match &at.target {
             Target::Element {
                 snapshot, index, ..
             } => Some((snapshot.tree.clone(), snapshot.elements[*index])),
             Target::Pixel { x, y, .. } => {
-                let tree = tree_for(ctx, p, a.pid, &window).await?;
+                let tree = tree_for(at.ctx, at.p(), at.pid, at.window()).await?;
                 node_at(&tree, *x, *y, false).map(|n| (tree, n))
             }
             Target::Window { .. } => None,
@@ -125,166 +303,19 @@ impl ToolSpec for Scroll {
         // element may be clipped where no wheel can reach it); a point in the foreground
         // gets the real wheel it asked for.
         let through_value =
-            mode == Delivery::Background || matches!(target, Target::Element { .. });
-        if through_value {
-            if let Some(bar) = tree_and_node
-                .as_ref()
-                .and_then(|(t, n)| scroll_bar_for(t, *n, vertical).map(|b| t.nodes[b].clone()))
-            {
-                if let Ok(range) = p.value_range(&bar.handle).await {
-                    let span = (range.maximum - range.minimum).max(0.0);
-                    let line = if range.step > 0.0 {
-                        range.step
-                    } else {
-                        (span / 20.0).max(1.0)
-                    };
-                    let unit = if by == ScrollUnit::Page {
-                        (span / 4.0).max(line)
-                    } else {
-                        line
-                    };
-                    let target_value = (range.current + sign * unit * amount as f64)
-                        .clamp(range.minimum, range.maximum);
-                    p.set_value(&bar.handle, target_value).await?;
-                    let mut outcome = Outcome::new(
-                        format!(
-                            "scrolled {:?} {amount} {:?}s ({} → {target_value})",
-                            a.direction, by, range.current
-                        )
-                        .to_lowercase(),
-                        Route::ElementValue,
-                    )
-                    .with("scroll_bar", element_brief(None, &bar))
-                    .with("value", json!(target_value));
-                    let expect = Expect::ValueIs {
-                        handle: bar.handle.clone(),
-                        value: target_value,
-                    };
-                    if target_value == range.current {
-                        outcome.effect = Effect::SuspectedNoop;
-                        outcome.what.push_str(" (already at the end)");
-                    } else {
-                        let wait = expect.read_back_ms(settle_ms);
-                        settle(p, &expect, wait, &mut outcome, "foreground").await;
-                    }
-                    return Ok(outcome.into_output(Some(a.pid), Some(&window)));
-                }
+            at.mode == Delivery::Background || matches!(at.target, Target::Element { .. });
+        if let (true, Some((tree, node))) = (through_value, &found) {
+            if let Some(plan) = self.through_bar(at, tree, *node).await {
+                return Ok(plan);
             }
         }
-        // No scroll bar: rows of the view are scrolled into view (web lists, whose
-        // scroll bars are not in the tree). Lines count as rows here.
         if let (Delivery::Background, true, Target::Element { node, .. }) =
-            (mode, vertical, &target)
+            (at.mode, self.vertical(), &at.target)
         {
-            let rows = if by == ScrollUnit::Page {
-                amount * 4
-            } else {
-                amount
-            } as usize;
-            match p.reveal_sibling(&node.handle, sign > 0.0, rows).await {
-                Ok(Some(row)) => {
-                    let mut outcome = Outcome::new(
-                        format!("scrolled {:?} {rows} rows into view", a.direction).to_lowercase(),
-                        Route::ElementScrollTo,
-                    );
-                    let expect = Expect::StateChange {
-                        handle: row,
-                        state: "showing",
-                        before: false,
-                    };
-                    let wait = expect.read_back_ms(settle_ms);
-                    settle(p, &expect, wait, &mut outcome, "foreground").await;
-                    return Ok(outcome.into_output(Some(a.pid), Some(&window)));
-                }
-                Ok(None) => {
-                    let mut outcome = Outcome::new(
-                        format!(
-                            "no rows to scroll {:?}: the view is at its end",
-                            a.direction
-                        )
-                        .to_lowercase(),
-                        Route::ElementScrollTo,
-                    );
-                    outcome.effect = Effect::SuspectedNoop;
-                    return Ok(outcome.into_output(Some(a.pid), Some(&window)));
-                }
-                Err(_) => {}
+            if let Some(plan) = self.through_rows(at, node).await {
+                return Ok(plan);
             }
         }
-        // Wheel or page keys at a point.
-        let (x, y) = match (&target, &tree_and_node) {
-            (Target::Pixel { x, y, .. }, _) => (*x, *y),
-            (Target::Element { .. }, Some((t, n))) if t.nodes[*n].frame.is_some() => {
-                // The wheel goes to the element's visible part, or, where its list clips
-                // it whole, to the list's: a point outside them (outside the window, or
-                // past the list) would scroll whatever lies there.
-                target
-                    .visible_part()
-                    .or_else(|| target.container_visible_part())
-                    .ok_or_else(|| {
-                        ToolError::failed(format!(
-                            "no part of {} shows (its container or the window clips it), so no wheel can reach it; scroll its container first",
-                            describe(&t.nodes[*n])
-                        ))
-                    })?
-                    .center()
-            }
-            _ => (window.bounds.width / 2, window.bounds.height / 2),
-        };
-        let mut events = vec![InputEvent::Move { x, y }];
-        for _ in 0..amount {
-            match by {
-                ScrollUnit::Line => {
-                    let button = match a.direction {
-                        Direction::Up => 4,
-                        Direction::Down => 5,
-                        Direction::Left => 6,
-                        Direction::Right => 7,
-                    };
-                    events.push(InputEvent::Button {
-                        x,
-                        y,
-                        button,
-                        down: true,
-                    });
-                    events.push(InputEvent::Button {
-                        x,
-                        y,
-                        button,
-                        down: false,
-                    });
-                }
-                ScrollUnit::Page => {
-                    let keysym = if sign < 0.0 { 0xff55 } else { 0xff56 };
-                    events.push(InputEvent::Key { keysym, down: true });
-                    events.push(InputEvent::Key {
-                        keysym,
-                        down: false,
-                    });
-                }
-            }
-        }
-        // A scroll shows in the tree (other rows showing), so it is always read back: a
-        // toolkit that ignores synthetic wheel events (Qt) is then named, not guessed.
-        let wait = settle_ms.max(READ_BACK_MS);
-        let expect = expect_window_change(p, a.pid, &window, wait).await;
-        let pointing = point_at(ctx, p, on_screen(&window, (x, y)), Gesture::Move).await;
-        p.send_input(&window, &events, mode).await?;
-        let path = event_path(mode);
-        let mut outcome = Outcome::new(
-            format!(
-                "scrolled {:?} {amount} {:?}s at ({x}, {y})",
-                a.direction, by
-            )
-            .to_lowercase(),
-            path,
-        );
-        if mode == Delivery::Background {
-            outcome.escalation =
-                synthetic_caveat(p, a.pid, Synthetic::Pointer(window.window_id)).await;
-        }
-        settle(p, &expect, wait, &mut outcome, "foreground").await;
-        pointing.landed(ctx, platform.clone()).await;
-        Ok(outcome.into_output(Some(a.pid), Some(&window)))
+        self.by_wheel(at, &found).await
     }
 }

@@ -111,40 +111,6 @@ impl Target {
     }
 }
 
-/// Checks that need no desktop: exclusive and paired arguments.
-pub(super) fn check_addressing(
-    element_index: Option<usize>,
-    window_id: Option<u64>,
-    x: Option<f64>,
-    y: Option<f64>,
-) -> Result<(), ToolError> {
-    if element_index.is_some() && (x.is_some() || y.is_some()) {
-        return Err(ToolError::invalid(
-            "give either `element_index` or `x`/`y`, not both",
-        ));
-    }
-    match (x, y) {
-        (Some(_), None) => return Err(ToolError::invalid("`y`: missing (x and y go together)")),
-        (None, Some(_)) => return Err(ToolError::invalid("`x`: missing (x and y go together)")),
-        _ => {}
-    }
-    for (name, v) in [("x", x), ("y", y)] {
-        if let Some(v) = v {
-            if !v.is_finite() || v < 0.0 {
-                return Err(ToolError::invalid(format!(
-                    "`{name}`: must be a non-negative number, got {v}"
-                )));
-            }
-        }
-    }
-    if element_index.is_some() && window_id.is_none() {
-        return Err(ToolError::invalid(
-            "`window_id`: required with `element_index` (indices belong to one window's snapshot)",
-        ));
-    }
-    Ok(())
-}
-
 /// A pointer gesture's `duration_ms` (0-10000, default 500) and `steps` (1-200, default
 /// 20), checked (drag, mouse_drag).
 pub(super) fn gesture_timing(
@@ -164,16 +130,6 @@ pub(super) fn gesture_timing(
         )));
     }
     Ok((duration, steps))
-}
-
-pub(super) fn check_settle(settle_ms: Option<u64>) -> Result<u64, ToolError> {
-    let s = settle_ms.unwrap_or(0);
-    if s > MAX_SETTLE_MS {
-        return Err(ToolError::invalid(format!(
-            "`settle_ms`: at most {MAX_SETTLE_MS}, got {s}"
-        )));
-    }
-    Ok(s)
 }
 
 /// The pid's window: the given one (checked to belong to it), else its frontmost on-screen one.
@@ -305,17 +261,16 @@ pub(super) async fn still_the_same(
     }
 }
 
+/// The target an address names: an element of a snapshot (re-read when the snapshot is
+/// older than the window's latest), a point in a window, or the window.
 pub(super) async fn resolve(
     ctx: &ToolContext,
     platform: &dyn Platform,
-    pid: u32,
-    window_id: Option<u64>,
-    element: Option<ElementRef<'_>>,
-    x: Option<f64>,
-    y: Option<f64>,
+    address: &Address,
 ) -> Result<Target, ToolError> {
-    if let Some(element) = element {
-        let window_id = window_id.expect("checked by check_addressing");
+    let (pid, window_id) = (address.pid, address.window_id);
+    if let Some(element) = address.element()? {
+        let window_id = window_id.expect("checked by Address::check");
         let (node, older, snapshot) = snapshot_element(ctx, pid, window_id, element)?;
         let window = window_of(platform, Some(pid), window_id).await?;
         if older {
@@ -329,7 +284,7 @@ pub(super) async fn resolve(
         });
     }
     let window = target_window(platform, pid, window_id).await?;
-    if let (Some(x), Some(y)) = (x, y) {
+    if let (Some(x), Some(y)) = (address.x, address.y) {
         // x, y are in the screenshot's pixels, which max_image_dimension may have scaled.
         let scale = screenshot_scale(ctx, &window);
         let (w, h) = (

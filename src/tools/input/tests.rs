@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::platform::memory::{MemoryPlatform, PID, WINDOW, node};
+use crate::platform::AxNode;
+use crate::platform::memory::{MemoryPlatform, PID, WINDOW};
 use crate::platform::{AppQuirks, PointerCaveat, Rect};
 use crate::tools::{ToolContext, ToolRegistry};
 
@@ -38,14 +39,10 @@ fn check_box(checked: bool) -> crate::platform::AxNode {
     } else {
         &["sensitive"]
     };
-    let mut n = node(
-        "check_box",
-        "Enable feature",
-        states,
-        Some(Rect::new(10, 10, 80, 20)),
-    );
-    n.actions = vec!["click".into()];
-    n
+    AxNode::test("check_box", "Enable feature")
+        .with_states(states)
+        .with_actions(&["click"])
+        .with_frame(Rect::new(10, 10, 80, 20))
 }
 
 async fn call(ctx: &ToolContext, tool: &str, args: Value) -> Value {

@@ -33,8 +33,8 @@ use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1::Z
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_manager_v1::ZwlrVirtualPointerManagerV1;
 
 use crate::platform::{
-    Capture, Delivery, FocusState, InputEvent, PermissionCheck, PlatformError, PlatformResult,
-    Rect, WindowInfo,
+    Capture, Concern, Delivery, FocusState, InputEvent, PermissionCheck, PlatformError,
+    PlatformResult, Rect, WindowInfo,
 };
 
 /// How long one request may wait for the compositor's answer.
@@ -116,8 +116,9 @@ impl Wayland {
     pub fn checks(&self) -> Vec<PermissionCheck> {
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let s = &session.state;
-        let check = |name: &str, ok: bool, what: &str, without: &str| {
+        let check = |concern: Concern, name: &str, ok: bool, what: &str, without: &str| {
             PermissionCheck {
+            concern,
             name: name.into(),
             ok,
             detail: if ok {
@@ -132,6 +133,7 @@ impl Wayland {
         };
         let mut checks = vec![
             PermissionCheck {
+                concern: Concern::Session,
                 name: "wayland_display".into(),
                 ok: s.broken.is_none(),
                 detail: match &s.broken {
@@ -141,24 +143,28 @@ impl Wayland {
                 fix: None,
             },
             check(
+                Concern::Session,
                 "foreign_toplevel",
                 s.toplevels.manager.is_some(),
                 "zwlr_foreign_toplevel_manager_v1 (the window list)",
                 "list_windows and every window tool fail, saying so; accessibility trees of known pids still work",
             ),
             check(
+                Concern::Capture,
                 "screencopy",
                 s.screencopy.is_some(),
                 "zwlr_screencopy_manager_v1 (screenshots)",
                 "screenshots fail; trees and element actions still work",
             ),
             check(
+                Concern::Input,
                 "virtual_pointer",
                 s.pointer_manager.is_some(),
                 "zwlr_virtual_pointer_manager_v1 (pointer input)",
                 "clicks, scrolls and drags at a point fail; element actions (AT-SPI) still work",
             ),
             check(
+                Concern::Input,
                 "virtual_keyboard",
                 s.keyboard_manager.is_some(),
                 "zwp_virtual_keyboard_manager_v1 (key input)",
@@ -166,12 +172,14 @@ impl Wayland {
             ),
         ];
         checks.push(PermissionCheck {
+            concern: Concern::Input,
             name: "background_input".into(),
             ok: false,
             detail: "Wayland has no way to send events to one window: pointer and key events go through the seat (delivery_mode foreground); background actions use the element's accessibility interface".into(),
             fix: None,
         });
         checks.push(PermissionCheck {
+            concern: Concern::Other,
             name: "compositor_ipc".into(),
             ok: self.sway.is_some(),
             detail: match &self.sway {
@@ -457,6 +465,10 @@ impl super::display::DisplayServer for Wayland {
             PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
         })?;
         self.with_session(|s| s.capture_region(region))
+    }
+
+    fn frame_origin(&self, _id: u64) -> super::atspi::FrameOrigin {
+        super::atspi::FrameOrigin::WindowRelative
     }
 
     fn background_input_caveat(&self) -> Option<&'static str> {

@@ -1,0 +1,307 @@
+//! One window's tree ([`Atspi::window_tree`]), in the steps of its walk: the app's nodes as
+//! its cache lists them and its root, the top-level that is the window, the levels below
+//! it read concurrently, each shown node's details (frame, actions, value, readable name),
+//! and the nodes in window-local pixels.
+
+use super::*;
+
+/// How a walk reads one app: its toolkit's ways.
+struct Reading {
+    bus: String,
+    gtk4: bool,
+    /// Whether `showing` marks what is hidden (GTK 4 never sets it on children).
+    uses_showing: bool,
+    /// GTK 3 clears `showing` on what its viewport scrolled out of sight; such nodes are
+    /// kept, told apart from hidden pages and closed menus (see mark_scrolled_out).
+    keeps_scrolled_out: bool,
+    coord: u32,
+}
+
+impl Atspi {
+    /// The tree of `pid` scoped to `window`, its frames in window-local pixels as `frames`
+    /// says the toolkit reports them.
+    pub async fn window_tree(
+        &self,
+        pid: u32,
+        window: &WindowInfo,
+        frames: FrameOrigin,
+    ) -> PlatformResult<AxTree> {
+        let Some(bus) = self.app_bus_for_pid(pid).await? else {
+            return Ok(AxTree {
+                nodes: Vec::new(),
+                warning: Some(format!(
+                    "pid {pid} is not on the accessibility bus (not an accessible toolkit, NO_AT_BRIDGE set, or started before accessibility was enabled)"
+                )),
+            });
+        };
+        let (toolkit, version) = self.toolkit(&bus).await;
+        let gtk = toolkit.eq_ignore_ascii_case("gtk");
+        let gtk4 = gtk && version.starts_with('4');
+        let (window_relative, csd_origin) = match frames {
+            FrameOrigin::Screen { toolkit_frame } => (gtk4, toolkit_frame),
+            FrameOrigin::WindowRelative => (true, None),
+        };
+        let reading = Reading {
+            bus,
+            gtk4,
+            uses_showing: !gtk4,
+            keeps_scrolled_out: gtk && version.starts_with('3'),
+            coord: if window_relative {
+                COORD_WINDOW
+            } else {
+                COORD_SCREEN
+            },
+        };
+        let mut known = self.app_nodes(pid, &reading).await?;
+        let Some((top, top_rect)) = self
+            .window_toplevel(&reading, &mut known, window, window_relative)
+            .await
+        else {
+            return Ok(AxTree {
+                nodes: Vec::new(),
+                warning: Some(format!(
+                    "no accessible top-level of pid {pid} matches window {} \"{}\"",
+                    window.window_id, window.title
+                )),
+            });
+        };
+        let shown = |n: &RawNode| {
+            n.node.path == top || n.scrolled_out || shows(n.states, reading.uses_showing)
+        };
+        self.read_levels(&reading, &mut known, &top, shown).await;
+        // Offset that turns a reported extent into window-local pixels.
+        let offset = if window_relative {
+            let (fx, fy) = csd_origin.unwrap_or((
+                ((window.bounds.width - top_rect.width) / 2).max(0),
+                ((window.bounds.height - top_rect.height) / 2).max(0),
+            ));
+            (fx - top_rect.x, fy - top_rect.y)
+        } else {
+            (-window.bounds.x, -window.bounds.y)
+        };
+        let order = known.depth_first(&top, shown);
+        let details = join_all(order.iter().map(|(n, _)| self.details(n, reading.coord))).await;
+        Ok(AxTree {
+            nodes: nodes_of(&order, details, offset, window),
+            warning: None,
+        })
+    }
+
+    /// What GTK 4 already cached (all of the app after the first walk), and the root. An
+    /// atk-bridge cache (GTK 3, Firefox, Chromium) gives the nodes it lists, not the tree's
+    /// shape: it holds what existed when it was created plus what the app announced since
+    /// (Firefox's page content loaded later is missing), and GTK 3's index_in_parent
+    /// disagrees with GetChildren.
+    async fn app_nodes(&self, pid: u32, r: &Reading) -> PlatformResult<Known> {
+        let items = self.cached_items(&r.bus).await.unwrap_or_default();
+        let mut known = if r.gtk4 {
+            Known::from_items(items)
+        } else {
+            Known::listing(items)
+        };
+        if known.nodes.contains_key(ROOT_PATH) {
+            return Ok(known);
+        }
+        match self.read_node(&r.bus, ROOT_PATH, None, 0, None).await {
+            Some(root) => {
+                known.nodes.insert(ROOT_PATH.to_string(), root);
+                Ok(known)
+            }
+            None => {
+                // The app left the bus (or restarted): forget it and report why.
+                self.apps.lock().unwrap().remove(&pid);
+                Err(ax_err(
+                    "read the application",
+                    format!("pid {pid} no longer answers"),
+                ))
+            }
+        }
+    }
+
+    /// The app's top-levels, read in full (they are matched to the window by name), and the
+    /// one that is `window`, with its extent.
+    async fn window_toplevel(
+        &self,
+        r: &Reading,
+        known: &mut Known,
+        window: &WindowInfo,
+        window_relative: bool,
+    ) -> Option<(String, Rect)> {
+        let root = known.nodes[ROOT_PATH].clone();
+        if let Some(found) = self.children_of(&r.bus, &root, known, None).await {
+            known.merge(found);
+        }
+        let toplevels: Vec<RawNode> = known
+            .children
+            .get(ROOT_PATH)
+            .map(|kids| {
+                kids.iter()
+                    .filter_map(|k| known.nodes.get(k).cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.match_toplevel(&toplevels, window, window_relative)
+            .await
+    }
+
+    /// The window's levels below `top`, each read concurrently: the children of every
+    /// shown node, and of a table too big to list (a spreadsheet's million rows) the cells
+    /// in view. Each node is opened once: an app whose tree has a cycle (a child that
+    /// lists an ancestor) must not make the walk go round until the depth bound.
+    async fn read_levels(
+        &self,
+        r: &Reading,
+        known: &mut Known,
+        top: &str,
+        shown: impl Fn(&RawNode) -> bool,
+    ) {
+        let mut opened: HashSet<String> = HashSet::new();
+        let mut frontier = vec![top.to_string()];
+        for _ in 0..MAX_DEPTH {
+            frontier.retain(|p| opened.insert(p.clone()));
+            if frontier.is_empty() {
+                break;
+            }
+            let at_frontier = |big: bool| -> Vec<RawNode> {
+                frontier
+                    .iter()
+                    .filter_map(|p| known.nodes.get(p))
+                    .filter(|n| shown(n) && (n.child_count > max_children(n)) == big)
+                    .cloned()
+                    .collect()
+            };
+            let (open, big_tables) = (at_frontier(false), at_frontier(true));
+            let listing = Some(r.uses_showing);
+            let (found, cells) = futures::join!(
+                join_all(
+                    open.iter()
+                        .map(|n| self.children_of(&r.bus, n, known, listing))
+                ),
+                join_all(
+                    big_tables
+                        .iter()
+                        .map(|n| self.visible_cells(&r.bus, n, r.coord))
+                ),
+            );
+            for f in found.into_iter().chain(cells).flatten() {
+                known.merge(f);
+            }
+            if r.keeps_scrolled_out {
+                self.mark_scrolled_out(known, &open).await;
+            }
+            frontier = open
+                .iter()
+                .flat_map(|n| {
+                    known
+                        .children
+                        .get(&n.node.path)
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
+    }
+
+    /// A shown node's details: its frame (read for what an agent may act on or read, and
+    /// for the containers that clip what they hold, not for every container), its action
+    /// names, its value and its readable name.
+    async fn details(&self, n: &RawNode, coord: u32) -> Details {
+        let actions = if n.ifaces.contains(Interface::Action) && n.role != Role::Label {
+            self.action_names(&n.node, n.states).await
+        } else {
+            Vec::new()
+        };
+        let text_value = n.ifaces.contains(Interface::Text)
+            && (TEXT_VALUE_ROLES.contains(&n.role)
+                    // A web `role=status` in Firefox holds its text, no child label.
+                    || (n.role == Role::StatusBar && n.child_count == 0));
+        // A cell shows its text (an empty cell is not `0`, a label cell is not a number),
+        // unless the text is its name already (GTK's tree view cells).
+        let cell_text = n.role == Role::TableCell && n.ifaces.contains(Interface::Text);
+        let value = if cell_text {
+            self.text(&n.node).await.filter(|t| *t != n.name)
+        } else if n.ifaces.contains(Interface::Value) {
+            self.numeric_value(&n.node).await
+        } else if text_value {
+            self.text(&n.node).await
+        } else {
+            None
+        };
+        let wants_frame = n.ifaces.contains(Interface::Component)
+            && (!actions.is_empty()
+                || text_value
+                || n.ifaces.contains(Interface::Value)
+                || n.states.contains(State::Editable)
+                || ROLE_ACTIONABLE.contains(&n.role)
+                || matches!(n.role, Role::ScrollPane | Role::Viewport));
+        let frame = if wants_frame {
+            self.extents(&n.node, coord).await
+        } else {
+            None
+        };
+        let name = self.readable_name(&n.node, &n.name).await;
+        Details {
+            frame,
+            actions,
+            value,
+            name,
+        }
+    }
+}
+
+/// What [`Atspi::details`] reads of a node besides what the walk knows.
+struct Details {
+    frame: Option<Rect>,
+    actions: Vec<String>,
+    value: Option<String>,
+    name: String,
+}
+
+/// The walk's nodes, in depth-first order, as the tree's nodes: frames moved by `offset`
+/// into window-local pixels and dropped where empty or outside the window.
+fn nodes_of(
+    order: &[(&RawNode, Option<usize>)],
+    details: Vec<Details>,
+    offset: (i32, i32),
+    window: &WindowInfo,
+) -> Vec<AxNode> {
+    let window_rect = Rect::new(0, 0, window.bounds.width, window.bounds.height);
+    let mut nodes: Vec<AxNode> = Vec::with_capacity(order.len());
+    for ((n, parent), d) in order.iter().zip(details) {
+        let frame = d
+            .frame
+            .map(|r| Rect {
+                x: r.x + offset.0,
+                y: r.y + offset.1,
+                ..r
+            })
+            .filter(|r| !r.is_empty() && r.intersects(&window_rect));
+        let me = nodes.len();
+        if let Some(p) = parent {
+            nodes[*p].children.push(me);
+        }
+        let mut states: Vec<String> = n
+            .states
+            .iter()
+            .map(|s| s.to_static_str().to_string())
+            .collect();
+        if n.scrolled_out {
+            states.push(OFFSCREEN.to_string());
+        }
+        let mut node = AxNode {
+            role: role_name(n.role),
+            name: d.name,
+            value: d.value,
+            states,
+            actions: d.actions,
+            frame,
+            parent: *parent,
+            children: Vec::new(),
+            handle: n.node.handle(),
+            actionable: false,
+        };
+        node.actionable = is_actionable(&node, n.role);
+        nodes.push(node);
+    }
+    nodes
+}
