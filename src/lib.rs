@@ -6,7 +6,6 @@
 //! headless desktop everything is tested against; [`cli`] is a thin shell over the tool
 //! registry. docs/architecture.md lists the modules in layers; none imports one above it.
 
-pub mod browser;
 pub mod cli;
 pub mod config;
 pub mod cursor;
@@ -26,11 +25,9 @@ pub mod logs;
 pub mod mcp;
 pub mod names;
 pub mod output;
-pub mod page;
 pub mod platform;
 pub mod policy;
 pub mod recording;
-pub mod relay;
 pub mod replay;
 pub mod report;
 pub mod sandbox;
@@ -38,6 +35,7 @@ pub mod snapshot;
 pub mod suggest;
 pub mod tools;
 pub mod trajectory;
+pub mod web;
 
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {

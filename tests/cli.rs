@@ -1,6 +1,8 @@
 //! The `cua` binary as a user runs it: exit codes, error lines that name the field, the
 //! sandbox lifecycle, generated docs, and the demo.
 
+mod common;
+
 use std::process::{Command, Output};
 
 fn cua(args: &[&str]) -> Command {
@@ -344,17 +346,9 @@ fn sigterm_to_the_daemon_finalizes_its_recording() {
     let base = std::env::temp_dir().join(format!("cua-daemon-term-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let socket = base.join("d.sock");
-    let mut daemon = cua(&["serve", "--socket", socket.to_str().unwrap()])
-        .env_remove("DISPLAY")
-        .env("RUST_LOG", "cua=debug")
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(std::time::Instant::now() < deadline, "daemon did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut command = cua(&[]);
+    command.env_remove("DISPLAY").env("RUST_LOG", "cua=debug");
+    let mut daemon = common::Daemon::spawn(command, &socket);
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777,
@@ -375,12 +369,7 @@ fn sigterm_to_the_daemon_finalizes_its_recording() {
     let session: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("session.json")).unwrap()).unwrap();
     assert!(session["stopped_at"].is_null());
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    assert!(daemon.wait().unwrap().success());
+    assert!(daemon.terminate().success());
     let session: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("session.json")).unwrap()).unwrap();
     assert!(
@@ -406,34 +395,20 @@ fn a_daemon_stops_with_its_desktop_so_a_new_one_on_the_same_display_is_not_answe
     let var = start_sandbox("640x480");
     let (display, bus) = (var("DISPLAY"), var("DBUS_SESSION_BUS_ADDRESS"));
     let socket = std::env::temp_dir().join(format!("cua-daemon-watch-{}.sock", std::process::id()));
-    let mut daemon = cua(&["serve", "--socket", socket.to_str().unwrap()])
+    let mut command = cua(&[]);
+    command
         .env("DISPLAY", &display)
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(std::time::Instant::now() < deadline, "daemon did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus);
+    let mut daemon = common::Daemon::spawn(command, &socket);
     let number = display.trim_start_matches(':');
     let out = cua(&["sandbox", "stop", "--display", number])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     // It notices within its 1 s check and exits, removing its socket.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let status = loop {
-        if let Some(status) = daemon.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() >= deadline {
-            let _ = daemon.kill();
-            panic!("the daemon outlived its desktop");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let status = daemon
+        .exited_within(std::time::Duration::from_secs(5))
+        .expect("the daemon outlived its desktop");
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists(), "socket left behind");
 }

@@ -322,7 +322,7 @@ fn relay_serves_this_user_alone(browser: u64) -> std::path::PathBuf {
         exe.ends_with("cua-page-relay"),
         "the browser's parent is {exe:?}"
     );
-    let socket = cua::relay::socket_path(&cua::relay::socket_dir(), relay);
+    let socket = cua::web::relay::socket_path(&cua::web::relay::socket_dir(), relay);
     let meta = std::fs::metadata(&socket).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{socket:?}");
     assert_eq!(meta.uid(), nix_uid(), "{socket:?}");

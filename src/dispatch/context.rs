@@ -53,7 +53,7 @@ pub struct ToolContext {
     /// mouse_button_up); released when the session ends.
     pub held_button: Mutex<Option<HeldButton>>,
     /// The browser targets, tabs and refs this session's browser tools minted.
-    pub browser: crate::browser::Bindings,
+    pub browser: crate::web::browser::Bindings,
     /// Where each window's last zoom image sits in its screenshot (`from_zoom`).
     zooms: Mutex<HashMap<u64, super::ZoomOrigin>>,
 }

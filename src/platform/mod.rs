@@ -12,6 +12,7 @@
 pub mod linux;
 #[cfg(test)]
 pub mod memory;
+pub mod page_relay;
 /// What the Wayland sandbox needs of the protocol code: a seat that keeps its devices, and
 /// the check that it has them.
 #[cfg(all(target_os = "linux", feature = "wayland"))]

@@ -1,5 +1,5 @@
 //! `page`: a browser tab's DOM and JavaScript, through the debugging endpoint browsers
-//! get when cua launches them (`crate::page`). `get_text` and `query_dom` only read;
+//! get when cua launches them (`crate::web::page`). `get_text` and `query_dom` only read;
 //! `execute_javascript`, `click_element` and `insert_text` act (the policy checks them, a
 //! recording keeps each as a turn, a replay runs it again).
 
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{ToolContext, ToolOutput, ToolSpec, window_of};
 use crate::errors::ToolError;
-use crate::page::PageError;
+use crate::web::page::PageError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -141,7 +141,7 @@ impl ToolSpec for Page {
         let endpoint = match args.cdp_port {
             Some(port) => {
                 let pid = args.pid;
-                tokio::task::spawn_blocking(move || crate::page::endpoint_on_port(port, pid))
+                tokio::task::spawn_blocking(move || crate::web::page::endpoint_on_port(port, pid))
                     .await
                     .map_err(|e| ToolError::failed(format!("page: {e}")))?
                     .map_err(|e| ToolError::failed(format!("`cdp_port`: {e}")))?
@@ -150,33 +150,34 @@ impl ToolSpec for Page {
         };
         let script = match args.action {
             PageAction::ExecuteJavascript => args.javascript.clone().unwrap_or_default(),
-            PageAction::GetText => crate::page::GET_TEXT.to_string(),
-            PageAction::QueryDom => crate::page::query_dom_script(
+            PageAction::GetText => crate::web::page::GET_TEXT.to_string(),
+            PageAction::QueryDom => crate::web::page::query_dom_script(
                 args.css_selector.as_deref().unwrap_or_default(),
                 args.attributes.as_deref().unwrap_or_default(),
             ),
             PageAction::ClickElement => {
-                crate::page::click_script(args.selector.as_deref().unwrap_or_default())
+                crate::web::page::click_script(args.selector.as_deref().unwrap_or_default())
             }
             PageAction::InsertText => {
-                crate::page::insert_text_script(args.text.as_deref().unwrap_or_default())
+                crate::web::page::insert_text_script(args.text.as_deref().unwrap_or_default())
             }
             PageAction::TypeKeystrokes | PageAction::EnableJavascriptAppleEvents => {
                 unreachable!("refused by check")
             }
         };
         let tab = match &args.target_url_contains {
-            Some(part) => crate::page::TabChoice::UrlContains(part.clone()),
-            None => crate::page::TabChoice::Shown(window.title.clone()),
+            Some(part) => crate::web::page::TabChoice::UrlContains(part.clone()),
+            None => crate::web::page::TabChoice::Shown(window.title.clone()),
         };
-        let value =
-            tokio::task::spawn_blocking(move || crate::page::evaluate(&endpoint, &tab, &script))
-                .await
-                .map_err(|e| ToolError::failed(format!("page: {e}")))?
-                .map_err(|e| match e {
-                    PageError::Thrown(m) => ToolError::failed(format!("the script threw: {m}")),
-                    e => ToolError::failed(e.to_string()),
-                })?;
+        let value = tokio::task::spawn_blocking(move || {
+            crate::web::page::evaluate(&endpoint, &tab, &script)
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("page: {e}")))?
+        .map_err(|e| match e {
+            PageError::Thrown(m) => ToolError::failed(format!("the script threw: {m}")),
+            e => ToolError::failed(e.to_string()),
+        })?;
         Ok(match args.action {
             PageAction::GetText => {
                 let text = value.as_str().unwrap_or_default().to_string();

@@ -393,10 +393,16 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn start(socket: &std::path::Path, envs: &[(String, String)]) -> Daemon {
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cua"));
+        command.envs(envs.iter().cloned());
+        Daemon::spawn(command, socket)
+    }
+
+    /// `command` (a `cua` command with its environment) as `serve --socket SOCKET`.
+    pub fn spawn(mut command: std::process::Command, socket: &std::path::Path) -> Daemon {
+        let child = command
             .args(["serve", "--socket"])
             .arg(socket)
-            .envs(envs.iter().cloned())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -414,6 +420,35 @@ impl Daemon {
             socket: socket.to_path_buf(),
             child,
             gone: false,
+        }
+    }
+
+    /// SIGTERM, as `cua stop` or a service manager ends it; its exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        self.gone = true;
+        self.child.wait().unwrap()
+    }
+
+    /// Its exit status once it has exited by itself, waiting at most `bound`.
+    pub fn exited_within(
+        &mut self,
+        bound: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + bound;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                self.gone = true;
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
 

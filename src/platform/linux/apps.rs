@@ -200,7 +200,7 @@ pub struct LaunchPlan {
     pub args: Vec<String>,
     /// Started through this page relay, which starts the program itself and holds its
     /// debugging endpoint in this way.
-    pub relay: Option<(PathBuf, crate::relay::Mode)>,
+    pub relay: Option<(PathBuf, crate::platform::page_relay::Mode)>,
 }
 
 /// `scratch` holds per-launch state (a browser's private profile): the sandbox's folder when
@@ -323,7 +323,7 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
         Some((relay, mode)) => {
             let mut cmd = Command::new(relay);
             cmd.arg(mode.arg())
-                .arg(crate::relay::socket_dir())
+                .arg(crate::platform::page_relay::socket_dir())
                 .arg(&plan.program);
             cmd
         }

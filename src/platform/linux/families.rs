@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::process::{basename, parent_pid, process_executable};
 use crate::desktop::Backend;
+use crate::platform::page_relay as relay;
 use crate::platform::{PageEndpoint, PageProtocol, PlatformError, PlatformResult};
-use crate::relay;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -129,7 +129,7 @@ impl Family {
 pub struct Flags {
     /// Before the caller's own arguments.
     pub args: Vec<String>,
-    /// The page relay ([`crate::relay`]) the browser is started through, and how it
+    /// The page relay ([`crate::platform::page_relay`]) the browser is started through, and how it
     /// holds the browser's debugging endpoint.
     pub relay: Option<(PathBuf, relay::Mode)>,
 }

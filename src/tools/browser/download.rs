@@ -6,10 +6,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{acting_tab, blocking, watch};
-use crate::browser::download::download;
 use crate::dispatch::{Contract, Risk};
 use crate::errors::ToolError;
 use crate::tools::{ToolContext, ToolOutput, ToolSpec};
+use crate::web::browser::download::download;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

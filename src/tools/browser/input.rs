@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{acting_tab, blocking, watch};
-use crate::browser::act::{self, Input};
-use crate::browser::{self, Dialog, PointerAction, RefEntry, Refusal, Typing};
 use crate::dispatch::{Contract, Risk};
 use crate::errors::ToolError;
 use crate::platform::Delivery;
 use crate::tools::{ToolContext, ToolOutput, ToolSpec};
+use crate::web::browser::act::{self, Input};
+use crate::web::browser::{self, Dialog, PointerAction, RefEntry, Refusal, Typing};
 
 /// How a click reaches the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -62,7 +62,7 @@ fn after(dialog_opened: bool) -> &'static str {
 
 /// The viewport point of a ref or of x/y.
 fn point_of(
-    cdp: &mut crate::page::CdpConnection,
+    cdp: &mut crate::web::page::CdpConnection,
     session: &str,
     entry: Option<&RefEntry>,
     xy: Option<(f64, f64)>,

@@ -1,4 +1,4 @@
-//! cua-driver's browser tools, over a Chromium tab's DevTools endpoint ([`crate::browser`]
+//! cua-driver's browser tools, over a Chromium tab's DevTools endpoint ([`crate::web::browser`]
 //! holds the session's targets, tabs and refs): `get_browser_state` binds a browser
 //! window (pid + window_id → target_id and tab ids) or reads a tab's controls as refs,
 //! `browser_prepare` finds or starts a browser with an endpoint, `browser_navigate` loads a
@@ -19,10 +19,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of};
-use crate::browser::{self, Refusal, Snapshot, Tab};
 use crate::dispatch::{Contract, Risk};
 use crate::errors::ToolError;
 use crate::platform::{PageProtocol, PlatformError};
+use crate::web::browser::{self, Refusal, Snapshot, Tab};
 
 /// Runs blocking CDP work off the async runtime.
 async fn blocking<T: Send + 'static>(
@@ -181,11 +181,11 @@ async fn bind(ctx: &ToolContext, pid: u32, window_id: u64) -> Result<ToolOutput,
     let title = window.title.clone();
     let reach = endpoint.clone();
     let (tabs, exact) = blocking(move || {
-        let mut cdp = crate::page::CdpConnection::open(&reach, browser::BUDGET)
+        let mut cdp = crate::web::page::CdpConnection::open(&reach, browser::BUDGET)
             .map_err(browser::page_failed)?;
         let all = browser::page_tabs(&mut cdp)?;
         let titles: Vec<String> = all.iter().map(|t| t.1.clone()).collect();
-        let shown = crate::page::pick_tab(&title, &titles);
+        let shown = crate::web::page::pick_tab(&title, &titles);
         // The window's tabs: those in the same browser window as the tab its title names.
         let tabs = match shown.and_then(|i| browser::cdp_window(&mut cdp, &all[i].0)) {
             Some(window) => all

@@ -7,11 +7,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::browser::Refusal;
 use crate::dispatch::{Contract, Risk};
 use crate::errors::ToolError;
 use crate::platform::{LaunchRequest, PageProtocol, PlatformError};
 use crate::tools::{ToolContext, ToolOutput, ToolSpec};
+use crate::web::browser::Refusal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -152,12 +152,12 @@ impl ToolSpec for BrowserPrepare {
                             "prepared": false,
                             "launched": false,
                             "pid": pid,
-                            "endpoint_transport": crate::browser::transport(&endpoint),
+                            "endpoint_transport": crate::web::browser::transport(&endpoint),
                             "visible_effects": [],
                         }),
                     ));
                 }
-                Ok(_) => return Err(crate::browser::firefox_refused(pid)),
+                Ok(_) => return Err(crate::web::browser::firefox_refused(pid)),
                 Err(PlatformError::Unsupported(why)) if !launch => {
                     return Err(Refusal::RequiresSetup.because(format!(
                         "{why}. A running browser cannot be given an endpoint; pass allow_launch true with profile {{\"mode\": \"isolated_new\"}} to start a separate one"

@@ -6,7 +6,7 @@
 //! the session that minted them ([`Bindings`] lives in its tool context), never a CDP id.
 //! A ref names a DOM node by its backend node id, which outlives page scripts' changes but
 //! not a navigation; a newer snapshot of the tab retires the older refs. Every call opens
-//! its own connection ([`crate::page::CdpConnection`]), so nothing outlives a call but ids.
+//! its own connection ([`crate::web::page::CdpConnection`]), so nothing outlives a call but ids.
 //!
 //! What cannot be proven is refused with cua-driver's codes ([`Refusal`]): a tab the
 //! window's title does not single out is bound `heuristic` and never acted in.
@@ -27,8 +27,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::errors::ToolError;
-use crate::page::{CdpConnection, PageError};
 use crate::platform::PageEndpoint;
+use crate::web::page::{CdpConnection, PageError};
 
 /// How long one browser call may take, from connecting to its last reply.
 pub const BUDGET: Duration = Duration::from_secs(10);

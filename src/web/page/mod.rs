@@ -4,7 +4,7 @@
 //! [`evaluate`] takes a [`PageEndpoint`] (from the platform: where a browser that cua
 //! launched listens), the window's title (which names its tab) and a script. Chromium
 //! speaks the Chrome DevTools Protocol ([`cdp`]), Firefox WebDriver BiDi ([`bidi`]). A
-//! browser launch_app started is reached through its page relay ([`crate::relay`], a Unix socket
+//! browser launch_app started is reached through its page relay ([`crate::web::relay`], a Unix socket
 //! only this user can open), others on a loopback WebSocket (tungstenite). Both are JSON
 //! messages, on a connection opened per call and closed after it, so no state outlives a
 //! call and a one-shot CLI call works as well as the daemon. Nothing here raises or
@@ -219,7 +219,7 @@ fn no_tab(window_title: &str, titles: &[String]) -> PageError {
     ))
 }
 
-/// How a call reaches the browser: a page relay's Unix socket ([`crate::relay`]), which carries
+/// How a call reaches the browser: a page relay's Unix socket ([`crate::web::relay`]), which carries
 /// the protocol's JSON messages, each ended by a NUL; or a WebSocket on the loopback (a
 /// browser started with a debugging flag of the caller's own).
 enum Link {
@@ -343,7 +343,7 @@ impl Socket {
     fn send(&mut self, text: String) -> std::io::Result<()> {
         match &mut self.link {
             Link::WebSocket(ws) => ws.send(Message::text(text)).map_err(std::io::Error::other),
-            Link::Relay(stream) => crate::relay::write_message(stream.get_mut(), &text),
+            Link::Relay(stream) => crate::web::relay::write_message(stream.get_mut(), &text),
         }
     }
 

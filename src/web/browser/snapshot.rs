@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Refusal, page_failed};
 use crate::errors::ToolError;
-use crate::page::CdpConnection;
+use crate::web::page::CdpConnection;
 
 /// Accessibility roles (Chromium's names) that are controls an agent acts on.
 const CONTROL_ROLES: &[&str] = &[

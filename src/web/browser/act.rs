@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{BUDGET, DialogWatch, RefEntry, Refusal, page_failed};
 use crate::errors::ToolError;
-use crate::page::{CdpConnection, PageError};
+use crate::web::page::{CdpConnection, PageError};
 
 /// Input to a tab that a page dialog may interrupt: once one opens, the page answers
 /// nothing until it closes, so the rest of a gesture is not sent and the call reports the
@@ -129,7 +129,7 @@ fn call_on(
             }),
         )
         .map_err(page_failed)?;
-    if let Some(message) = crate::page::thrown(&reply) {
+    if let Some(message) = crate::web::page::thrown(&reply) {
         return Err(ToolError::failed(format!("the page threw: {message}")));
     }
     Ok(reply["result"]["value"].clone())

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::page::{CdpConnection, PageError};
 use crate::platform::PageEndpoint;
+use crate::web::page::{CdpConnection, PageError};
 
 /// How long the watch waits for events before it looks for a command.
 const TURN: Duration = Duration::from_millis(50);
