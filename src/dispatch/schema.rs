@@ -151,14 +151,19 @@ where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de>,
 {
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        match path.as_str() {
-            "." | "" => serde::de::Error::custom(inner),
-            field => serde::de::Error::custom(format!("`{field}`: {inner}")),
-        }
-    })
+    serde_path_to_error::deserialize(deserializer)
+        .map_err(|e| serde::de::Error::custom(naming_the_field(e)))
+}
+
+/// A deserialization error as a tool reports it: `` `field`: what was wrong ``, or just
+/// what was wrong when it is about the arguments as a whole.
+fn naming_the_field<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> String {
+    let path = e.path().to_string();
+    let inner = e.into_inner().to_string();
+    match path.as_str() {
+        "." | "" => inner,
+        field => format!("`{field}`: {inner}"),
+    }
 }
 
 /// The capability token of tools whose calls may name their element by `element_token`.
@@ -287,15 +292,7 @@ pub fn parse_args<A: DeserializeOwned>(args: &Value, schema: &Value) -> Result<A
         }));
     }
     let value = Value::Object(object);
-    serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
-            ToolError::invalid(inner)
-        } else {
-            ToolError::invalid(format!("`{path}`: {inner}"))
-        }
-    })
+    serde_path_to_error::deserialize(&value).map_err(|e| ToolError::invalid(naming_the_field(e)))
 }
 
 fn json_type_name(v: &Value) -> &'static str {

@@ -342,14 +342,8 @@ pub fn journal(path: &std::path::Path) -> Vec<Value> {
 
 /// Copies a folder tree (goldens, fixtures) into `to`.
 pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
+    cua::files::copy_dir(from, to)
+        .unwrap_or_else(|e| panic!("copy {} to {}: {e}", from.display(), to.display()));
 }
 
 /// Starts a fresh fixture app (harness/apps/fixture_<toolkit>.py) on a desktop, through
@@ -450,10 +444,6 @@ impl Daemon {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// SIGKILL, as a crash would end it; returns once it is gone.

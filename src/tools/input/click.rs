@@ -175,7 +175,7 @@ impl ClickAct {
         let plan = Plan::new(
             outcome,
             send,
-            Check::read_back(expect, at.settle_ms, "px"),
+            Check::read_back(expect, at.settle_ms(), "px"),
             (),
         );
         Ok(Some(match point {
@@ -226,7 +226,7 @@ impl ClickAct {
             events: click_events(x, y, self.button, count, &self.mods()?),
             kind: Synthetic::Pointer(at.window().window_id),
         };
-        let check = Check::read_back(expect, at.settle_ms, "foreground");
+        let check = Check::read_back(expect, at.settle_ms(), "foreground");
         Ok(Plan::new(outcome, send, check, ()).pointing((x, y), Gesture::Click))
     }
 }

@@ -187,7 +187,7 @@ impl InputAct for ComboAct {
             down: false,
         });
         events.extend(mods_up(&combo.mods));
-        let expect = at.window_change(at.settle_ms).await;
+        let expect = at.window_change(at.settle_ms()).await;
         let mut outcome = Outcome::new(format!("pressed {}", self.label), event_path(at.mode))
             .with("keys", json!(self.label));
         if let Target::Element { node, index, .. } = &at.target {
@@ -199,7 +199,7 @@ impl InputAct for ComboAct {
         };
         let check = Check::ReadBack {
             expect,
-            wait: at.settle_ms,
+            wait: at.settle_ms(),
             escalate_to: "foreground",
         };
         Ok(Plan::new(outcome, send, check, ()))

@@ -44,9 +44,7 @@ pub(super) struct At<'a> {
     pub target: Target,
     pub pid: u32,
     pub mode: Delivery,
-    /// The caller's `settle_ms`, checked (0 when not given).
-    pub settle_ms: u64,
-    /// The caller's `settle_ms` as given.
+    /// The caller's `settle_ms` as given (checked by [`Address::check`]).
     pub settle_given: Option<u64>,
 }
 
@@ -57,6 +55,11 @@ impl At<'_> {
 
     pub(super) fn window(&self) -> &WindowInfo {
         self.target.window()
+    }
+
+    /// How long to wait for the effect: the caller's `settle_ms`, 0 when not given.
+    pub(super) fn settle_ms(&self) -> u64 {
+        self.settle_given.unwrap_or(0)
     }
 
     /// Any change in the window from now on, read back within `settle_ms`.
@@ -82,8 +85,8 @@ pub(super) struct Plan<M> {
 }
 
 impl<M> Plan<M> {
-    /// A plan that reads `expect` back for `wait` ms, escalating to `escalate_to` when
-    /// nothing shows.
+    /// A plan: what the result says, what reaches the app, how the effect is known, and
+    /// what the follow-up needs; the agent cursor points nowhere unless [`Plan::pointing`].
     pub(super) fn new(outcome: Outcome, deliver: Deliver, check: Check, memo: M) -> Self {
         Plan {
             outcome,
@@ -183,7 +186,6 @@ pub(super) async fn run(
         target,
         pid: address.pid,
         mode: address.mode(),
-        settle_ms: check_settle(address.settle_ms)?,
         settle_given: address.settle_ms,
     };
     let plan = act.plan(&at).await?;

@@ -151,7 +151,7 @@ impl InputAct for DragArgs {
         let points = self.points(at.ctx, at.window())?;
         let button = self.button.unwrap_or(MouseButton::Left).number();
         let [(fx, fy), (tx, ty)] = points.map(|(x, y)| (x as i32, y as i32));
-        let expect = at.window_change(at.settle_ms).await;
+        let expect = at.window_change(at.settle_ms()).await;
         let outcome = Outcome::new(
             format!("dragged ({fx}, {fy}) → ({tx}, {ty})"),
             event_path(at.mode),
@@ -164,7 +164,7 @@ impl InputAct for DragArgs {
         };
         let check = Check::ReadBack {
             expect,
-            wait: at.settle_ms,
+            wait: at.settle_ms(),
             escalate_to: "foreground",
         };
         let mut plan = Plan::new(outcome, send, check, ());

@@ -146,7 +146,7 @@ impl ScrollArgs {
             outcome.what.push_str(" (already at the end)");
             Check::Known(Effect::SuspectedNoop)
         } else {
-            Check::read_back(expect, at.settle_ms, "foreground")
+            Check::read_back(expect, at.settle_ms(), "foreground")
         };
         let send = Deliver::Value {
             handle: bar.handle,
@@ -179,7 +179,7 @@ impl ScrollArgs {
                     state: "showing",
                     before: false,
                 };
-                let check = Check::read_back(expect, at.settle_ms, "foreground");
+                let check = Check::read_back(expect, at.settle_ms(), "foreground");
                 Some(Plan::new(outcome, Deliver::Done, check, ()))
             }
             Ok(None) => {
@@ -248,7 +248,7 @@ impl ScrollArgs {
         let (x, y) = Self::wheel_point(at, found)?;
         // A scroll shows in the tree (other rows showing), so it is always read back: a
         // toolkit that ignores synthetic wheel events (Qt) is then named, not guessed.
-        let wait = at.settle_ms.max(READ_BACK_MS);
+        let wait = at.settle_ms().max(READ_BACK_MS);
         let expect = at.window_change(wait).await;
         let outcome = Outcome::new(
             format!(

@@ -54,6 +54,15 @@ pub(super) struct Inserted {
 }
 
 impl TypeTextArgs {
+    /// `delay_ms`, 30 when not given.
+    fn delay_ms(&self) -> u64 {
+        self.delay_ms.unwrap_or(30)
+    }
+
+    fn as_keys(&self) -> bool {
+        self.as_keys.unwrap_or(false)
+    }
+
     /// The element the text goes to: the one addressed, the editable one at the point, or
     /// the window's focused editable one; refused where there is none and keys were not
     /// asked for.
@@ -64,7 +73,7 @@ impl TypeTextArgs {
             Target::Pixel { x, y, .. } => (at.element_at(*x, *y).await.filter(is_editable), None),
             Target::Window { .. } => (focused_editable(at.p(), at.pid, window).await, None),
         };
-        if self.as_keys.unwrap_or(false) {
+        if self.as_keys() {
             return Ok((element, index));
         }
         // Typing needs somewhere to go: an editable element, or key events asked for.
@@ -125,7 +134,7 @@ impl TypeTextArgs {
             index,
             before: before.clone(),
         };
-        let check = Check::read_back(expect, at.settle_ms, "foreground");
+        let check = Check::read_back(expect, at.settle_ms(), "foreground");
         Ok(Some(Plan::new(outcome, Deliver::Done, check, Some(memo))))
     }
 
@@ -151,13 +160,13 @@ impl TypeTextArgs {
         if let (Target::Element { .. }, Some((node, _))) = (&at.target, element) {
             events.extend(focus_clicks(at, node).await?);
         }
-        events.extend(text_key_events(&self.text, self.delay_ms.unwrap_or(30)));
+        events.extend(text_key_events(&self.text, self.delay_ms()));
         let expect = match element {
             Some((node, _)) => Expect::TextContains {
                 handle: node.handle.clone(),
                 text: self.text.clone(),
             },
-            None => at.window_change(at.settle_ms).await,
+            None => at.window_change(at.settle_ms()).await,
         };
         let mut outcome = Outcome::new(
             format!("typed {chars} characters as key events"),
@@ -170,7 +179,7 @@ impl TypeTextArgs {
             events,
             kind: Synthetic::Keys,
         };
-        let check = Check::read_back(expect, at.settle_ms, "foreground");
+        let check = Check::read_back(expect, at.settle_ms(), "foreground");
         Ok(Plan::new(outcome, send, check, None))
     }
 }
@@ -219,9 +228,7 @@ impl InputAct for TypeTextArgs {
             Some(node) => live_element(at.p(), node).await?.text,
             None => None,
         };
-        if let (Delivery::Background, false, Some(node)) =
-            (at.mode, self.as_keys.unwrap_or(false), &element)
-        {
+        if let (Delivery::Background, false, Some(node)) = (at.mode, self.as_keys(), &element) {
             if let Some(plan) = self.insert(at, node, index, &before).await? {
                 return Ok(plan);
             }
@@ -256,8 +263,8 @@ impl InputAct for TypeTextArgs {
                 node: &node,
                 index,
                 text: &self.text,
-                delay_ms: self.delay_ms.unwrap_or(30),
-                settle_ms: at.settle_ms,
+                delay_ms: self.delay_ms(),
+                settle_ms: at.settle_ms(),
             };
             if let Some(o) = retyped.after_ignored_insert(p, &before).await? {
                 outcome = o;

@@ -87,7 +87,7 @@ impl SetValueArgs {
                 options: options.clone(),
             }
         } else {
-            at.window_change(at.settle_ms.max(1)).await
+            at.window_change(at.settle_ms().max(1)).await
         };
         let base = base.with("option_index", json!(pos));
         let (outcome, send) = if combo && value_set_is_silent(p, at.pid).await {
@@ -117,7 +117,7 @@ impl SetValueArgs {
         Ok(Plan::new(
             outcome,
             send,
-            Check::read_back(expect, at.settle_ms, "px"),
+            Check::read_back(expect, at.settle_ms(), "px"),
             (),
         ))
     }
@@ -150,7 +150,7 @@ impl SetValueArgs {
                 handle: handle.clone(),
                 value: v,
             },
-            at.settle_ms,
+            at.settle_ms(),
             "px",
         );
         if !(is_editable(node) && value_set_is_silent(at.p(), at.pid).await) {
@@ -225,7 +225,7 @@ impl InputAct for SetValueArgs {
             handle: handle.clone(),
             text: text.clone(),
         };
-        let check = Check::read_back(expect, at.settle_ms, "px");
+        let check = Check::read_back(expect, at.settle_ms(), "px");
         Ok(Plan::new(
             outcome,
             Deliver::Text { handle, text },
@@ -259,7 +259,7 @@ impl InputAct for SetValueArgs {
                     outcome.path = event_path(Delivery::Background);
                     outcome.escalation = None;
                     outcome = outcome.with("note", json!("the option was marked selected without being chosen; the combo box was stepped to it with arrow keys"));
-                    let wait = expect.read_back_ms(at.settle_ms);
+                    let wait = expect.read_back_ms(at.settle_ms());
                     settle(p, expect, wait, &mut outcome, "foreground").await;
                 }
             }
