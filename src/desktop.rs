@@ -152,6 +152,9 @@ impl DesktopEnv {
         env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
         // Qt exports its tree only when it sees a screen reader, or when told to.
         env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
+        if let Some(options) = java_bridge_options(std::env::var("JAVA_TOOL_OPTIONS").ok()) {
+            env.push(("JAVA_TOOL_OPTIONS".into(), options));
+        }
         if self.wayland_only() {
             // Toolkits that could also speak X11 speak Wayland here.
             for (k, v) in [
@@ -255,4 +258,24 @@ pub fn register_pid(dir: &Path, pid: u32) {
     {
         let _ = f.write_all(line.as_bytes());
     }
+}
+
+/// Where Debian's Java accessibility bridge (libatk-wrapper-java) puts its classes.
+pub const JAVA_ATK_BRIDGE_JAR: &str = "/usr/share/java/java-atk-wrapper.jar";
+
+/// `JAVA_TOOL_OPTIONS` that switch Java's accessibility bridge on, after the caller's own
+/// options: Debian ships the bridge switched off (its accessibility.properties is all
+/// comments), and a Swing app's tree is then empty. None when the bridge is not
+/// installed, or the caller already names an assistive technology.
+pub fn java_bridge_options(existing: Option<String>) -> Option<String> {
+    let existing = existing.unwrap_or_default();
+    if existing.contains("javax.accessibility.assistive_technologies")
+        || !std::path::Path::new(JAVA_ATK_BRIDGE_JAR).exists()
+    {
+        return None;
+    }
+    let ours = format!(
+        "-Xbootclasspath/a:{JAVA_ATK_BRIDGE_JAR} -Djavax.accessibility.assistive_technologies=org.GNOME.Accessibility.AtkWrapper"
+    );
+    Some(format!("{existing} {ours}").trim().to_string())
 }

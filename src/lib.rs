@@ -24,6 +24,7 @@ pub mod keys;
 pub mod logs;
 pub mod mcp;
 pub mod names;
+pub mod ocr;
 pub mod output;
 pub mod platform;
 pub mod policy;

@@ -154,6 +154,8 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
         "fixture-gtk4",
         "fixture-qt5",
         "mousepad",
+        "order-swing",
+        "order-tk",
         "widget-factory",
     ] {
         assert!(

@@ -1,13 +1,15 @@
 """The order form's model, shared by its toolkit twins (order_gtk3.py, order_gtk4.py,
-order_qt.py), for the replay mutation suite (tests/replay_mutations.rs): the changed builds
+order_qt.py, order_tk.py), for the replay mutation suite (tests/replay_mutations.rs): the changed builds
 (VARIANTS), the command line, the journal (JSON lines, so a test reads the app's true end
 state from the app itself), and what Add and Clear do to the order. A view shows the
 order; the twins differ only in their widgets.
 
-Usage of a twin: order_*.py [--journal PATH] [--variant NAME] (Qt: also --qt 5|6)
+Usage of a twin: order_*.py [--journal PATH] [--variant NAME] (Qt: also --qt 5|6); the
+journal and the build default to $CUA_FIXTURE_JOURNAL and $CUA_FIXTURE_VARIANT.
 """
 import argparse
 import json
+import os
 import time
 
 VARIANTS = {
@@ -22,6 +24,7 @@ VARIANTS = {
     "tooltips": "every control has a tool tip",
     "relabel_gift": 'Gift wrap reads "Gift wrap (free)"',
     "slow_add": "Add shows its line 1.5 s after the click (the journal has it at once)",
+    "moved_down": "the whole form 60 px lower (Tk: apps without a tree heal by image)",
     # for pixel turns and look-alikes (tests/replay_guard.rs)
     "relabel_move": 'Add reads "Add item" and comes after Clear',
     "add_after_clear": "a second Add button after Clear",
@@ -46,9 +49,10 @@ TOOL_TIPS = {
 
 def options(extra=None):
     """The command line: --journal, --variant, and a twin's own arguments."""
+    # A scenario's app takes both from its environment (harness/order-*.toml).
     parser = argparse.ArgumentParser()
-    parser.add_argument("--journal")
-    parser.add_argument("--variant", default="", choices=sorted(VARIANTS))
+    parser.add_argument("--journal", default=os.environ.get("CUA_FIXTURE_JOURNAL"))
+    parser.add_argument("--variant", default=os.environ.get("CUA_FIXTURE_VARIANT", ""), choices=sorted(VARIANTS))
     if extra:
         extra(parser)
     return parser.parse_args()

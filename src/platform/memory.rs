@@ -95,6 +95,7 @@ impl AxNode {
             parent: None,
             children: Vec::new(),
             handle: String::new(),
+            confidence: None,
         }
     }
 

@@ -188,10 +188,19 @@ pub struct AxNode {
     pub actionable: bool,
     pub parent: Option<usize>,
     pub children: Vec<usize>,
-    /// Backend handle used to act on the node later (opaque above the platform).
+    /// Backend handle used to act on the node later (opaque above the platform); empty
+    /// for text read off the pixels, which is acted on at its frame.
     #[serde(skip)]
     pub handle: String,
+    /// How sure the reading is (0-100), for text read off the pixels (OCR); None for a
+    /// node the app itself reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f32>,
 }
+
+/// The role of text read off a window's pixels (a word or a line of them), in a window
+/// with no accessibility tree to read: `snapshot::text` makes such nodes.
+pub const OCR_TEXT_ROLE: &str = "ocr_text";
 
 /// A window's accessibility tree; node 0 is the window itself.
 #[derive(Debug, Clone, Default)]
@@ -653,7 +662,9 @@ pub const NO_BACKEND: &str = "this build of cua has no desktop backend: build it
 /// `target.role` is checked against, and docs/roles.md lists).
 pub fn role_vocabulary() -> Vec<String> {
     #[cfg(all(target_os = "linux", feature = "linux"))]
-    return linux::atspi::role_vocabulary();
+    let mut roles = linux::atspi::role_vocabulary();
     #[cfg(not(all(target_os = "linux", feature = "linux")))]
-    Vec::new()
+    let mut roles = Vec::new();
+    roles.push(OCR_TEXT_ROLE.to_string());
+    roles
 }

@@ -37,6 +37,10 @@ pub struct AppQuirks {
     /// tree, on a loaded machine: a click's read-back waits this long at most when the
     /// caller gave no `settle_ms`, and says `no_change` after. None: not known (no read-back).
     pub effect_latency: Option<std::time::Duration>,
+    /// Its window shows an effect some time after its tree does (Swing repaints on its
+    /// event thread once the listeners have run, after holding a pressed button 68 ms): a
+    /// turn's screenshot waits up to this long for a repaint after its tree was read.
+    pub repaints_after_tree: Option<std::time::Duration>,
 }
 
 impl AppQuirks {

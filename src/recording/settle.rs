@@ -80,9 +80,17 @@ pub async fn settled_state(
         Some(a) if a.events > 0 => by_events(platform, pid, window, &effect, cut, observed).await,
         _ => by_polling(platform, pid, window, &effect, cut).await,
     };
-    let Some((json, first)) = tree else {
+    let Some((json, mut first)) = tree else {
         return state_now(platform, pid, window, effect.action_started, observed).await;
     };
+    if let Some(bound) = platform.app_quirks(pid).await.repaints_after_tree {
+        // The tree shows the effect; the pixels may not yet: a frame taken before the
+        // app's next repaint would show the window one step behind its tree.
+        // Swing holds a clicked button pressed for 68 ms before its action runs.
+        let since = Instant::now().max(effect.action_started + SWING_PRESS);
+        repainted_since(platform.as_ref(), window.window_id, since, bound, cut).await;
+        first = None;
+    }
     let deadline = effect.action_started + QUIET_MAX;
     let pixels = steady_pixels(
         platform.as_ref(),
@@ -367,6 +375,38 @@ async fn steady_pixels(
     }
     Some(last)
 }
+
+/// Waits (at most `bound`) until the window repaints after `since`.
+async fn repainted_since(
+    platform: &dyn Platform,
+    window_id: u64,
+    since: Instant,
+    bound: Duration,
+    cut: &Cut,
+) {
+    let until = since + bound;
+    cut.sleep_until(since).await;
+    while Instant::now() < until {
+        match platform.last_repaint(window_id).await {
+            Some(r) if r.at > since => return,
+            None => return,
+            Some(_) => {}
+        }
+        if cut
+            .sleep_until((Instant::now() + POLL_STEP).min(until))
+            .await
+        {
+            return;
+        }
+    }
+}
+
+/// How long Swing holds a button pressed before its action runs (`doClick`'s 68 ms, and
+/// a margin).
+const SWING_PRESS: Duration = Duration::from_millis(90);
+
+/// How often [`repainted_since`] looks.
+const POLL_STEP: Duration = Duration::from_millis(10);
 
 /// What waiting for a window to stop repainting came to.
 enum Quiet {

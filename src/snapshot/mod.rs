@@ -5,6 +5,7 @@
 
 pub mod busy;
 pub mod markdown;
+pub mod text;
 
 use serde_json::json;
 
@@ -56,7 +57,11 @@ const MAX_MARKDOWN_VALUE: usize = 200;
 /// get_window_state's structured result for a tree (no screenshot, no snapshot id), and
 /// the node of each element index.
 pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Value, Vec<usize>) {
-    let (markdown, elements) = render_markdown(tree);
+    let (mut markdown, elements) = render_markdown(tree);
+    let by_ocr = text::read_by_ocr(tree);
+    if by_ocr {
+        markdown = format!("{}\n{markdown}", text::OCR_NOTE);
+    }
     let element_json: Vec<_> = elements
         .iter()
         .enumerate()
@@ -79,6 +84,9 @@ pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Va
         "elements": element_json,
         "element_count": elements.len(),
     });
+    if by_ocr {
+        structured["text_source"] = json!("ocr");
+    }
     if elements.is_empty() {
         structured["degraded"] = json!(true);
         structured["degraded_reason"] = json!(tree
@@ -97,7 +105,7 @@ pub async fn window_state_json(
     pid: u32,
     window: &WindowInfo,
 ) -> serde_json::Value {
-    match platform.accessibility_tree(pid, window).await {
+    match text::window_tree(platform, pid, window).await {
         Ok(tree) => {
             let mut state = state_of(pid, window, &tree).0;
             // Busy widgets' frames, indexed or not: a turn's stability and the diff leave
@@ -137,6 +145,9 @@ pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
         "actions": n.actions,
         "frame": n.frame.map(|f| json!({ "x": f.x, "y": f.y, "w": f.width, "h": f.height })),
     });
+    if let Some(c) = n.confidence {
+        e["confidence"] = json!((c * 10.0).round() / 10.0);
+    }
     if cut.is_some() {
         e["value_truncated"] = json!(true);
     }

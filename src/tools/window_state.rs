@@ -85,7 +85,7 @@ async fn read_settled_tree(
     // one has as many nodes (later reads do not pay for it).
     let mut previous_count = None;
     loop {
-        let tree = platform.accessibility_tree(pid, window).await?;
+        let tree = crate::snapshot::text::window_tree(platform, pid, window).await?;
         let young = platform
             .process_age(pid)
             .await

@@ -164,6 +164,33 @@ macro_rules! event_at {
 }
 
 impl Spot {
+    /// The pointer entering (`true`) or leaving this spot's window.
+    fn crossing(&self, enter: bool) -> x11rb::protocol::xproto::EnterNotifyEvent {
+        use x11rb::protocol::xproto::{
+            ENTER_NOTIFY_EVENT, EnterNotifyEvent, LEAVE_NOTIFY_EVENT, NotifyDetail, NotifyMode,
+        };
+        EnterNotifyEvent {
+            response_type: if enter {
+                ENTER_NOTIFY_EVENT
+            } else {
+                LEAVE_NOTIFY_EVENT
+            },
+            detail: NotifyDetail::ANCESTOR,
+            sequence: 0,
+            time: x11rb::CURRENT_TIME,
+            root: self.root,
+            event: self.window,
+            child: x11rb::NONE,
+            root_x: self.screen.0,
+            root_y: self.screen.1,
+            event_x: self.local.0,
+            event_y: self.local.1,
+            state: KeyButMask::from(self.state),
+            mode: NotifyMode::NORMAL,
+            same_screen_focus: 0b11,
+        }
+    }
+
     fn motion(&self) -> MotionNotifyEvent {
         use x11rb::protocol::xproto::MOTION_NOTIFY_EVENT;
         event_at!(MotionNotifyEvent, self, MOTION_NOTIFY_EVENT, Motion::NORMAL)
@@ -304,14 +331,38 @@ impl X11 {
         // Buttons an earlier call left held are held in these events too.
         let mut state: u16 = self.held.lock().unwrap().mask;
         let mut pos = (0i32, 0i32);
+        // Toolkits with a window per widget (Tk, Xt, Motif) read a button's events on
+        // the button's own window, as the server would deliver a real click: each pointer
+        // event goes to the deepest window under its point (the top-level itself for GTK,
+        // Qt and browsers, which draw their widgets in one window).
+        // Such a widget takes a click only once the pointer has entered it (a Tk button
+        // invokes on release only while "active"), so a window the pointer moves into
+        // first gets an EnterNotify.
+        let mut under = (id, (0i32, 0i32));
         for ev in events {
-            let at = |(x, y): (i32, i32), state: u16| Spot {
+            let at = |(window, offset): (Window, (i32, i32)), (x, y): (i32, i32), state| Spot {
                 root: self.root,
-                window: id,
+                window,
                 screen: ((origin.0 + x) as i16, (origin.1 + y) as i16),
-                local: (x as i16, y as i16),
+                local: ((x - offset.0) as i16, (y - offset.1) as i16),
                 state,
             };
+            if let InputEvent::Move { x, y } | InputEvent::Button { x, y, .. } = ev {
+                let now = self.deepest_window_at(id, (*x, *y));
+                if now.0 != under.0 && now.0 != id {
+                    self.conn
+                        .send_event(
+                            true,
+                            now.0,
+                            EventMask::ENTER_WINDOW,
+                            at(now, (*x, *y), state).crossing(true),
+                        )
+                        .map_err(|e| x_err("send enter", e))?;
+                }
+                under = now;
+            }
+            let at = |point, state| at(under, point, state);
+            let window = under.0;
             match ev {
                 InputEvent::Pause(d) => {
                     self.conn.flush().map_err(|e| x_err("flush", e))?;
@@ -320,14 +371,19 @@ impl X11 {
                 InputEvent::Move { x, y } => {
                     pos = (*x, *y);
                     self.conn
-                        .send_event(true, id, EventMask::POINTER_MOTION, at(pos, state).motion())
+                        .send_event(
+                            true,
+                            window,
+                            EventMask::POINTER_MOTION,
+                            at(pos, state).motion(),
+                        )
                         .map_err(|e| x_err("send motion", e))?;
                 }
                 InputEvent::Button { x, y, button, down } => {
                     pos = (*x, *y);
                     let (event, mask) = at(pos, state).button(*button, *down);
                     self.conn
-                        .send_event(true, id, mask, event)
+                        .send_event(true, window, mask, event)
                         .map_err(|e| x_err("send button", e))?;
                     let bit = button_bit(*button);
                     if *down { state |= bit } else { state &= !bit }
@@ -344,9 +400,49 @@ impl X11 {
                 }
             }
         }
+        // The pointer did not really come: a widget entered above is left again, so it
+        // does not stay lit as if hovered (unless a button is still held in a gesture).
+        if under.0 != id && state & BUTTON_BITS == 0 {
+            let spot = Spot {
+                root: self.root,
+                window: under.0,
+                screen: (origin.0 as i16, origin.1 as i16),
+                local: (0, 0),
+                state,
+            };
+            self.conn
+                .send_event(true, under.0, EventMask::LEAVE_WINDOW, spot.crossing(false))
+                .map_err(|e| x_err("send leave", e))?;
+        }
         self.conn.flush().map_err(|e| x_err("flush", e))?;
         self.held.lock().unwrap().mask = state & BUTTON_BITS;
         Ok(())
+    }
+
+    /// The deepest mapped window of `top` under `point` (top-local), and its origin in
+    /// `top`'s coordinates; `top` itself when no child window holds the point.
+    fn deepest_window_at(&self, top: Window, point: (i32, i32)) -> (Window, (i32, i32)) {
+        let mut found = (top, (0, 0));
+        // Bounded: a window tree is never this deep, and a broken reply must not loop.
+        for _ in 0..32 {
+            let (window, _) = found;
+            let reply = self
+                .conn
+                .translate_coordinates(top, window, point.0 as i16, point.1 as i16)
+                .ok()
+                .and_then(|c| c.reply().ok());
+            let Some(child) = reply.map(|r| r.child).filter(|c| *c != x11rb::NONE) else {
+                break;
+            };
+            let origin = self
+                .conn
+                .translate_coordinates(child, top, 0, 0)
+                .ok()
+                .and_then(|c| c.reply().ok());
+            let Some(origin) = origin else { break };
+            found = (child, (i32::from(origin.dst_x), i32::from(origin.dst_y)));
+        }
+        found
     }
 
     fn send_xtest(

@@ -6,6 +6,9 @@
 
 use crate::platform::{AppQuirks, PointerCaveat};
 
+/// The AT-SPI toolkit name of Java's accessibility bridge (Swing, AWT).
+pub const JAVA_BRIDGE: &str = "J2SE-access-bridge";
+
 /// AT-SPI toolkit names of web engines, whose windows show a page.
 pub const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
 
@@ -22,6 +25,7 @@ pub const WEB_ENGINES: &[&str] = &["Chromium", "Gecko"];
 /// - Chromium and Gecko show web pages.
 /// - GTK 4 shows an effect ~250 ms after the input (a click's; with no event before it).
 /// - Every toolkit shows an effect in its tree within a bound (`effect_latency`).
+/// - Swing (Java's bridge) repaints an effect after its tree shows it.
 pub fn of_toolkit(toolkit: &str) -> AppQuirks {
     let lower = toolkit.to_ascii_lowercase();
     let gtk = |major: &str| lower.starts_with(&format!("gtk {major}."));
@@ -54,6 +58,11 @@ pub fn of_toolkit(toolkit: &str) -> AppQuirks {
         } else {
             500
         })),
+        // Measured: a Swing button's action left the tree at "Total: 3" and the window,
+        // a few ms later, still drawing "Total: 0" (1 screenshot in 8).
+        repaints_after_tree: toolkit
+            .starts_with(JAVA_BRIDGE)
+            .then_some(std::time::Duration::from_millis(200)),
     }
 }
 

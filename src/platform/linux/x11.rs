@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::composite::{ConnectionExt as _, Redirect};
+use x11rb::protocol::res::{ClientIdMask, ClientIdSpec, ConnectionExt as _};
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ConfigureWindowAux, ConnectionExt as _, ImageFormat, MapState, Window,
 };
@@ -183,6 +184,11 @@ impl X11 {
                 "covered windows cannot be captured",
             ),
             (Concern::Input, "XFIXES", "cursor tracking is unavailable"),
+            (
+                Concern::Other,
+                "X-Resource",
+                "windows without _NET_WM_PID (Tk, Xt, SDL) have no pid",
+            ),
         ] {
             let ok = self.has_extension(ext);
             checks.push(PermissionCheck {
@@ -321,7 +327,8 @@ impl X11 {
         let pid = self
             .get_u32s(id, self.atoms.net_wm_pid, AtomEnum::CARDINAL.into())
             .ok()
-            .and_then(|v| v.first().copied());
+            .and_then(|v| v.first().copied())
+            .or_else(|| self.client_pid(id));
         let title = self
             .get_string(id, self.atoms.net_wm_name, self.atoms.utf8_string)
             .or_else(|| self.get_string(id, AtomEnum::WM_NAME.into(), AtomEnum::STRING.into()))
@@ -353,6 +360,23 @@ impl X11 {
             is_on_screen: attrs.map_state == MapState::VIEWABLE && !hidden && on_current,
             desktop,
         })
+    }
+
+    /// The pid of the local client that created `id`, asked of the server itself (the
+    /// X-Resource extension): how a window that sets no `_NET_WM_PID` (Tk, Xt, SDL 1)
+    /// still names its process. None for a remote client or a server without X-Resource.
+    pub fn client_pid(&self, id: Window) -> Option<u32> {
+        let spec = ClientIdSpec {
+            client: id,
+            mask: ClientIdMask::LOCAL_CLIENT_PID,
+        };
+        let reply = self.conn.res_query_client_ids(&[spec]).ok()?.reply().ok()?;
+        reply
+            .ids
+            .iter()
+            .find(|v| v.spec.mask == ClientIdMask::LOCAL_CLIENT_PID)
+            .and_then(|v| v.value.first().copied())
+            .filter(|pid| *pid != 0)
     }
 
     /// The client area of a window in screen coordinates.

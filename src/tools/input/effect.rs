@@ -124,7 +124,9 @@ pub(super) async fn fingerprint(
         open |= w.window_id == window.window_id;
     }
     if open {
-        let tree = platform.accessibility_tree(pid, window).await.ok()?;
+        let tree = crate::snapshot::text::window_tree(platform, pid, window)
+            .await
+            .ok()?;
         for n in &tree.nodes {
             let lasting = n
                 .states
@@ -269,6 +271,14 @@ pub(super) async fn live_element(
     platform: &dyn Platform,
     node: &AxNode,
 ) -> Result<ElementReading, ToolError> {
+    if node.handle.is_empty() {
+        // Text read off the pixels: nothing to ask the app; it is what the snapshot saw.
+        return Ok(ElementReading {
+            name: node.name.clone(),
+            states: node.states.clone(),
+            ..ElementReading::default()
+        });
+    }
     let live = platform
         .read_element(&node.handle)
         .await

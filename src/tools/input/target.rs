@@ -240,9 +240,13 @@ pub(super) async fn still_the_same(
     p: &dyn Platform,
     node: &AxNode,
     element: ElementRef<'_>,
+    live: (u32, &WindowInfo),
 ) -> Result<(), ToolError> {
     let id = element.snapshot_id.unwrap_or_default();
     let index = element.index;
+    if node.handle.is_empty() {
+        return text_still_there(p, node, element, live).await;
+    }
     // A destroyed GTK 3 widget's object still answers: no name, not visible.
     let gone = |now: &ElementReading| {
         now.states.iter().any(|s| s == "defunct") || !now.states.iter().any(|s| s == "visible")
@@ -261,6 +265,32 @@ pub(super) async fn still_the_same(
     }
 }
 
+/// Text read by OCR in an older snapshot is still on screen where it was: the window, read
+/// again, shows the same text over the same place (else the point may hold something else).
+async fn text_still_there(
+    p: &dyn Platform,
+    node: &AxNode,
+    element: ElementRef<'_>,
+    (pid, window): (u32, &WindowInfo),
+) -> Result<(), ToolError> {
+    let tree = crate::snapshot::text::window_tree(p, pid, window).await?;
+    let there = |n: &AxNode| {
+        n.name == node.name
+            && n.frame
+                .zip(node.frame)
+                .is_some_and(|(a, b)| a.intersects(&b))
+    };
+    if tree.nodes.iter().any(there) {
+        return Ok(());
+    }
+    Err(ToolError::failed(format!(
+        "element {} of snapshot {} ({}) no longer shows there; call get_window_state again",
+        element.index,
+        element.snapshot_id.unwrap_or_default(),
+        describe(node)
+    )))
+}
+
 /// The target an address names: an element of a snapshot (re-read when the snapshot is
 /// older than the window's latest), a point in a window, or the window.
 pub(super) async fn resolve(
@@ -274,7 +304,7 @@ pub(super) async fn resolve(
         let (node, older, snapshot) = snapshot_element(ctx, pid, window_id, element)?;
         let window = window_of(platform, Some(pid), window_id).await?;
         if older {
-            still_the_same(platform, &node, element).await?;
+            still_the_same(platform, &node, element, (pid, &window)).await?;
         }
         return Ok(Target::Element {
             window,
@@ -326,7 +356,7 @@ pub(super) async fn tree_for(
 ) -> Result<crate::platform::AxTree, PlatformError> {
     match ctx.snapshot(pid, window.window_id) {
         Some(s) => Ok(s.tree.clone()),
-        None => platform.accessibility_tree(pid, window).await,
+        None => crate::snapshot::text::window_tree(platform, pid, window).await,
     }
 }
 

@@ -73,7 +73,7 @@ impl TypeTextArgs {
             Target::Pixel { x, y, .. } => (at.element_at(*x, *y).await.filter(is_editable), None),
             Target::Window { .. } => (focused_editable(at.p(), at.pid, window).await, None),
         };
-        if self.as_keys() {
+        if self.as_keys() || without_tree(at).await {
             return Ok((element, index));
         }
         // Typing needs somewhere to go: an editable element, or key events asked for.
@@ -182,6 +182,14 @@ impl TypeTextArgs {
         let check = Check::read_back(expect, at.settle_ms(), "foreground");
         Ok(Plan::new(outcome, send, check, None))
     }
+}
+
+/// Whether the window has no accessibility tree (it was read by OCR): nothing there can
+/// say what is editable or has the focus, so keys go to it as a person's would.
+async fn without_tree(at: &At<'_>) -> bool {
+    tree_for(at.ctx, at.p(), at.pid, at.window())
+        .await
+        .is_ok_and(|t| crate::snapshot::text::read_by_ocr(&t))
 }
 
 /// The focus for keys to an addressed element: asked of the element; where it will not

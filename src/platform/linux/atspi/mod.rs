@@ -37,6 +37,9 @@ const COORD_SCREEN: u32 = 0;
 const COORD_WINDOW: u32 = 1;
 /// How long to wait for a freshly launched app to show up on the accessibility bus.
 const REGISTRATION_WAIT: Duration = Duration::from_secs(3);
+/// An app registers while it starts; one that has run this long without doing so has no
+/// bridge (Tk, Xt, SDL), and is not waited for again on every read.
+const REGISTERS_WITHIN: Duration = Duration::from_secs(15);
 /// Deepest level of a window's tree that is read.
 const MAX_DEPTH: usize = 64;
 /// Nodes with more children than this (huge lists) are not expanded child by child.
@@ -168,6 +171,9 @@ pub struct Atspi {
     session: Connection,
     /// pid → application bus name, refreshed on a miss.
     apps: Mutex<HashMap<u32, String>>,
+    /// Pids already waited for once without registering: asked again without a wait
+    /// (every read of a Tk window would otherwise pay REGISTRATION_WAIT while it is young).
+    waited_for: Mutex<HashSet<u32>>,
     /// Action names per node: stable for an object's lifetime, so read once, or, for names
     /// that follow the node's state ([`STATEFUL_ACTIONS`]), for as long as that state holds.
     actions: Mutex<HashMap<NodeRef, KnownActions>>,
@@ -224,6 +230,7 @@ impl Atspi {
             direct: Mutex::new(HashMap::new()),
             session,
             apps: Mutex::new(HashMap::new()),
+            waited_for: Mutex::new(HashSet::new()),
             actions: Mutex::new(HashMap::new()),
             feed: tokio::sync::OnceCell::new(),
         })
@@ -392,7 +399,10 @@ impl Atspi {
             if found.is_some() {
                 return Ok(found);
             }
-            if Instant::now() >= deadline || !process_alive(pid) {
+            let settled = super::process::process_age(pid).is_none_or(|a| a > REGISTERS_WITHIN)
+                || self.waited_for.lock().unwrap().contains(&pid);
+            if Instant::now() >= deadline || settled || !process_alive(pid) {
+                self.waited_for.lock().unwrap().insert(pid);
                 return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

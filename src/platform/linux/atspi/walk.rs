@@ -299,6 +299,7 @@ fn nodes_of(
             children: Vec::new(),
             handle: n.node.handle(),
             actionable: false,
+            confidence: None,
         };
         node.actionable = is_actionable(&node, n.role);
         nodes.push(node);
