@@ -36,6 +36,7 @@ pub mod snapshot;
 pub mod suggest;
 pub mod tools;
 pub mod trajectory;
+pub mod visual;
 pub mod web;
 
 /// Runs the command line and returns the process exit code.

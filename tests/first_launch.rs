@@ -96,7 +96,8 @@ fn first_launch(fixture: &Fixture) -> Result<Duration, String> {
         "{}: no button {:?} in its tree {JOIN_BOUND:?} after launch: {}",
         fixture.name,
         fixture.button,
-        last.get("degraded_reason").unwrap_or(&last["tree_markdown"])
+        last.get("degraded_reason")
+            .unwrap_or(&last["tree_markdown"])
     ))
 }
 

@@ -7,8 +7,10 @@
 //! - driven: a click by index on "Add", one by point on "Clear", typing into a field
 //!   clicked by point;
 //! - recorded and replayed on the same build; replayed on a build with the form 60 px
-//!   lower, it finds the buttons where they went; on a build with Add and Clear swapped it
-//!   presses Add, never Clear.
+//!   lower, it finds the buttons where they went (by their text), and the check box,
+//!   which has none, by the picture around its point; on a build with Add and Clear
+//!   swapped it presses Add, never Clear; on a build drawn 1.5× larger the check box's
+//!   picture shows nowhere, and the turn fails saying so, without a press.
 
 mod common;
 
@@ -108,7 +110,17 @@ fn a_tk_window_is_observed_by_ocr_and_driven_by_index_and_by_point() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
-/// Records typing an item, clicking Add by index and Clear by point, then Add by point.
+/// Every value the journal says the Gift wrap check box took.
+fn toggles(journal: &Path) -> Vec<bool> {
+    common::journal(journal)
+        .iter()
+        .filter(|e| e["event"] == "toggled")
+        .filter_map(|e| e["active"].as_bool())
+        .collect()
+}
+
+/// Records clicking Add by index, Clear by point, the Gift wrap box by point (left of its
+/// label: no text there), then Add by point.
 fn record(run: &Run, dir: &Path, journal: &Path) {
     let (pid, window) = run.launch("", journal);
     run.call(
@@ -125,6 +137,15 @@ fn record(run: &Run, dir: &Path, journal: &Path) {
         "click",
         json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
     );
+    let gift = ocr_text(run, &pid, &window, "Gift wrap");
+    let (x, y) = (
+        gift["pixel_frame"]["x"].as_i64().unwrap() - 12,
+        centre(&gift).1,
+    );
+    run.call(
+        "click",
+        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
+    );
     let (x, y) = centre(&ocr_text(run, &pid, &window, "Add"));
     run.call(
         "click",
@@ -137,20 +158,22 @@ fn record(run: &Run, dir: &Path, journal: &Path) {
         ["Add", "Clear", "Add"],
         "the recording itself"
     );
+    assert_eq!(toggles(journal), [true], "the recording itself");
 }
 
-/// Replays the recording on `variant` (a fresh app); the report and the journal's clicks.
+/// Replays the recording on `variant` (a fresh app); the report, the journal's clicks and
+/// its check box's values.
 fn replay_on(
     run: &Run,
     recording: &Path,
     base: &Path,
     variant: &str,
-) -> (ReplayReport, Vec<String>) {
+) -> (ReplayReport, Vec<String>, Vec<bool>) {
     let journal = base.join(format!("{variant}.jsonl"));
     let (pid, _) = run.launch(variant, &journal);
     let report = run.replay(recording, &ReplayOptions::default());
     run.quit(&pid);
-    (report, clicks(&journal))
+    (report, clicks(&journal), toggles(&journal))
 }
 
 #[test]
@@ -160,21 +183,35 @@ fn a_tk_recording_replays_heals_a_moved_form_and_never_presses_a_swapped_button(
     record(&run, &recording, &base.join("recorded.jsonl"));
     let mut failures = Vec::new();
     for variant in ["", "moved_down", "reorder"] {
-        let (report, pressed) = replay_on(&run, &recording, &base, variant);
-        if report.failed > 0 || pressed != ["Add", "Clear", "Add"] {
+        let (report, pressed, ticked) = replay_on(&run, &recording, &base, variant);
+        if report.failed > 0 || pressed != ["Add", "Clear", "Add"] || ticked != [true] {
             failures.push(format!(
-                "{variant:?}: pressed {pressed:?}; {:#?}",
+                "{variant:?}: pressed {pressed:?}, ticked {ticked:?}; {:#?}",
                 report.turns
             ));
+            continue;
         }
-        // On the moved builds the pixel turns say where their point went.
-        let moved = report.turns[1..].iter().all(|t| t.point_moved.is_some());
-        if !variant.is_empty() && !moved {
-            failures.push(format!(
-                "{variant:?}: a moved point is not reported: {:#?}",
-                report.turns
-            ));
+        // On the moved builds the pixel turns say where their point went; the check
+        // box's, which no text anchors, by image.
+        let moved: Vec<String> = report.turns[1..]
+            .iter()
+            .map(|t| t.point_moved.clone().unwrap_or_default())
+            .collect();
+        if !variant.is_empty()
+            && (moved.iter().any(String::is_empty) || !moved[1].ends_with("by image"))
+        {
+            failures.push(format!("{variant:?}: the moved points: {moved:?}"));
         }
+    }
+    // Drawn 1.5x larger: the check box's picture is nowhere; its turn fails, unpressed.
+    let (report, _, ticked) = replay_on(&run, &recording, &base, "large");
+    let turn = report.turns.iter().find(|t| t.turn == 3);
+    let said = turn.map(|t| t.result_summary.clone()).unwrap_or_default();
+    if !ticked.is_empty()
+        || turn.is_none_or(|t| t.ok)
+        || !said.contains("shows nowhere in the live window")
+    {
+        failures.push(format!("large: ticked {ticked:?}; turn 3 said {said:?}"));
     }
     drop(sandbox);
     let _ = std::fs::remove_dir_all(&base);

@@ -12,14 +12,14 @@ from order import Order, button_order, labels, options  # noqa: E402
 OPTS = options()
 VARIANT = OPTS.variant
 # One font everywhere, so OCR reads the same glyphs on every machine with DejaVu.
-FONT = ("DejaVu Sans", 12)
+FONT = ("DejaVu Sans", 15 if VARIANT == "large" else 12)
 
 
 class Window:
     def __init__(self, root):
         self.root = root
         root.title("cua order form")
-        root.geometry("380x460")
+        root.geometry("570x690" if VARIANT == "large" else "380x460")
         root.resizable(False, False)
         root.option_add("*Font", FONT)
         self.order = Order(OPTS.journal, VARIANT, self.show_order, defer=lambda ms, f: root.after(ms, f))
@@ -39,6 +39,7 @@ class Window:
         add_label, gift_label = labels(VARIANT)
         self.gift = tk.BooleanVar()
         gift = tk.Checkbutton(form, text=gift_label, variable=self.gift, anchor="w",
+                              indicatoron=True, height=2 if VARIANT == "large" else 1,
                               command=lambda: self.order.log("toggled", widget="Gift wrap", active=self.gift.get()))
         buttons = tk.Frame(form)
         add = tk.Button(buttons, text=add_label.format(m=""), command=self.add,

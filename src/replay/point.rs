@@ -74,7 +74,7 @@ pub async fn map_points(
             (Some(snap), Some(target), Some(a)) => find_anchor(snap, target, a.frame, renames),
             _ => None,
         };
-        let (to, why) = match (anchor, &live_anchor) {
+        let (mut to, mut why) = match (anchor, &live_anchor) {
             (Some(a), Some((_, frame, described))) => {
                 (within(x, y, a.frame, *frame), format!("in {described}"))
             }
@@ -97,6 +97,15 @@ pub async fn map_points(
                 }
             },
         };
+        // A window without a tree (read by OCR): a point that follows no element goes
+        // where the picture under it went, never to its raw place unchecked.
+        let read_by_ocr = snapshot
+            .as_deref()
+            .is_some_and(|s| crate::snapshot::text::read_by_ocr(&s.tree));
+        if live_anchor.is_none() && read_by_ocr {
+            to = by_image(ctx, recorded.turn_dir, (x, y), live).await?;
+            why = "by image".to_string();
+        }
         if let Some(snap) = snapshot.as_deref() {
             let was = recorded_element.as_ref().map(|t| renamed(t, renames));
             let under = element_under(snap, to.0, to.1);
@@ -118,6 +127,52 @@ pub async fn map_points(
         }
     }
     Ok((!notes.is_empty()).then(|| notes.join("; ")))
+}
+
+/// Where the picture around a recorded point (the turn's before.png) shows in the live
+/// window: the one place it does, or an error naming none or each (not pressed).
+async fn by_image(
+    ctx: &ToolContext,
+    turn_dir: &Path,
+    (x, y): (f64, f64),
+    live: &WindowInfo,
+) -> Result<(f64, f64), String> {
+    let point = format!("({x}, {y})");
+    let recorded = image::open(turn_dir.join("before.png"))
+        .map_err(|e| {
+            format!("the window has no accessibility tree, and the picture to find the recorded point {point} by is unreadable (before.png: {e}); not pressed")
+        })?
+        .to_rgba8();
+    let recorded = crate::platform::Capture {
+        width: recorded.width(),
+        height: recorded.height(),
+        rgba: recorded.into_raw(),
+    };
+    let (patch, at) = crate::visual::patch_around(&recorded, x.round() as i32, y.round() as i32)
+        .ok_or_else(|| {
+            format!("the recorded point {point} is outside its before.png; not pressed")
+        })?;
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    let shot = platform
+        .capture_window(live.window_id)
+        .await
+        .map_err(|e| format!("no screenshot of the live window to find {point} in: {e}"))?;
+    let found = crate::visual::find_patch(&shot, &patch, at);
+    match found.as_slice() {
+        [one] => Ok((f64::from(one.x), f64::from(one.y))),
+        [] => Err(format!(
+            "the picture around the recorded point {point} (click.png marks it) shows nowhere in the live window (not pressed)"
+        )),
+        several => Err(format!(
+            "the picture around the recorded point {point} shows in {} places in the live window: {} (not pressed)",
+            several.len(),
+            several
+                .iter()
+                .map(|f| format!("({}, {})", f.x, f.y))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// The recorded element in the live window: its index, frame and `role "name"`; found by
