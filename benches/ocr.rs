@@ -4,7 +4,10 @@
 //! kept), and cached (the same picture again: a hash), next to the `tesseract` CLI on the
 //! same PNG (one process per read, the engine loaded each time), in the same run. The
 //! pictures are the shipped goldens' screenshots: the Tk order form (380×460) and the
-//! Swing order form, and the four pasted side by side (a 1520×460 window).
+//! Swing order form, and the four pasted side by side (a 1516×460 window).
+//! Then visual matching as a replayed pixel turn on such a window pays it
+//! (`cua::visual`): the patch around a recorded point (the Tk form's Gift wrap box) found
+//! in the live window, and in a 1280×800 one.
 //! `cargo bench --bench ocr`.
 
 #[path = "support/stats.rs"]
@@ -118,4 +121,40 @@ fn main() {
         );
     }
     let _ = std::fs::remove_file(&wide_png);
+    visual_matching(&tk_c);
+}
+
+/// The cost of finding a recorded point's patch in a live window, per pixel turn.
+fn visual_matching(tk: &Capture) {
+    // The Gift wrap check box of the Tk form (what tests/no_tree.rs clicks by point).
+    let (patch, at) = cua::visual::patch_around(tk, 30, 98).expect("inside the window");
+    let big = {
+        let mut out = image::RgbaImage::from_pixel(1280, 800, image::Rgba([217, 217, 217, 255]));
+        let part = image::RgbaImage::from_raw(tk.width, tk.height, tk.rgba.clone()).unwrap();
+        image::imageops::overlay(&mut out, &part, 700, 300);
+        Capture {
+            width: 1280,
+            height: 800,
+            rgba: out.into_raw(),
+        }
+    };
+    println!(
+        "\nVisual matching per pixel turn (the {}×{} patch around a recorded point), median (p95) of {RUNS} runs, ms\n",
+        patch.width(),
+        patch.height()
+    );
+    println!("| live window | places found | cua::visual::find_patch |");
+    println!("|---|---|---|");
+    for (name, live) in [("Tk order form (380×460)", tk), ("1280×800", &big)] {
+        let mut places = 0;
+        let times: Vec<f64> = (0..RUNS)
+            .map(|_| {
+                let t = Instant::now();
+                places = cua::visual::find_patch(live, &patch, at).len();
+                ms(t)
+            })
+            .collect();
+        let (m, p95) = median_p95(times);
+        println!("| {name} | {places} | {m:.1} ({p95:.1}) |");
+    }
 }

@@ -44,6 +44,21 @@ fn last_text(journal: &Path, widget: &str) -> Option<String> {
         .and_then(|e| e["text"].as_str().map(String::from))
 }
 
+/// What `read` gives once it gives `want`, or after 5 s what it gives then.
+fn settled<T, W>(read: impl Fn() -> T, want: W) -> T
+where
+    T: PartialEq<W>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let now = read();
+        if now == want || std::time::Instant::now() >= deadline {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The centre of an element's pixel frame.
 fn centre(e: &Value) -> (i64, i64) {
     let f = &e["pixel_frame"];
@@ -89,7 +104,12 @@ fn a_tk_window_is_observed_by_ocr_and_driven_by_index_and_by_point() {
         "click",
         json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
     );
-    assert_eq!(clicks(&journal), ["Add", "Clear"]);
+    // A click without a read-back returns before the app handled it: the journal is
+    // waited for (bounded).
+    assert_eq!(
+        settled(|| clicks(&journal), vec!["Add", "Clear"]),
+        ["Add", "Clear"]
+    );
 
     // Typing at a point: the field right of the "Item" label (an empty field shows no
     // text to read), clicked there, then keys; then more keys to the focus it took.
@@ -104,7 +124,8 @@ fn a_tk_window_is_observed_by_ocr_and_driven_by_index_and_by_point() {
         "type_text",
         json!({ "pid": pid, "window_id": window, "text": "ar" }),
     );
-    assert_eq!(last_text(&journal, "Item").as_deref(), Some("pear"));
+    let typed = settled(|| last_text(&journal, "Item"), Some("pear".to_string()));
+    assert_eq!(typed.as_deref(), Some("pear"));
     run.quit(&pid);
     drop(sandbox);
     let _ = std::fs::remove_dir_all(&base);
@@ -216,4 +237,92 @@ fn a_tk_recording_replays_heals_a_moved_form_and_never_presses_a_swapped_button(
     drop(sandbox);
     let _ = std::fs::remove_dir_all(&base);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The SDL fixture (harness/apps/fixture_sdl.py, pygame): a window drawn pixel by pixel.
+/// Observed by OCR, driven by index, by point and by keys, recorded, and replayed on its
+/// build with the buttons 60 px lower; the journal says what it received.
+#[test]
+fn an_sdl_window_is_observed_by_ocr_driven_recorded_and_replayed_on_a_moved_build() {
+    let base = std::env::temp_dir().join(format!("cua-sdl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let journal = base.join("journal.jsonl");
+    let start = |variant: &str, journal: &Path| {
+        let session = common::Session::on(cua::sandbox::SandboxOptions {
+            width: 1024,
+            height: 768,
+            ..Default::default()
+        })
+        .with_app_env(&[
+            ("CUA_FIXTURE_JOURNAL", journal.display().to_string()),
+            ("CUA_FIXTURE_VARIANT", variant.to_string()),
+        ]);
+        let path = format!("{}/harness/apps/fixture_sdl.py", env!("CARGO_MANIFEST_DIR"));
+        let out = session.ok(
+            "launch_app",
+            json!({ "path": path, "creates_new_application_instance": true }),
+        );
+        let (pid, window) = (out["pid"].clone(), out["windows"][0]["window_id"].clone());
+        (session, pid, window)
+    };
+    let text = |s: &common::Session, pid: &Value, window: &Value, name: &str| {
+        s.element(pid, window, |e| {
+            e["role"] == "ocr_text" && e["name"] == name
+        })
+    };
+
+    let (session, pid, window) = start("", &journal);
+    let recording = base.join("recorded");
+    session.ok(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": recording }),
+    );
+    let increment = text(&session, &pid, &window, "Increment");
+    assert!(
+        increment["confidence"].as_f64().unwrap() >= 45.0,
+        "{increment}"
+    );
+    session.ok(
+        "click",
+        json!({ "pid": pid, "window_id": window, "element_index": increment["element_index"] }),
+    );
+    let (x, y) = centre(&text(&session, &pid, &window, "Reset"));
+    session.ok(
+        "click",
+        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
+    );
+    let (x, y) = centre(&text(&session, &pid, &window, "Increment"));
+    session.ok(
+        "click",
+        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
+    );
+    session.ok(
+        "type_text",
+        json!({ "pid": pid, "window_id": window, "text": "ok" }),
+    );
+    session.ok("set_recording", json!({ "enabled": false }));
+    // What the window shows now, read by OCR: the app's own count and keys.
+    text(&session, &pid, &window, "Count: 1");
+    text(&session, &pid, &window, "Typed: ok");
+    drop(session);
+    assert_eq!(clicks(&journal), ["Increment", "Reset", "Increment"]);
+    let keys: Vec<Value> = common::journal(&journal)
+        .into_iter()
+        .filter(|e| e["event"] == "key-press")
+        .collect();
+    assert_eq!(keys.last().map(|e| e["text"].clone()), Some(json!("ok")));
+
+    for variant in ["", "moved"] {
+        let journal = base.join(format!("replay-{variant}.jsonl"));
+        let (session, _, _) = start(variant, &journal);
+        let report = session.replay(&recording, &ReplayOptions::default());
+        let pressed = clicks(&journal);
+        assert!(
+            report.failed == 0 && pressed == ["Increment", "Reset", "Increment"],
+            "{variant:?}: pressed {pressed:?}; {:#?}",
+            report.turns
+        );
+    }
+    let _ = std::fs::remove_dir_all(&base);
 }

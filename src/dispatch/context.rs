@@ -38,7 +38,8 @@ pub struct ToolContext {
     one_shot: bool,
     /// When input whose effect was not read back was last sent to each app that shows
     /// effects late ([`crate::platform::AppQuirks::late_effects`]), and how late they get.
-    pending_effects: Mutex<HashMap<u32, (std::time::Instant, std::time::Duration)>>,
+    /// For an app without an accessibility tree, the window whose repaint shows it.
+    pending_effects: Mutex<HashMap<u32, PendingEffect>>,
     /// Each app's quirks, asked once (an app not on the accessibility bus takes the
     /// platform's registration wait to answer).
     quirks: Mutex<HashMap<u32, crate::platform::AppQuirks>>,
@@ -75,6 +76,35 @@ pub struct Activity {
     last_call: Mutex<std::time::Instant>,
     /// Made by start_session for a name that had been ended.
     pub revived: std::sync::atomic::AtomicBool,
+}
+
+/// Input whose effect was not read back, which the next input to the same app waits for.
+#[derive(Debug, Clone, Copy)]
+struct PendingEffect {
+    sent: std::time::Instant,
+    latest: std::time::Duration,
+    /// The window whose repaint shows the effect (an app without a tree); None: the app's
+    /// accessibility events show it.
+    window: Option<u64>,
+}
+
+/// How long the next input to an app without a tree waits for the previous one's repaint.
+pub const TREE_LESS_EFFECT_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Waits until window `id` repaints after `since`, or until `until`.
+async fn repaint_after(
+    platform: &dyn crate::platform::Platform,
+    id: u64,
+    since: std::time::Instant,
+    until: std::time::Instant,
+) {
+    while std::time::Instant::now() < until {
+        match platform.last_repaint(id).await {
+            Some(r) if r.at > since => return,
+            None => return,
+            Some(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+        }
+    }
 }
 
 impl Default for Activity {
@@ -130,13 +160,23 @@ impl ToolContext {
             .lock()
             .ok()
             .and_then(|p| p.get(&pid).copied());
-        let Some((sent, latest)) = pending else {
+        let Some(PendingEffect {
+            sent,
+            latest,
+            window,
+        }) = pending
+        else {
             return;
         };
         let until = sent + latest;
         if std::time::Instant::now() < until {
             if let Ok(platform) = self.platform().await {
-                crate::platform::event_after(platform.as_ref(), pid, sent, until).await;
+                match window {
+                    Some(id) => repaint_after(platform.as_ref(), id, sent, until).await,
+                    None => {
+                        crate::platform::event_after(platform.as_ref(), pid, sent, until).await;
+                    }
+                }
             }
         }
         if let Ok(mut p) = self.pending_effects.lock() {
@@ -146,11 +186,27 @@ impl ToolContext {
 
     /// Input was sent to app `pid` at `sent` and its effect was not read back: the next
     /// action waits for it when the app shows effects late.
-    pub async fn effect_pending(&self, pid: u32, sent: std::time::Instant) {
-        if let Some(latest) = self.app_quirks(pid).await.late_effects {
-            if let Ok(mut p) = self.pending_effects.lock() {
-                p.insert(pid, (sent, latest));
-            }
+    /// An app without an accessibility tree (none known for it) has no event to say its
+    /// effect showed: the next input to it waits for `window` to repaint after this one,
+    /// at most [`TREE_LESS_EFFECT_WAIT`] (a fast agent's next click cut an SDL app's
+    /// previous turn before its effect showed, and the turn recorded the state before).
+    pub async fn effect_pending(&self, pid: u32, sent: std::time::Instant, window: Option<u64>) {
+        let quirks = self.app_quirks(pid).await;
+        let pending = match (quirks.late_effects, quirks.toolkit.is_none(), window) {
+            (Some(latest), _, _) => Some(PendingEffect {
+                sent,
+                latest,
+                window: None,
+            }),
+            (None, true, Some(id)) => Some(PendingEffect {
+                sent,
+                latest: TREE_LESS_EFFECT_WAIT,
+                window: Some(id),
+            }),
+            _ => None,
+        };
+        if let (Some(pending), Ok(mut p)) = (pending, self.pending_effects.lock()) {
+            p.insert(pid, pending);
         }
     }
 

@@ -120,7 +120,11 @@ impl ToolRegistry {
             o.structured["effect"] == "confirmed" || o.structured["effect"] == "no_change"
         });
         if out.is_ok() && !read_back {
-            ctx.effect_pending(pid, sent).await;
+            let window = out
+                .as_ref()
+                .ok()
+                .and_then(|o| o.structured["window_id"].as_u64());
+            ctx.effect_pending(pid, sent, window).await;
         }
         out
     }

@@ -47,6 +47,8 @@ const POLL_EVERY: Duration = Duration::from_millis(50);
 const POLL_QUIET: Duration = Duration::from_millis(120);
 /// At most this long in all.
 const POLL_MAX: Duration = Duration::from_millis(650);
+/// How long a window without a tree gets to repaint after an action before it is read.
+const TEXT_EFFECT_WAIT: Duration = Duration::from_millis(1500);
 
 /// The agent's reading of a window's tree, as a turn keeps it.
 pub struct Observation {
@@ -301,6 +303,21 @@ async fn by_polling(
     effect: &Effect<'_>,
     cut: &Cut,
 ) -> Option<(Value, Frame)> {
+    // A window without a tree (its state read by OCR) says nothing of an effect but its
+    // pixels, and a read costs ~200 ms (more on a loaded machine): its first read waits
+    // for a repaint after the action (an SDL app drawing once a frame showed a click's
+    // effect after the polling bound under load, and the turn recorded the one before).
+    if effect.before.is_some_and(|b| b["text_source"] == "ocr") {
+        let window_id = window.window_id;
+        repainted_since(
+            platform.as_ref(),
+            window_id,
+            effect.action_started,
+            TEXT_EFFECT_WAIT,
+            cut,
+        )
+        .await;
+    }
     let started = Instant::now();
     let sleep = |d: Duration| cut.sleep_until(Instant::now() + d);
     if sleep(POLL_FIRST).await {
