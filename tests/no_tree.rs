@@ -10,7 +10,8 @@
 //!   lower, it finds the buttons where they went (by their text), and the check box,
 //!   which has none, by the picture around its point; on a build with Add and Clear
 //!   swapped it presses Add, never Clear; on a build drawn 1.5× larger the check box's
-//!   picture shows nowhere, and the turn fails saying so, without a press.
+//!   picture shows nowhere, and the turn fails saying so, without a press; on a build whose
+//!   check box ignores clicks, the turn fails: its pixels changed when recorded, not now.
 
 mod common;
 
@@ -223,6 +224,20 @@ fn a_tk_recording_replays_heals_a_moved_form_and_never_presses_a_swapped_button(
         {
             failures.push(format!("{variant:?}: the moved points: {moved:?}"));
         }
+    }
+    // A check box that looks the same and ignores the click: its text never changed, its
+    // pixels did in the recording and do not now; the turn fails saying so.
+    let (report, _, ticked) = replay_on(&run, &recording, &base, "inert_gift");
+    let said = report
+        .turns
+        .iter()
+        .find(|t| t.turn == 3)
+        .map(|t| t.result_summary.clone());
+    let said = said.unwrap_or_default();
+    if !ticked.is_empty() || !said.contains("the live window did not change") {
+        failures.push(format!(
+            "inert_gift: ticked {ticked:?}; turn 3 said {said:?}"
+        ));
     }
     // Drawn 1.5x larger: the check box's picture is nowhere; its turn fails, unpressed.
     let (report, _, ticked) = replay_on(&run, &recording, &base, "large");

@@ -36,6 +36,7 @@ VARIANTS = {
     "disabled_add": "Add is disabled",
     "refuse_qty": "the quantity field takes no input",
     "duplicate_add": "a second Add button just before the first",
+    "inert_gift": "Gift wrap looks the same and ignores clicks (Tk: a change only pixels show)",
 }
 
 TOOL_TIPS = {

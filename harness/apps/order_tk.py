@@ -41,6 +41,9 @@ class Window:
         gift = tk.Checkbutton(form, text=gift_label, variable=self.gift, anchor="w",
                               indicatoron=True, height=2 if VARIANT == "large" else 1,
                               command=lambda: self.order.log("toggled", widget="Gift wrap", active=self.gift.get()))
+        if VARIANT == "inert_gift":
+            for event in ("<Button-1>", "<ButtonRelease-1>"):
+                gift.bind(event, lambda _e: "break")
         buttons = tk.Frame(form)
         add = tk.Button(buttons, text=add_label.format(m=""), command=self.add,
                         state="disabled" if VARIANT == "disabled_add" else "normal")

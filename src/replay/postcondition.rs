@@ -505,6 +505,7 @@ pub fn name(differences: &[String]) -> String {
 }
 
 mod foreign;
+pub mod pixels;
 #[cfg(test)]
 mod tests;
 

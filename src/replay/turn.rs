@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
 
-use super::postcondition::{Postcondition, Reading};
+use super::postcondition::{Postcondition, Reading, pixels};
 use super::window::{self, TurnStates};
 use super::{
     Bindings, READY_TIMEOUT, REPLAY_TOOL, ReplayOptions, Turn, TurnResult, element, escalate,
@@ -89,6 +89,23 @@ pub(super) async fn replay_turn(
         _ => None,
     };
     let pid = args["pid"].as_u64().unwrap_or(0) as u32;
+    // A window without a tree whose text did not change in the recording, but whose
+    // pixels did: the live pixels must change too.
+    let read_by_ocr = states
+        .before
+        .as_deref()
+        .is_some_and(|m| m.starts_with(crate::snapshot::text::OCR_NOTE));
+    let pixel_change = match (&change, read_by_ocr) {
+        (None, true) => pixels::recorded_change(&turn.dir),
+        _ => None,
+    };
+    let live_pixels = match pixel_change {
+        Some(_) => {
+            let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+            platform.capture_window(window.window_id).await.ok()
+        }
+        None => None,
+    };
     // Only what happens after the dispatch counts: the window as it is just before.
     let live_before = match &change {
         Some(_) => Some(window_now(ctx, bindings, pid, &window).await?),
@@ -110,6 +127,20 @@ pub(super) async fn replay_turn(
                 bindings.last_state.insert(window.window_id, shown);
                 Some(Instant::now())
             });
+    }
+    if let (Some((region, count)), Some(before)) = (pixel_change, live_pixels) {
+        let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+        let wait = super::postcondition::WAIT;
+        if !pixels::changed_after(platform.as_ref(), window.window_id, &before, wait).await {
+            checked = Err(format!(
+                "the recorded change never showed within {} s: in the recording {count} pixels changed (around {}, {}, {}×{}), and the live window did not change",
+                wait.as_secs(),
+                region.x,
+                region.y,
+                region.width,
+                region.height
+            ));
+        }
     }
     // A recording of this replay reads the turn's after-state once the check is over.
     let seen = checked.as_ref().ok().copied().flatten();
