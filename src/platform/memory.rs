@@ -23,6 +23,8 @@ pub struct MemoryPlatform {
     pub pointer_over: bool,
     /// What the tools asked for, in order: `do_action HANDLE ACTION`, `input MODE EVENTS`.
     pub journal: Mutex<Vec<String>>,
+    /// The process its window names (None: a window no process is known for).
+    pub window_pid: Option<u32>,
 }
 
 impl MemoryPlatform {
@@ -44,6 +46,7 @@ impl MemoryPlatform {
             actions_work: true,
             pointer_over: false,
             journal: Mutex::new(Vec::new()),
+            window_pid: Some(PID),
         }
     }
 
@@ -51,10 +54,10 @@ impl MemoryPlatform {
         self.journal.lock().unwrap().clone()
     }
 
-    fn window() -> WindowInfo {
+    fn window(&self) -> WindowInfo {
         WindowInfo {
             window_id: WINDOW,
-            pid: Some(PID),
+            pid: self.window_pid,
             app_name: "Memory".into(),
             title: "Memory".into(),
             bounds: Rect::new(0, 0, 200, 100),
@@ -257,7 +260,7 @@ impl Input for MemoryPlatform {
 impl Windows for MemoryPlatform {
     async fn list_windows(&self) -> PlatformResult<WindowList> {
         Ok(WindowList {
-            windows: vec![Self::window()],
+            windows: vec![self.window()],
             current_space_id: None,
         })
     }

@@ -157,7 +157,11 @@ pub(crate) async fn window_or_frontmost(
         })
 }
 
-/// Finds a window by id and checks it belongs to `pid` (never falls back to another window).
+/// The pid that addresses a window by its id alone, when no process is known for it.
+pub const UNKNOWN_PID: u32 = 0;
+
+/// Finds a window by id and checks it belongs to `pid` (never falls back to another
+/// window); pid [`UNKNOWN_PID`] takes a window whose process is unknown.
 pub(crate) async fn window_of(
     platform: &dyn Platform,
     pid: Option<u32>,
@@ -179,7 +183,22 @@ pub(crate) async fn window_of(
             format!("window {window_id} not found (run list_windows)")
         }));
     };
+    // A window no process is known for (a remote X client, a server without X-Resource)
+    // is addressed by its id alone, with pid 0.
+    if pid == Some(UNKNOWN_PID) {
+        return match window.pid {
+            None => Ok(window),
+            Some(owner) => Err(ToolError::invalid(format!(
+                "`pid`: 0 addresses only a window whose process is unknown; window {window_id} belongs to pid {owner}"
+            ))),
+        };
+    }
     if let Some(pid) = pid {
+        if window.pid.is_none() {
+            return Err(ToolError::failed(format!(
+                "window {window_id} has no known process (it sets no _NET_WM_PID, and the X server does not say which client made it: a remote client, or no X-Resource); address it by window_id with pid 0"
+            )));
+        }
         if window.pid != Some(pid) {
             return Err(ToolError::failed(format!(
                 "window {window_id} belongs to {} (pid {}), not pid {pid}; run list_windows with pid {pid}",
@@ -192,4 +211,37 @@ pub(crate) async fn window_of(
         }
     }
     Ok(window)
+}
+
+#[cfg(test)]
+mod window_of_tests {
+    use super::*;
+    use crate::platform::memory::{MemoryPlatform, PID, WINDOW};
+
+    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn pid_0_addresses_only_a_window_whose_process_is_unknown() {
+        let mut orphan = MemoryPlatform::new(Default::default(), Vec::new());
+        orphan.window_pid = None;
+        assert!(run(window_of(&orphan, Some(UNKNOWN_PID), WINDOW)).is_ok());
+        let err = run(window_of(&orphan, Some(4242), WINDOW))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("has no known process") && err.contains("pid 0"),
+            "{err}"
+        );
+        let owned = MemoryPlatform::new(Default::default(), Vec::new());
+        let err = run(window_of(&owned, Some(UNKNOWN_PID), WINDOW))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("belongs to pid {PID}")), "{err}");
+        assert!(run(window_of(&owned, Some(PID), WINDOW)).is_ok());
+    }
 }

@@ -103,7 +103,7 @@ async fn read_settled_tree(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetWindowStateArgs {
-    /// Process id that owns the window.
+    /// Process id that owns the window (0 for a window whose process is unknown: list_windows shows its pid as null).
     pub pid: u32,
     /// Window id (from list_windows or launch_app). Must belong to pid.
     pub window_id: u64,
