@@ -17,7 +17,7 @@ mod common;
 
 use std::path::Path;
 
-use common::order_form::{Form, Run};
+use common::order_form::{Form, Run, clicks};
 use cua::replay::{ReplayOptions, ReplayReport};
 use serde_json::{Value, json};
 
@@ -26,15 +26,6 @@ const TK: Form = Form {
     args: &[],
     gtk4: false,
 };
-
-/// Every widget the app's journal says was clicked, in order.
-fn clicks(journal: &Path) -> Vec<String> {
-    common::journal(journal)
-        .iter()
-        .filter(|e| e["event"] == "clicked")
-        .map(|e| e["widget"].as_str().unwrap_or("").to_string())
-        .collect()
-}
 
 /// The last text the journal says `widget` held.
 fn last_text(journal: &Path, widget: &str) -> Option<String> {

@@ -16,7 +16,7 @@ mod common;
 
 use std::path::Path;
 
-use common::order_form::{Form, Run};
+use common::order_form::{Form, Run, clicks};
 use cua::replay::{ReplayOptions, ReplayReport};
 use serde_json::{Value, json};
 
@@ -53,15 +53,6 @@ fn record(run: &Run, dir: &Path, journal: &Path) {
     run.call("set_recording", json!({ "enabled": false }));
     run.quit(&pid);
     assert_eq!(clicks(journal), ["Add", "Add"], "the recording itself");
-}
-
-/// Every widget the app's journal says was clicked, in order.
-fn clicks(journal: &Path) -> Vec<String> {
-    common::journal(journal)
-        .iter()
-        .filter(|e| e["event"] == "clicked")
-        .map(|e| e["widget"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 /// Replays the recording on `variant` (a fresh app); the report and the journal's clicks.

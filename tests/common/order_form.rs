@@ -118,3 +118,12 @@ impl Run {
         }
     }
 }
+
+/// Every widget a form's journal says was clicked, in order.
+pub fn clicks(journal: &Path) -> Vec<String> {
+    super::journal(journal)
+        .iter()
+        .filter(|e| e["event"] == "clicked")
+        .map(|e| e["widget"].as_str().unwrap_or("").to_string())
+        .collect()
+}
