@@ -89,23 +89,7 @@ pub(super) async fn replay_turn(
         _ => None,
     };
     let pid = args["pid"].as_u64().unwrap_or(0) as u32;
-    // A window without a tree whose text did not change in the recording, but whose
-    // pixels did: the live pixels must change too.
-    let read_by_ocr = states
-        .before
-        .as_deref()
-        .is_some_and(|m| m.starts_with(crate::snapshot::text::OCR_NOTE));
-    let pixel_change = match (&change, read_by_ocr) {
-        (None, true) => pixels::recorded_change(&turn.dir),
-        _ => None,
-    };
-    let live_pixels = match pixel_change {
-        Some(_) => {
-            let platform = ctx.platform().await.map_err(|e| e.to_string())?;
-            platform.capture_window(window.window_id).await.ok()
-        }
-        None => None,
-    };
+    let pixel_change = pixels_to_change(ctx, turn, &states, change.is_none(), &window).await?;
     // Only what happens after the dispatch counts: the window as it is just before.
     let live_before = match &change {
         Some(_) => Some(window_now(ctx, bindings, pid, &window).await?),
@@ -128,24 +112,85 @@ pub(super) async fn replay_turn(
                 Some(Instant::now())
             });
     }
-    if let (Some((region, count)), Some(before)) = (pixel_change, live_pixels) {
-        let platform = ctx.platform().await.map_err(|e| e.to_string())?;
-        let wait = super::postcondition::WAIT;
-        if !pixels::changed_after(platform.as_ref(), window.window_id, &before, wait).await {
-            checked = Err(format!(
-                "the recorded change never showed within {} s: in the recording {count} pixels changed (around {}, {}, {}×{}), and the live window did not change",
-                wait.as_secs(),
-                region.x,
-                region.y,
-                region.width,
-                region.height
-            ));
-        }
-    }
+    PixelChange::check(pixel_change.as_ref(), ctx, &window, &mut checked).await;
     // A recording of this replay reads the turn's after-state once the check is over.
     let seen = checked.as_ref().ok().copied().flatten();
     ctx.recorder.turn_checked(seen).await;
     checked.map(|_| summary)
+}
+
+/// A change only pixels showed in the recording, and the live window before the turn.
+struct PixelChange {
+    region: crate::platform::Rect,
+    count: usize,
+    before: crate::platform::Capture,
+}
+
+/// A window without a tree whose text did not change in the recording (`text_unchanged`)
+/// but whose pixels did: the live window's pixels now, which must change too.
+async fn pixels_to_change(
+    ctx: &ToolContext,
+    turn: &Turn,
+    states: &TurnStates,
+    text_unchanged: bool,
+    window: &WindowInfo,
+) -> Result<Option<PixelChange>, String> {
+    let read_by_ocr = states
+        .before
+        .as_deref()
+        .is_some_and(|m| m.starts_with(crate::snapshot::text::OCR_NOTE));
+    let Some((region, count)) = (text_unchanged && read_by_ocr)
+        .then(|| pixels::recorded_change(&turn.dir))
+        .flatten()
+    else {
+        return Ok(None);
+    };
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    Ok(platform
+        .capture_window(window.window_id)
+        .await
+        .ok()
+        .map(|before| PixelChange {
+            region,
+            count,
+            before,
+        }))
+}
+
+impl PixelChange {
+    /// Fails the turn (`checked`) unless the live window's pixels changed (bounded), when
+    /// such a change is expected.
+    async fn check<T>(
+        expected: Option<&Self>,
+        ctx: &ToolContext,
+        window: &WindowInfo,
+        checked: &mut Result<T, String>,
+    ) {
+        if let Some(expected) = expected {
+            if let Err(e) = expected.changed(ctx, window).await {
+                *checked = Err(e);
+            }
+        }
+    }
+
+    /// Ok once the live window's pixels changed (bounded), else why the turn fails.
+    async fn changed(&self, ctx: &ToolContext, window: &WindowInfo) -> Result<(), String> {
+        let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+        let wait = super::postcondition::WAIT;
+        if pixels::changed_after(platform.as_ref(), window.window_id, &self.before, wait).await {
+            return Ok(());
+        }
+        let r = self.region;
+        Err(format!(
+            "the recorded change never showed within {} s: in the recording {} pixels changed (around {}, {}, {}×{}), and the live window did not change",
+            wait.as_secs(),
+            self.count,
+            r.x,
+            r.y,
+            r.width,
+            r.height
+        ))
+    }
 }
 
 /// The live window's tree now: the previous turn's last reading of it while the app has
