@@ -36,6 +36,15 @@ fn last_text(journal: &Path, widget: &str) -> Option<String> {
         .and_then(|e| e["text"].as_str().map(String::from))
 }
 
+/// Clicks in the window where `at` says: `{"element_index": …}` or `{"x": …, "y": …}`.
+fn click_at(session: &common::Session, pid: &Value, window: &Value, at: Value) {
+    let mut args = json!({ "pid": pid, "window_id": window });
+    for (k, v) in at.as_object().expect("an object") {
+        args[k] = v.clone();
+    }
+    session.ok("click", args);
+}
+
 /// What `read` gives once it gives `want`, or after 5 s what it gives then.
 fn settled<T, W>(read: impl Fn() -> T, want: W) -> T
 where
@@ -87,15 +96,14 @@ fn a_tk_window_is_observed_by_ocr_and_driven_by_index_and_by_point() {
 
     // By index: Add. By point: Clear.
     let add = ocr_text(&run, &pid, &window, "Add");
-    run.call(
-        "click",
-        json!({ "pid": pid, "window_id": window, "element_index": add["element_index"] }),
+    click_at(
+        &run.session,
+        &pid,
+        &window,
+        json!({ "element_index": add["element_index"] }),
     );
     let (x, y) = centre(&ocr_text(&run, &pid, &window, "Clear"));
-    run.call(
-        "click",
-        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
-    );
+    click_at(&run.session, &pid, &window, json!({ "x": x, "y": y }));
     // A click without a read-back returns before the app handled it: the journal is
     // waited for (bounded).
     assert_eq!(
@@ -141,29 +149,22 @@ fn record(run: &Run, dir: &Path, journal: &Path) {
         json!({ "enabled": true, "output_dir": dir }),
     );
     let add = ocr_text(run, &pid, &window, "Add");
-    run.call(
-        "click",
-        json!({ "pid": pid, "window_id": window, "element_index": add["element_index"] }),
+    click_at(
+        &run.session,
+        &pid,
+        &window,
+        json!({ "element_index": add["element_index"] }),
     );
     let (x, y) = centre(&ocr_text(run, &pid, &window, "Clear"));
-    run.call(
-        "click",
-        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
-    );
+    click_at(&run.session, &pid, &window, json!({ "x": x, "y": y }));
     let gift = ocr_text(run, &pid, &window, "Gift wrap");
     let (x, y) = (
         gift["pixel_frame"]["x"].as_i64().unwrap() - 12,
         centre(&gift).1,
     );
-    run.call(
-        "click",
-        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
-    );
+    click_at(&run.session, &pid, &window, json!({ "x": x, "y": y }));
     let (x, y) = centre(&ocr_text(run, &pid, &window, "Add"));
-    run.call(
-        "click",
-        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
-    );
+    click_at(&run.session, &pid, &window, json!({ "x": x, "y": y }));
     run.call("set_recording", json!({ "enabled": false }));
     run.quit(&pid);
     assert_eq!(
@@ -289,20 +290,16 @@ fn an_sdl_window_is_observed_by_ocr_driven_recorded_and_replayed_on_a_moved_buil
         increment["confidence"].as_f64().unwrap() >= 45.0,
         "{increment}"
     );
-    session.ok(
-        "click",
-        json!({ "pid": pid, "window_id": window, "element_index": increment["element_index"] }),
+    click_at(
+        &session,
+        &pid,
+        &window,
+        json!({ "element_index": increment["element_index"] }),
     );
     let (x, y) = centre(&text(&session, &pid, &window, "Reset"));
-    session.ok(
-        "click",
-        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
-    );
+    click_at(&session, &pid, &window, json!({ "x": x, "y": y }));
     let (x, y) = centre(&text(&session, &pid, &window, "Increment"));
-    session.ok(
-        "click",
-        json!({ "pid": pid, "window_id": window, "x": x, "y": y }),
-    );
+    click_at(&session, &pid, &window, json!({ "x": x, "y": y }));
     session.ok(
         "type_text",
         json!({ "pid": pid, "window_id": window, "text": "ok" }),

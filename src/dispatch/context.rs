@@ -91,22 +91,6 @@ struct PendingEffect {
 /// How long the next input to an app without a tree waits for the previous one's repaint.
 pub const TREE_LESS_EFFECT_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// Waits until window `id` repaints after `since`, or until `until`.
-async fn repaint_after(
-    platform: &dyn crate::platform::Platform,
-    id: u64,
-    since: std::time::Instant,
-    until: std::time::Instant,
-) {
-    while std::time::Instant::now() < until {
-        match platform.last_repaint(id).await {
-            Some(r) if r.at > since => return,
-            None => return,
-            Some(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
-        }
-    }
-}
-
 impl Default for Activity {
     fn default() -> Self {
         let now = std::time::Instant::now();
@@ -171,12 +155,11 @@ impl ToolContext {
         let until = sent + latest;
         if std::time::Instant::now() < until {
             if let Ok(platform) = self.platform().await {
+                let p = platform.as_ref();
                 match window {
-                    Some(id) => repaint_after(platform.as_ref(), id, sent, until).await,
-                    None => {
-                        crate::platform::event_after(platform.as_ref(), pid, sent, until).await;
-                    }
-                }
+                    Some(id) => crate::platform::repaint_after(p, id, sent, until).await,
+                    None => crate::platform::event_after(p, pid, sent, until).await,
+                };
             }
         }
         if let Ok(mut p) = self.pending_effects.lock() {

@@ -376,6 +376,54 @@ where
     }
 }
 
+/// Waits until window `window_id` repaints after `since` (which may lie ahead), or until
+/// `until`; says whether it did (false at once where the platform reports no repaints:
+/// there is nothing to wait on). What shows an effect in an app that sends no events.
+pub async fn repaint_after(
+    platform: &dyn Platform,
+    window_id: u64,
+    since: std::time::Instant,
+    until: std::time::Instant,
+) -> bool {
+    let sleep = |t: std::time::Instant| async move {
+        tokio::time::sleep_until(t.into()).await;
+        false
+    };
+    repaint_after_unless(platform, window_id, since, until, sleep)
+        .await
+        .unwrap_or(false)
+}
+
+/// [`repaint_after`] with its own wait between looks, as [`event_after_unless`]: `wait(t)`
+/// sleeps until `t` and says whether to give up (then None).
+pub async fn repaint_after_unless<W, F>(
+    platform: &dyn Platform,
+    window_id: u64,
+    since: std::time::Instant,
+    until: std::time::Instant,
+    wait: W,
+) -> Option<bool>
+where
+    W: Fn(std::time::Instant) -> F,
+    F: std::future::Future<Output = bool>,
+{
+    const CHECK: std::time::Duration = std::time::Duration::from_millis(5);
+    loop {
+        match platform.last_repaint(window_id).await {
+            None => return Some(false),
+            Some(r) if r.at > since => return Some(true),
+            Some(_) => {}
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            return Some(false);
+        }
+        if wait((now + CHECK).min(until)).await {
+            return None;
+        }
+    }
+}
+
 /// Where [`Platform::insert_text`] put its text, in characters: `replaced` characters
 /// from `offset` on (a selection) gave way to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

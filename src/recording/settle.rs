@@ -90,7 +90,8 @@ pub async fn settled_state(
         // app's next repaint would show the window one step behind its tree.
         // Swing holds a clicked button pressed for 68 ms before its action runs.
         let since = Instant::now().max(effect.action_started + SWING_PRESS);
-        repainted_since(platform.as_ref(), window.window_id, since, bound, cut).await;
+        cut.repaint_after(platform.as_ref(), window.window_id, since, since + bound)
+            .await;
         first = None;
     }
     let deadline = effect.action_started + QUIET_MAX;
@@ -156,6 +157,19 @@ impl Cut {
     ) -> Option<bool> {
         crate::platform::event_after_unless(platform, pid, since, until, |t| self.sleep_until(t))
             .await
+    }
+
+    /// Waits for window `window_id` to repaint after `since`, until `until`; None when cut
+    /// first, else whether it did.
+    async fn repaint_after(
+        &self,
+        platform: &dyn Platform,
+        window_id: u64,
+        since: Instant,
+        until: Instant,
+    ) -> Option<bool> {
+        let wait = |t| self.sleep_until(t);
+        crate::platform::repaint_after_unless(platform, window_id, since, until, wait).await
     }
 }
 
@@ -307,14 +321,16 @@ async fn by_polling(
     // pixels, and a read costs ~200 ms (more on a loaded machine): its first read waits
     // for a repaint after the action (an SDL app drawing once a frame showed a click's
     // effect after the polling bound under load, and the turn recorded the one before).
-    if effect.before.is_some_and(|b| b["text_source"] == "ocr") {
-        let window_id = window.window_id;
-        repainted_since(
+    if effect
+        .before
+        .is_some_and(crate::snapshot::text::state_read_by_ocr)
+    {
+        let since = effect.action_started;
+        cut.repaint_after(
             platform.as_ref(),
-            window_id,
-            effect.action_started,
-            TEXT_EFFECT_WAIT,
-            cut,
+            window.window_id,
+            since,
+            since + TEXT_EFFECT_WAIT,
         )
         .await;
     }
@@ -393,37 +409,9 @@ async fn steady_pixels(
     Some(last)
 }
 
-/// Waits (at most `bound`) until the window repaints after `since`.
-async fn repainted_since(
-    platform: &dyn Platform,
-    window_id: u64,
-    since: Instant,
-    bound: Duration,
-    cut: &Cut,
-) {
-    let until = since + bound;
-    cut.sleep_until(since).await;
-    while Instant::now() < until {
-        match platform.last_repaint(window_id).await {
-            Some(r) if r.at > since => return,
-            None => return,
-            Some(_) => {}
-        }
-        if cut
-            .sleep_until((Instant::now() + POLL_STEP).min(until))
-            .await
-        {
-            return;
-        }
-    }
-}
-
 /// How long Swing holds a button pressed before its action runs (`doClick`'s 68 ms, and
 /// a margin).
 const SWING_PRESS: Duration = Duration::from_millis(90);
-
-/// How often [`repainted_since`] looks.
-const POLL_STEP: Duration = Duration::from_millis(10);
 
 /// What waiting for a window to stop repainting came to.
 enum Quiet {

@@ -138,7 +138,7 @@ async fn pixels_to_change(
     let read_by_ocr = states
         .before
         .as_deref()
-        .is_some_and(|m| m.starts_with(crate::snapshot::text::OCR_NOTE));
+        .is_some_and(crate::snapshot::text::markdown_read_by_ocr);
     let Some((region, count)) = (text_unchanged && read_by_ocr)
         .then(|| pixels::recorded_change(&turn.dir))
         .flatten()

@@ -85,7 +85,7 @@ pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Va
         "element_count": elements.len(),
     });
     if by_ocr {
-        structured["text_source"] = json!("ocr");
+        structured["text_source"] = json!(text::OCR_SOURCE);
     }
     if elements.is_empty() {
         structured["degraded"] = json!(true);

@@ -59,6 +59,20 @@ pub fn read_by_ocr(tree: &AxTree) -> bool {
     tree.nodes.iter().any(|n| n.role == OCR_TEXT_ROLE)
 }
 
+/// get_window_state's `text_source` for a window read by OCR.
+pub const OCR_SOURCE: &str = "ocr";
+
+/// Whether a window state (get_window_state's structured result, a turn's state file)
+/// was read by OCR.
+pub fn state_read_by_ocr(state: &serde_json::Value) -> bool {
+    state["text_source"] == OCR_SOURCE
+}
+
+/// Whether a state's tree_markdown was read by OCR (it starts with [`OCR_NOTE`]).
+pub fn markdown_read_by_ocr(markdown: &str) -> bool {
+    markdown.starts_with(OCR_NOTE)
+}
+
 /// The window (node 0) holding its lines of text in reading order, and each line of
 /// several words its words.
 pub fn text_tree(window: &WindowInfo, lines: &[Line]) -> AxTree {

@@ -339,14 +339,15 @@ impl X11 {
         // invokes on release only while "active"), so a window the pointer moves into
         // first gets an EnterNotify.
         let mut under = (id, (0i32, 0i32));
+        // A point of the top-level as a spot in `window`, whose origin is at `offset`.
+        let spot = |(window, offset): (Window, (i32, i32)), (x, y): (i32, i32), state| Spot {
+            root: self.root,
+            window,
+            screen: ((origin.0 + x) as i16, (origin.1 + y) as i16),
+            local: ((x - offset.0) as i16, (y - offset.1) as i16),
+            state,
+        };
         for ev in events {
-            let at = |(window, offset): (Window, (i32, i32)), (x, y): (i32, i32), state| Spot {
-                root: self.root,
-                window,
-                screen: ((origin.0 + x) as i16, (origin.1 + y) as i16),
-                local: ((x - offset.0) as i16, (y - offset.1) as i16),
-                state,
-            };
             if let InputEvent::Move { x, y } | InputEvent::Button { x, y, .. } = ev {
                 let now = self.deepest_window_at(id, (*x, *y));
                 if now.0 != under.0 && now.0 != id {
@@ -355,13 +356,13 @@ impl X11 {
                             true,
                             now.0,
                             EventMask::ENTER_WINDOW,
-                            at(now, (*x, *y), state).crossing(true),
+                            spot(now, (*x, *y), state).crossing(true),
                         )
                         .map_err(|e| x_err("send enter", e))?;
                 }
                 under = now;
             }
-            let at = |point, state| at(under, point, state);
+            let at = |point, state| spot(under, point, state);
             let window = under.0;
             match ev {
                 InputEvent::Pause(d) => {
@@ -403,15 +404,9 @@ impl X11 {
         // The pointer did not really come: a widget entered above is left again, so it
         // does not stay lit as if hovered (unless a button is still held in a gesture).
         if under.0 != id && state & BUTTON_BITS == 0 {
-            let spot = Spot {
-                root: self.root,
-                window: under.0,
-                screen: (origin.0 as i16, origin.1 as i16),
-                local: (0, 0),
-                state,
-            };
+            let leave = spot(under, pos, state).crossing(false);
             self.conn
-                .send_event(true, under.0, EventMask::LEAVE_WINDOW, spot.crossing(false))
+                .send_event(true, under.0, EventMask::LEAVE_WINDOW, leave)
                 .map_err(|e| x_err("send leave", e))?;
         }
         self.conn.flush().map_err(|e| x_err("flush", e))?;

@@ -25,7 +25,7 @@ pub fn recorded_change(turn_dir: &Path) -> Option<(Rect, usize)> {
     let width = before.width() as usize;
     let (mut count, mut min, mut max) = (0, (usize::MAX, usize::MAX), (0, 0));
     for (i, (a, b)) in before.pixels().zip(after.pixels()).enumerate() {
-        if differs(&a.0, &b.0) {
+        if differs(&a.0[..3], &b.0[..3]) {
             let (x, y) = (i % width, i / width);
             count += 1;
             min = (min.0.min(x), min.1.min(y));
@@ -43,11 +43,9 @@ pub fn recorded_change(turn_dir: &Path) -> Option<(Rect, usize)> {
     })
 }
 
-fn differs(a: &[u8; 4], b: &[u8; 4]) -> bool {
-    a.iter()
-        .zip(b)
-        .take(3)
-        .any(|(x, y)| x.abs_diff(*y) > CHANNEL_SLACK)
+/// Whether two pixels' colour channels (alpha left out) differ beyond CHANNEL_SLACK.
+fn differs(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > CHANNEL_SLACK)
 }
 
 fn changed_pixels(a: &Capture, b: &Capture) -> usize {
@@ -57,7 +55,7 @@ fn changed_pixels(a: &Capture, b: &Capture) -> usize {
     a.rgba
         .chunks_exact(4)
         .zip(b.rgba.chunks_exact(4))
-        .filter(|(p, q)| differs(&[p[0], p[1], p[2], p[3]], &[q[0], q[1], q[2], q[3]]))
+        .filter(|(p, q)| differs(&p[..3], &q[..3]))
         .count()
 }
 
