@@ -7,6 +7,8 @@
 //! recorded, cua recorded with video, cua-driver off, cua-driver recorded), each after
 //! warm-up steps, in two rounds.
 //!
+//! The SDL fixture (pygame) has no tree: each of its reads is OCR of the window.
+//!
 //! The GTK 3, GTK 4 and Qt 6 fixtures run again as native Wayland clients in a headless
 //! sway: the same loop through the Wayland backend (cua-driver has none).
 //!
@@ -83,6 +85,12 @@ const TOOLKITS: &[Toolkit] = &[
         launch: || browser("firefox-esr"),
         backend: Backend::X11,
     },
+    // No accessibility tree: every read is OCR of the window (new pixels after each click).
+    Toolkit {
+        label: "SDL (OCR)",
+        launch: || script("fixture_sdl.py", &[]),
+        backend: Backend::X11,
+    },
     // The same fixtures as native Wayland clients in a headless sway (cua-driver has no
     // Wayland backend: its columns say so).
     Toolkit {
@@ -113,11 +121,14 @@ fn count(state: &Value) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// The Increment button's index and the snapshot it is from.
+/// The Increment button's index and the snapshot it is from (its text, where the window
+/// is read by OCR).
 fn increment(state: &Value) -> Option<(Value, Value)> {
     let found = state["elements"].as_array()?.iter().find(|e| {
         (e["name"] == "Increment" || e["label"] == "Increment")
-            && e["role"].as_str().is_some_and(|r| r.contains("button"))
+            && e["role"]
+                .as_str()
+                .is_some_and(|r| r.contains("button") || r == cua::platform::OCR_TEXT_ROLE)
     })?;
     Some((found["element_index"].clone(), state["snapshot_id"].clone()))
 }

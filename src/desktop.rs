@@ -152,7 +152,8 @@ impl DesktopEnv {
         env.push(("GDK_CORE_DEVICE_EVENTS".into(), "1".into()));
         // Qt exports its tree only when it sees a screen reader, or when told to.
         env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
-        if let Some(options) = java_bridge_options(std::env::var("JAVA_TOOL_OPTIONS").ok()) {
+        let existing = std::env::var("JAVA_TOOL_OPTIONS").ok();
+        if let Some(options) = java_tool_options(existing, self.sandbox_dir.as_deref()) {
             env.push(("JAVA_TOOL_OPTIONS".into(), options));
         }
         if self.wayland_only() {
@@ -263,19 +264,30 @@ pub fn register_pid(dir: &Path, pid: u32) {
 /// Where Debian's Java accessibility bridge (libatk-wrapper-java) puts its classes.
 pub const JAVA_ATK_BRIDGE_JAR: &str = "/usr/share/java/java-atk-wrapper.jar";
 
-/// `JAVA_TOOL_OPTIONS` that switch Java's accessibility bridge on, after the caller's own
-/// options: Debian ships the bridge switched off (its accessibility.properties is all
-/// comments), and a Swing app's tree is then empty. None when the bridge is not
-/// installed, or the caller already names an assistive technology.
-pub fn java_bridge_options(existing: Option<String>) -> Option<String> {
+/// `JAVA_TOOL_OPTIONS` for a Java app cua starts, after the caller's own options (None
+/// when there is nothing to add):
+/// - Java's accessibility bridge switched on: Debian ships it switched off (its
+///   accessibility.properties is all comments), and a Swing app's tree is then empty; not
+///   when the bridge is not installed, or the caller already names an assistive technology;
+/// - in a sandbox (`sandbox`, its folder), the JVM kept inside it: Java takes its home
+///   from the password file, not `$HOME`, and writes its font cache there (`~/.java`), and
+///   it leaves a perf-data file in /tmp (`hsperfdata_<user>`) when it is killed.
+pub fn java_tool_options(existing: Option<String>, sandbox: Option<&Path>) -> Option<String> {
     let existing = existing.unwrap_or_default();
-    if existing.contains("javax.accessibility.assistive_technologies")
-        || !std::path::Path::new(JAVA_ATK_BRIDGE_JAR).exists()
+    let mut options = vec![existing.clone()];
+    if !existing.contains("javax.accessibility.assistive_technologies")
+        && Path::new(JAVA_ATK_BRIDGE_JAR).exists()
     {
-        return None;
+        options.push(format!(
+            "-Xbootclasspath/a:{JAVA_ATK_BRIDGE_JAR} -Djavax.accessibility.assistive_technologies=org.GNOME.Accessibility.AtkWrapper"
+        ));
     }
-    let ours = format!(
-        "-Xbootclasspath/a:{JAVA_ATK_BRIDGE_JAR} -Djavax.accessibility.assistive_technologies=org.GNOME.Accessibility.AtkWrapper"
-    );
-    Some(format!("{existing} {ours}").trim().to_string())
+    if let Some(dir) = sandbox {
+        options.push(format!(
+            "-Duser.home={} -XX:-UsePerfData",
+            app_home(dir).display()
+        ));
+    }
+    let joined = options.join(" ").trim().to_string();
+    (joined != existing.trim()).then_some(joined)
 }

@@ -2,7 +2,9 @@
 //! (#43, item 6): a GTK 4 app started by `launch_app` as the first app stayed off the bus
 //! for 12 s, 2 tries in 2. Each fixture (GTK 3, GTK 4, Qt 5, Qt 6, Swing) is launched as
 //! the first app of a fresh sandbox, 10 times, and must show its button in its
-//! accessibility tree (not read by OCR) within a bound.
+//! accessibility tree (not read by OCR) within a bound. The JVM stays inside its sandbox:
+//! its font cache is written to the sandbox's home, and it leaves no perf-data file in
+//! /tmp.
 
 mod common;
 
@@ -21,6 +23,9 @@ struct Fixture {
     program: &'static str,
     args: &'static [&'static str],
     button: &'static str,
+    /// What the app writes into its home as it starts (inside the sandbox's, not the
+    /// user's), when it writes something.
+    writes_at_home: Option<&'static str>,
 }
 
 const FIXTURES: &[Fixture] = &[
@@ -29,30 +34,36 @@ const FIXTURES: &[Fixture] = &[
         program: "fixture_gtk3.py",
         args: &[],
         button: "Increment",
+        writes_at_home: None,
     },
     Fixture {
         name: "GTK 4",
         program: "fixture_gtk4.py",
         args: &[],
         button: "Increment",
+        writes_at_home: None,
     },
     Fixture {
         name: "Qt 5",
         program: "fixture_qt.py",
         args: &["5"],
         button: "Increment",
+        writes_at_home: None,
     },
     Fixture {
         name: "Qt 6",
         program: "fixture_qt.py",
         args: &["6"],
         button: "Increment",
+        writes_at_home: None,
     },
     Fixture {
         name: "Swing",
         program: "order_swing",
         args: &[],
         button: "Add",
+        // Java's font cache, in the home Java takes from its user.home.
+        writes_at_home: Some(".java/fonts"),
     },
 ];
 
@@ -87,7 +98,7 @@ fn first_launch(fixture: &Fixture) -> Result<Duration, String> {
                 .any(|e| e["role"] == "button" && e["name"] == fixture.button)
         });
         if has_button && state["text_source"].is_null() {
-            return Ok(started.elapsed());
+            return stayed_inside(&session, fixture, pid).map(|_| started.elapsed());
         }
         last = state;
         std::thread::sleep(Duration::from_millis(100));
@@ -99,6 +110,39 @@ fn first_launch(fixture: &Fixture) -> Result<Duration, String> {
         last.get("degraded_reason")
             .unwrap_or(&last["tree_markdown"])
     ))
+}
+
+/// Whether the app wrote what it writes at home into the sandbox's home, and left no
+/// JVM perf-data file (`/tmp/hsperfdata_<user>/<pid>`) outside it.
+fn stayed_inside(session: &common::Session, fixture: &Fixture, pid: &Value) -> Result<(), String> {
+    let Some(written) = fixture.writes_at_home else {
+        return Ok(());
+    };
+    let dir = session
+        .sandbox()
+        .desktop()
+        .sandbox_dir
+        .expect("a sandbox folder");
+    let inside = cua::desktop::app_home(&dir).join(written);
+    if !inside.exists() {
+        return Err(format!("{}: nothing at {}", fixture.name, inside.display()));
+    }
+    let pid = pid.as_u64().unwrap_or_default().to_string();
+    let perf_data = std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("hsperfdata_"))
+        .map(|e| e.path().join(&pid))
+        .find(|p| p.exists());
+    match perf_data {
+        Some(p) => Err(format!(
+            "{}: wrote {} outside its sandbox",
+            fixture.name,
+            p.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 #[test]
