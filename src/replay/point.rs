@@ -153,15 +153,25 @@ async fn by_image(
             format!("the recorded point {point} is outside its before.png; not pressed")
         })?;
     let platform = ctx.platform().await.map_err(|e| e.to_string())?;
-    let shot = platform
-        .capture_window(live.window_id)
-        .await
-        .map_err(|e| format!("no screenshot of the live window to find {point} in: {e}"))?;
-    let found = crate::visual::find_patch(&shot, &patch, at);
+    // A window still drawing (a slow build, a late repaint) may not show the picture yet:
+    // it is looked for again until it shows, within READY_TIMEOUT.
+    let deadline = std::time::Instant::now() + super::READY_TIMEOUT;
+    let found = loop {
+        let shot = platform
+            .capture_window(live.window_id)
+            .await
+            .map_err(|e| format!("no screenshot of the live window to find {point} in: {e}"))?;
+        let found = crate::visual::find_patch(&shot, &patch, at);
+        if !found.is_empty() || std::time::Instant::now() >= deadline {
+            break found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     match found.as_slice() {
         [one] => Ok((f64::from(one.x), f64::from(one.y))),
         [] => Err(format!(
-            "the picture around the recorded point {point} (click.png marks it) shows nowhere in the live window (not pressed)"
+            "the picture around the recorded point {point} (click.png marks it) shows nowhere in the live window within {} s (not pressed)",
+            super::READY_TIMEOUT.as_secs()
         )),
         several => Err(format!(
             "the picture around the recorded point {point} shows in {} places in the live window: {} (not pressed)",
