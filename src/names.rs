@@ -51,6 +51,32 @@ pub fn readable(name: &str) -> &str {
     if is_widget_class_name(name) { "" } else { name }
 }
 
+/// A name as two trees of one window are compared when binding a recorded window to a
+/// live one (not for finding an element, where the exact name is the locator): read as
+/// today ([`readable`]); cut at a tab or a run of spaces, which pad a menu item's name
+/// towards its accelerator (`"New      "`, `"Save\tCtrl+S"`); without mnemonic marks
+/// (`_File`, `&File`); inner whitespace single; case folded.
+pub fn comparable(name: &str) -> String {
+    let name = readable(name);
+    let name = name.split('\t').next().unwrap_or(name);
+    let name = name.split("  ").next().unwrap_or(name);
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('_' | '&', Some(next)) if next.is_alphanumeric() => continue,
+            ('&', Some('&')) => continue,
+            (c, _) if c.is_whitespace() => {
+                if !out.ends_with(' ') {
+                    out.push(' ');
+                }
+            }
+            (c, _) => out.extend(c.to_lowercase()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +103,19 @@ mod tests {
         assert_eq!(readable("GtkSourceView"), "");
         assert_eq!(readable(" 7 7 "), "7");
         assert_eq!(readable("Total: 3"), "Total: 3");
+    }
+
+    #[test]
+    fn names_compare_without_padding_mnemonics_or_case() {
+        assert_eq!(comparable("New      "), "new");
+        assert_eq!(comparable("Save As...      Shift+Ctrl+S"), "save as...");
+        assert_eq!(comparable("Save\tCtrl+S"), "save");
+        assert_eq!(comparable("_File"), "file");
+        assert_eq!(comparable("&Edit"), "edit");
+        assert_eq!(comparable("Fish && Chips"), "fish & chips");
+        assert_eq!(comparable("snake_case"), "snakecase");
+        assert_eq!(comparable(" Open\nRecent "), "open recent");
+        assert_eq!(comparable("7 7"), "7");
+        assert_eq!(comparable("GtkButton"), "");
     }
 }

@@ -22,30 +22,39 @@ fn recording(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `cua replay DIR --launch --json [EXTRA]` on a fresh desktop; its report and the desktop.
-fn replay(dir: &Path, extra: &[&str]) -> (Value, Sandbox) {
-    let sandbox = Sandbox::start(SandboxOptions {
+fn desktop() -> Sandbox {
+    Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
         ..Default::default()
     })
-    .expect("sandbox");
+    .expect("sandbox")
+}
+
+/// `cua replay DIR --launch --json [EXTRA]` on a fresh desktop; its report and the desktop.
+fn replay(dir: &Path, extra: &[&str]) -> (Value, Sandbox) {
+    let sandbox = desktop();
+    let report = replay_on(&sandbox, dir, &[&["--launch"], extra].concat());
+    (report, sandbox)
+}
+
+/// `cua replay DIR --json [ARGS]` on `sandbox`: its report.
+fn replay_on(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_cua"))
         .arg("replay")
         .arg(dir)
-        .args(["--launch", "--json"])
-        .args(extra)
+        .arg("--json")
+        .args(args)
         .envs(sandbox.env())
         .output()
         .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "replay --json: {e}\n{}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    });
-    (report, sandbox)
+    })
 }
 
 /// `cua diff EXPECTED ACTUAL`: its exit code and summary.
@@ -206,4 +215,69 @@ fn a_changed_mousepad_recording_fails_at_the_turn_that_types_another_word() {
     let _ = std::fs::remove_dir_all(&out);
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("✗ turn-00002"), "{said}");
+}
+
+/// One trajectory of the calculator's turns, then Mousepad's (as a session that used two
+/// apps records them), in `dir`.
+fn calculator_then_mousepad(dir: &Path) {
+    let mut n = 0;
+    for name in ["calculator-7x6", "mousepad-note"] {
+        let mut turns: Vec<PathBuf> = std::fs::read_dir(recording(name))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("turn-")
+            })
+            .collect();
+        turns.sort();
+        for turn in turns {
+            n += 1;
+            common::copy_dir(&turn, &dir.join(format!("turn-{n:05}")));
+        }
+    }
+    std::fs::copy(
+        recording("mousepad-note").join("session.json"),
+        dir.join("session.json"),
+    )
+    .unwrap();
+}
+
+/// The apps a person started before replaying, fresh: cua-driver's recorded windows are
+/// bound to them by what both trees show. Mousepad's recorded tree lists every item of
+/// every closed menu (257 elements, names padded towards their accelerators), where the
+/// live one shows the 6 menus: the names of the smaller tree decide.
+#[test]
+fn a_cua_driver_recording_binds_the_apps_a_person_started_by_what_both_trees_show() {
+    let dir = scratch("two-apps");
+    calculator_then_mousepad(&dir);
+    let sandbox = desktop();
+    let runtime = common::runtime();
+    let ctx = ToolContext::for_desktop(sandbox.desktop());
+    let registry = ToolRegistry::new();
+    for app in ["gnome-calculator", "mousepad"] {
+        runtime
+            .block_on(registry.call(&ctx, "launch_app", json!({ "name": app })))
+            .unwrap_or_else(|e| panic!("launch {app}: {e}"));
+    }
+    let out = scratch("two-apps-out");
+    let report = replay_on(&sandbox, &dir, &["--record-to", out.to_str().unwrap()]);
+    assert_eq!(report["attempted"], 7, "{report}");
+    assert_eq!(report["succeeded"], 7, "{report}");
+    let shown = labels(&sandbox);
+    assert!(
+        shown.iter().any(|l| l == "42"),
+        "the calculator shows {shown:?}"
+    );
+    let tree = tree_of(&sandbox, "Mousepad");
+    assert!(
+        tree.contains("value=\"Hello from cua-driver\\nsecond line and a third\""),
+        "the editor holds {tree}"
+    );
+    let (code, said) = diff(&dir, &out);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(code, Some(0), "{said}");
 }

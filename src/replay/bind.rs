@@ -3,17 +3,29 @@
 //! (cua-driver's, or an app renamed between builds), by the recorded before-state: the
 //! live window whose title and tree best match it, never an unrelated one.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
 
 use crate::dispatch::{ToolContext, ToolRegistry};
+use crate::names;
 use crate::platform::WindowInfo;
 use crate::snapshot::markdown;
 
-/// The share of the recorded window's element names a live window must show to be it.
+/// The share of the smaller side's names (recorded or live) that the other side must show.
+/// The smaller side, because one tree may list what the other hides: cua-driver records
+/// every item of every closed menu (250 names), where the live tree shows the 8 menus.
 const MIN_SHARED: f64 = 0.5;
+/// And at least this many names shared (all, for a recorded window with fewer), so that
+/// a small live window that shares an "OK" and a "Cancel" with a large recorded one is
+/// not it.
+const MIN_SHARED_NAMES: usize = 3;
 /// With the recorded title, a live window showing this share is it (its content moved
-/// on: another document, another page of a dialog).
+/// on: another document, another page of a dialog); it still shares a name.
 const MIN_SHARED_WITH_TITLE: f64 = 0.2;
+/// What the same title, or the same app, adds to a window's score.
+const SAME_TITLE: f64 = 0.25;
+const SAME_APP: f64 = 0.25;
 
 /// The live window of the recorded app identity (executable, app name, window title).
 pub fn by_identity(
@@ -45,7 +57,11 @@ pub fn by_identity(
 /// What a turn's before-state says its window looked like.
 pub struct RecordedWindow {
     pub title: String,
-    names: Vec<String>,
+    /// Its element names, compared as [`names::comparable`] reads them (the window's own
+    /// line is its title, scored on its own: a title alone never binds).
+    names: BTreeSet<String>,
+    /// The names the turn gives its app (executable, app name, title parts).
+    apps: Vec<String>,
 }
 
 impl RecordedWindow {
@@ -61,34 +77,60 @@ impl RecordedWindow {
         };
         Some(RecordedWindow {
             title,
-            names: distinct_names(&lines),
+            names: element_names(&lines),
+            apps: Vec::new(),
         })
     }
 
-    /// How much of the recorded window `markdown` shows: the share of recorded names
-    /// present, plus a quarter for the same title.
-    fn score(&self, title: &str, markdown: &str) -> Option<f64> {
-        if self.names.is_empty() {
+    /// The app names the turn gives (see [`super::launch::recorded_names`]), which a live
+    /// window's app name is checked against.
+    pub fn with_apps(mut self, apps: &[String]) -> RecordedWindow {
+        self.apps = apps.iter().map(|a| names::comparable(a)).collect();
+        self
+    }
+
+    /// How much of the recorded window a live one (its title, app name and tree) shows:
+    /// the names both show, over the smaller side's count, plus [`SAME_TITLE`] and
+    /// [`SAME_APP`], plus a tenth of the share over the larger side (of two windows
+    /// that both show every recorded name, the one closer in size is it). None when it
+    /// is not the recorded window.
+    fn score(&self, title: &str, app: &str, markdown: &str) -> Option<f64> {
+        let live = element_names(&markdown::parse(markdown));
+        let smaller = self.names.len().min(live.len());
+        if smaller == 0 {
             return None;
         }
-        let live = distinct_names(&markdown::parse(markdown));
-        let shared =
-            self.names.iter().filter(|n| live.contains(n)).count() as f64 / self.names.len() as f64;
-        let same_title = title == self.title;
-        let enough = shared >= MIN_SHARED || (same_title && shared >= MIN_SHARED_WITH_TITLE);
-        enough.then_some(shared + if same_title { 0.25 } else { 0.0 })
+        let shared = self.names.intersection(&live).count();
+        let share = shared as f64 / smaller as f64;
+        let same_title = same_title(title, &self.title);
+        let enough = (share >= MIN_SHARED && shared >= MIN_SHARED_NAMES.min(self.names.len()))
+            || (same_title && shared > 0 && share >= MIN_SHARED_WITH_TITLE);
+        let same_app = !app.is_empty() && self.apps.contains(&names::comparable(app));
+        let larger = self.names.len().max(live.len()) as f64;
+        enough.then_some(
+            share
+                + if same_title { SAME_TITLE } else { 0.0 }
+                + if same_app { SAME_APP } else { 0.0 }
+                + 0.1 * shared as f64 / larger,
+        )
     }
 }
 
-fn distinct_names(lines: &[markdown::Line]) -> Vec<String> {
-    let mut names: Vec<String> = lines
+/// Two titles of one window: compared as names are, without the mark of a modified
+/// document (`*Untitled 1 - Mousepad`).
+fn same_title(a: &str, b: &str) -> bool {
+    let read = |t: &str| names::comparable(t.trim().trim_start_matches('*'));
+    read(a) == read(b)
+}
+
+/// The names of a tree's elements, below its window line.
+fn element_names(lines: &[markdown::Line]) -> BTreeSet<String> {
+    lines
         .iter()
-        .filter(|l| !l.name.trim().is_empty())
-        .map(|l| l.name.clone())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+        .filter(|l| l.depth > 0)
+        .map(|l| names::comparable(&l.name))
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 /// The on-screen window (other than those in `taken`) that best matches `recorded`, read
@@ -116,7 +158,7 @@ pub async fn by_tree(
             .await;
         let Ok(state) = state else { continue };
         let md = state.structured["tree_markdown"].as_str().unwrap_or("");
-        if let Some(score) = recorded.score(&w.title, md) {
+        if let Some(score) = recorded.score(&w.title, &w.app_name, md) {
             scored.push((score, w));
         }
     }
@@ -185,26 +227,58 @@ mod tests {
     const CALC: &str = "- [0] window \"Calculator\"\n  - [1] button \"7 7\"\n  - [2] button \"8 8\"\n  - [3] button \"+ +\"\n  - [4] button \"= =\"\n";
 
     fn recorded() -> RecordedWindow {
-        let lines = markdown::parse(CALC);
-        RecordedWindow {
-            title: "Calculator".into(),
-            names: distinct_names(&lines),
-        }
+        RecordedWindow::of_markdown(CALC, None)
+            .unwrap()
+            .with_apps(&["gnome-calculator".into(), "Calculator".into()])
     }
 
     #[test]
     fn a_window_matches_by_its_names_and_title_never_by_title_alone() {
         let r = recorded();
         let live = "- frame \"Calculator\"\n  - [0] button \"7 7\"\n  - [1] button \"8 8\"\n  - [2] button \"+ +\"\n  - [3] button \"= =\"\n";
-        assert_eq!(r.score("Calculator", live), Some(1.25));
+        assert_eq!(r.score("Calculator", "", live), Some(1.35));
+        // The same app besides.
+        assert_eq!(r.score("Calculator", "Calculator", live), Some(1.6));
         // Another title, the same content: still it (a renamed build).
-        assert_eq!(r.score("Calculator 2", live), Some(1.0));
+        assert_eq!(r.score("Calculator 2", "", live), Some(1.1));
         // The same title, unrelated content: not it.
         let other = "- frame \"Files\"\n  - [0] button \"Open\"\n  - [1] button \"Save\"\n";
-        assert_eq!(r.score("Calculator", other), None);
-        // The same title and a fifth of the names: it (its content moved on).
-        let moved = "- frame \"Calculator\"\n  - [0] button \"Open\"\n";
-        assert!(r.score("Calculator", moved).is_some());
-        assert_eq!(r.score("Text Editor", moved), None);
+        assert_eq!(r.score("Calculator", "Calculator", other), None);
+        // The same title and a name: it (its content moved on).
+        let moved = "- frame \"Calculator\"\n  - [0] button \"Open\"\n  - [1] button \"=\"\n";
+        assert!(r.score("Calculator", "", moved).is_some());
+        assert_eq!(r.score("Text Editor", "", moved), None);
+        // Two shared names, another title: too few to be it.
+        let two = "- frame \"Pad\"\n  - [0] button \"7\"\n  - [1] button \"8\"\n";
+        assert_eq!(r.score("Pad", "", two), None);
+    }
+
+    /// cua-driver 0.21 records every item of every closed menu, padded towards its
+    /// accelerator; the live tree shows the menus. The smaller side decides.
+    #[test]
+    fn a_tree_that_lists_closed_menus_matches_the_live_window_that_hides_them() {
+        let mut md = String::from("- frame = \"Untitled 1 - Mousepad\"\n");
+        for menu in ["File", "Edit", "Search", "View", "Document", "Help"] {
+            md.push_str(&format!("        - menu \"{menu}\"\n"));
+            for i in 0..40 {
+                md.push_str(&format!(
+                    "          - menu item \"{menu} item {i}      \"\n"
+                ));
+            }
+        }
+        md.push_str("        - [252] text = \"\"\n");
+        let r = RecordedWindow::of_markdown(&md, None)
+            .unwrap()
+            .with_apps(&["Untitled 1".into(), "Mousepad".into()]);
+        let live = "- frame \"Untitled 1 - Mousepad\"\n  - menu_bar\n    - [0] menu \"_File\"\n    - [1] menu \"Edit\"\n    - [2] menu \"Search\"\n    - [3] menu \"View\"\n    - [4] menu \"Document\"\n    - [5] menu \"Help\"\n  - label \"Warning: you are using the root account.\"\n  - [7] text value=\"\"\n";
+        // 6 of the 7 live names are recorded; the title and the app are the same.
+        let score = r.score("Untitled 1 - Mousepad", "Mousepad", live).unwrap();
+        assert!(
+            (score - (6.0 / 7.0 + 0.5 + 0.1 * 6.0 / 246.0)).abs() < 1e-9,
+            "{score}"
+        );
+        // Another app's window under another title, with a "File" and an "Edit" menu.
+        let other = "- frame \"Notes\"\n  - [0] menu \"File\"\n  - [1] menu \"Edit\"\n  - [2] button \"Bold\"\n  - [3] button \"Italic\"\n";
+        assert_eq!(r.score("Notes", "Notes", other), None);
     }
 }

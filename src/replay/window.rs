@@ -74,6 +74,7 @@ impl<'a> RecordedTarget<'a> {
         let title = action["app"]["window_title"].as_str();
         let state = recorded_tree.and_then(|md| bind::RecordedWindow::of_markdown(md, title));
         let names = launch::recorded_names(action, state.as_ref().map(|s| s.title.as_str()));
+        let state = state.map(|s| s.with_apps(&names));
         RecordedTarget {
             action,
             pid,
@@ -281,7 +282,7 @@ fn no_window(recorded: &RecordedTarget) -> String {
     let action = recorded.action;
     match (&recorded.state, action.pointer("/app/app_name")) {
         (Some(r), None) => format!(
-            "no live window matches the recorded window \"{}\" (its title and a fifth of its element names, or half of them) after {} s; start its app first, or replay with --launch",
+            "no live window matches the recorded window \"{}\" (half the element names of the smaller of the two trees, at least 3, or its title and a fifth of them) after {} s; start its app first, or replay with --launch",
             r.title,
             READY_TIMEOUT.as_secs()
         ),
