@@ -18,6 +18,9 @@ pub enum ToolError {
     NoDesktop(String),
     /// The safety policy refused the call before it ran (src/policy).
     Refused(String),
+    /// The server's authority refused the call under a refusal code of cua-driver's own
+    /// (not `permission_denied`), in cua-driver's refusal envelope.
+    RefusedAs { code: String, message: String },
     /// An `element_token` names a snapshot that a newer read of its window replaced (or
     /// that this session no longer holds); the caller must read the window again.
     StaleToken(String),
@@ -48,7 +51,7 @@ impl ToolError {
             ToolError::UnknownTool(_) => "unknown_tool",
             ToolError::Failed(_) => "failed",
             ToolError::NoDesktop(_) => "no_desktop",
-            ToolError::Refused(_) => "refused",
+            ToolError::Refused(_) | ToolError::RefusedAs { .. } => "refused",
             ToolError::StaleToken(_) => "stale_element_token",
             ToolError::Refusal { .. } => "refused",
         }
@@ -60,7 +63,9 @@ impl ToolError {
         match self {
             ToolError::StaleToken(_) => Some("stale_element_token"),
             ToolError::Refused(_) => Some("permission_denied"),
-            ToolError::Refusal { code, .. } => Some(code.as_str()),
+            ToolError::Refusal { code, .. } | ToolError::RefusedAs { code, .. } => {
+                Some(code.as_str())
+            }
             _ => None,
         }
     }
@@ -74,7 +79,8 @@ impl ToolError {
             | ToolError::NoDesktop(m)
             | ToolError::Refused(m)
             | ToolError::StaleToken(m)
-            | ToolError::Refusal { message: m, .. } => m,
+            | ToolError::Refusal { message: m, .. }
+            | ToolError::RefusedAs { message: m, .. } => m,
         }
     }
 
@@ -101,6 +107,7 @@ impl ToolError {
             ToolError::Failed(_)
             | ToolError::NoDesktop(_)
             | ToolError::Refused(_)
+            | ToolError::RefusedAs { .. }
             | ToolError::Refusal { .. } => 1,
         }
     }
@@ -113,7 +120,9 @@ impl fmt::Display for ToolError {
             ToolError::UnknownTool(m) => f.write_str(m),
             ToolError::Failed(m) => f.write_str(m),
             ToolError::NoDesktop(m) => f.write_str(m),
-            ToolError::Refused(m) => write!(f, "refused: {m}"),
+            ToolError::Refused(m) | ToolError::RefusedAs { message: m, .. } => {
+                write!(f, "refused: {m}")
+            }
             ToolError::StaleToken(m) => f.write_str(m),
             ToolError::Refusal { message, .. } => f.write_str(message),
         }

@@ -120,18 +120,27 @@ fn reference() -> Value {
 
 /// `tools/list` from `cua mcp`, after a bare initialize.
 fn tools_list() -> Value {
+    mcp_answer(&[], json!({ "method": "tools/list" }))
+}
+
+/// The answer of `cua mcp` (started with `env`) to `request`, after a bare initialize.
+fn mcp_answer(env: &[(&str, &str)], request: Value) -> Value {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
         .arg("mcp")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
+    let mut request = request;
+    request["jsonrpc"] = json!("2.0");
+    request["id"] = json!(2);
     for m in [
         json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {} }),
         json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }),
+        request,
     ] {
         writeln!(stdin, "{m}").unwrap();
     }
@@ -152,7 +161,7 @@ fn tools_list() -> Value {
     replies
         .into_iter()
         .find(|r| r["id"] == 2)
-        .expect("an answer to tools/list")["result"]
+        .expect("an answer to the request")["result"]
         .clone()
 }
 
@@ -366,4 +375,41 @@ fn launcher_flags_refuse_what_cua_cannot_honour() {
     let said: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(said["running"], false);
     assert_eq!(cua(&["stop", "--socket", s]).status.code(), Some(0));
+}
+
+/// cua-driver's own test (permission_prompt_authorization_test.rs): started with
+/// `CUA_DRIVER_PERMISSION_MODE=standard`, `check_permissions {"prompt": true}` is refused
+/// under cua-driver's code; a read is not. An environment that asks for a mode without
+/// its other half stops start-up, naming the variable.
+#[test]
+fn the_environment_sets_the_permission_mode_and_an_agent_never_raises_a_prompt() {
+    let standard = [("CUA_DRIVER_PERMISSION_MODE", "standard")];
+    let call = |args: Value| json!({ "method": "tools/call", "params": { "name": "check_permissions", "arguments": args } });
+    let refused = mcp_answer(&standard, call(json!({ "prompt": true })));
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["refusal"]["code"],
+        "os_permission_prompt_requires_trusted_host",
+        "{refused}"
+    );
+    let read = mcp_answer(&standard, call(json!({ "prompt": false })));
+    assert!(read["structuredContent"].get("refusal").is_none(), "{read}");
+    // Without a mode, cua answers as it always has (it never prompts).
+    let unset = mcp_answer(&[], call(json!({ "prompt": true })));
+    assert!(
+        unset["structuredContent"].get("refusal").is_none(),
+        "{unset}"
+    );
+    let half = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("mcp")
+        .env("CUA_DRIVER_PERMISSION_MODE", "unrestricted")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(half.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&half.stderr).contains("CUA_DRIVER_DANGEROUSLY_BYPASS_APPROVALS"),
+        "{}",
+        String::from_utf8_lossy(&half.stderr)
+    );
 }

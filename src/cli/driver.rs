@@ -130,17 +130,34 @@ pub(super) fn run_status(socket: Option<PathBuf>) -> i32 {
     }
 }
 
+/// cua-driver's launch configuration from this process's environment; exit code 2 (and
+/// the reason, naming the variable) when it cannot be honoured.
+fn launch_env() -> Result<crate::policy::authority::LaunchEnv, i32> {
+    crate::policy::authority::launch_env(|k| std::env::var(k).ok()).map_err(|e| fail(2, e))
+}
+
 /// `cua serve`: the daemon, under the authority its flags and the policy file give.
 pub(super) fn run_serve(a: ServeArgs) -> i32 {
     if a.no_overlay {
         crate::cursor::forbid_overlay();
     }
     let policy_file = policy_file_from_env();
+    // The flags, when any is given; else cua-driver's environment form.
+    let flagged = a.permission_mode.is_some()
+        || a.dangerously_bypass_approvals
+        || a.capability_manifest.is_some();
+    let env = match flagged {
+        true => Default::default(),
+        false => match launch_env() {
+            Ok(env) => env,
+            Err(code) => return code,
+        },
+    };
     let flags = crate::policy::authority::LaunchFlags {
-        mode: a.permission_mode,
-        bypass_approvals: a.dangerously_bypass_approvals,
-        manifest: a.capability_manifest.as_deref(),
-        manifest_approved: a.approve_capability_manifest,
+        mode: a.permission_mode.or(env.mode),
+        bypass_approvals: a.dangerously_bypass_approvals || env.bypass_approvals,
+        manifest: a.capability_manifest.as_deref().or(env.manifest.as_deref()),
+        manifest_approved: a.approve_capability_manifest || env.manifest_approved,
         policy_file: policy_file.as_deref(),
         ..Default::default()
     };
@@ -172,7 +189,15 @@ pub(super) fn run_mcp(a: McpArgs) -> i32 {
         );
     }
     let policy_file = policy_file_from_env();
+    let env = match launch_env() {
+        Ok(env) => env,
+        Err(code) => return code,
+    };
     let flags = crate::policy::authority::LaunchFlags {
+        mode: env.mode,
+        bypass_approvals: env.bypass_approvals,
+        manifest: env.manifest.as_deref(),
+        manifest_approved: env.manifest_approved,
         policy_file: policy_file.as_deref(),
         ..Default::default()
     };

@@ -35,6 +35,9 @@ pub fn encode_reply(result: Result<ToolOutput, ToolError>) -> Value {
                 v["code"] = json!(code);
                 v["details"] = details.clone();
             }
+            if let ToolError::RefusedAs { code, .. } = &e {
+                v["refusal_code"] = json!(code);
+            }
             v
         }
     }
@@ -77,6 +80,12 @@ pub fn decode_reply(reply: &Value) -> Result<ToolOutput, ToolError> {
             details: reply["details"].clone(),
         });
     }
+    if let Some(code) = reply["refusal_code"].as_str() {
+        return Err(ToolError::RefusedAs {
+            code: code.to_string(),
+            message: message.to_string(),
+        });
+    }
     Err(ToolError::from_kind(
         reply["kind"].as_str().unwrap_or("failed"),
         message,
@@ -96,6 +105,10 @@ mod tests {
             ToolError::NoDesktop("no DISPLAY".into()),
             ToolError::Refused("ctrl+w is forbidden".into()),
             ToolError::StaleToken("element_token is stale".into()),
+            ToolError::RefusedAs {
+                code: "os_permission_prompt_requires_trusted_host".into(),
+                message: "no prompts".into(),
+            },
             ToolError::Refusal {
                 code: "window_scope_disabled".into(),
                 message: "window-scope tool 'zoom' is disabled".into(),

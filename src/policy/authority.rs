@@ -118,6 +118,85 @@ pub struct LaunchFlags<'a> {
     pub policy_file: Option<&'a Path>,
 }
 
+/// cua-driver's launch configuration in the environment, for launchers that cannot pass
+/// flags (an MCP client that starts `cua mcp`): the same authority, read once at start.
+pub const MODE_ENV: &str = "CUA_DRIVER_PERMISSION_MODE";
+pub const MANIFEST_ENV: &str = "CUA_DRIVER_CAPABILITY_MANIFEST_FILE";
+pub const MANIFEST_APPROVED_ENV: &str = "CUA_DRIVER_CAPABILITY_MANIFEST_APPROVED";
+pub const BYPASS_ENV: &str = "CUA_DRIVER_DANGEROUSLY_BYPASS_APPROVALS";
+
+/// What the environment asks for (see [`MODE_ENV`] and its siblings).
+#[derive(Debug, Default, PartialEq)]
+pub struct LaunchEnv {
+    pub mode: Option<PermissionMode>,
+    pub manifest: Option<std::path::PathBuf>,
+    pub manifest_approved: bool,
+    pub bypass_approvals: bool,
+}
+
+impl LaunchEnv {
+    /// Nothing asked.
+    pub fn is_empty(&self) -> bool {
+        *self == LaunchEnv::default()
+    }
+}
+
+/// Reads the launch configuration from `var` (the process environment, in use). As in
+/// cua-driver, the environment form is not normalised as the flags are: each mode needs
+/// its other half spelled out (unrestricted its acknowledgement, bounded an approved
+/// manifest), and a missing half fails start-up rather than falling back to standard.
+pub fn launch_env(var: impl Fn(&str) -> Option<String>) -> Result<LaunchEnv, String> {
+    let set = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+    let flag = |k: &str| -> Result<bool, String> {
+        match set(k).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("0" | "false" | "no" | "off") => Ok(false),
+            Some("1" | "true" | "yes" | "on") => Ok(true),
+            Some(other) => Err(format!(
+                "{k}={other:?}: expected 1, true, yes or on (or 0, false, no, off)"
+            )),
+        }
+    };
+    let mode = match set(MODE_ENV) {
+        None => None,
+        Some(v) => Some(v.trim().parse::<PermissionMode>().map_err(|_| {
+            format!("{MODE_ENV}={v:?}: expected standard, bounded or unrestricted")
+        })?),
+    };
+    let env = LaunchEnv {
+        mode,
+        manifest: set(MANIFEST_ENV).map(std::path::PathBuf::from),
+        manifest_approved: flag(MANIFEST_APPROVED_ENV)?,
+        bypass_approvals: flag(BYPASS_ENV)?,
+    };
+    match env.mode {
+        Some(PermissionMode::Unrestricted) if !env.bypass_approvals => {
+            return Err(format!(
+                "{MODE_ENV}=unrestricted needs {BYPASS_ENV}=1 (acknowledging its risk)"
+            ));
+        }
+        Some(PermissionMode::Bounded) if env.manifest.is_none() => {
+            return Err(format!(
+                "{MODE_ENV}=bounded needs {MANIFEST_ENV} (and {MANIFEST_APPROVED_ENV}=1)"
+            ));
+        }
+        Some(PermissionMode::Standard | PermissionMode::Bounded) | None if env.bypass_approvals => {
+            return Err(format!(
+                "{BYPASS_ENV}=1 goes with {MODE_ENV}=unrestricted, and that is not set"
+            ));
+        }
+        _ => {}
+    }
+    if let Some(path) = &env.manifest
+        && !env.manifest_approved
+    {
+        return Err(format!(
+            "{MANIFEST_ENV}={} needs {MANIFEST_APPROVED_ENV}=1 (the launcher's word that it was reviewed)",
+            path.display()
+        ));
+    }
+    Ok(env)
+}
+
 static AUTHORITY: OnceLock<Authority> = OnceLock::new();
 
 /// The authority the launch flags ask for, or why they cannot be honoured.
@@ -226,6 +305,17 @@ impl Authority {
                 "Permission denied by the policy file ({}): {why}",
                 super::driver_policy::POLICY_FILE_ENV
             )));
+        }
+        // As in cua-driver, in every mode: an agent's call never raises the system's
+        // permission prompts; the host that launched the server does that.
+        if self.mode.is_some() && tool == "check_permissions" && args["prompt"] == true {
+            return Err(ToolError::RefusedAs {
+                code: "os_permission_prompt_requires_trusted_host".into(),
+                message: format!(
+                    "{} permission mode: operating-system permission prompts are started by the trusted host that launched cua, never by an agent's call; call check_permissions with prompt false to read the state",
+                    self.mode.map(PermissionMode::name).unwrap_or_default()
+                ),
+            });
         }
         if self.mode == Some(PermissionMode::Standard) {
             if tool == "kill_app" {
@@ -343,6 +433,71 @@ mod tests {
     use serde_json::json;
 
     const TOOLS: &[&str] = &["get_config", "click", "zoom"];
+
+    fn env(pairs: &[(&str, &str)]) -> Result<LaunchEnv, String> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        launch_env(|k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn the_environment_sets_a_mode_with_its_other_half_spelled_out() {
+        assert!(env(&[]).unwrap().is_empty());
+        let standard = env(&[(MODE_ENV, "standard")]).unwrap();
+        assert_eq!(standard.mode, Some(PermissionMode::Standard));
+        let unrestricted = env(&[(MODE_ENV, "unrestricted"), (BYPASS_ENV, "yes")]).unwrap();
+        assert!(unrestricted.bypass_approvals);
+        let bounded = env(&[
+            (MODE_ENV, "bounded"),
+            (MANIFEST_ENV, "/m.yaml"),
+            (MANIFEST_APPROVED_ENV, "1"),
+        ])
+        .unwrap();
+        assert_eq!(bounded.manifest.as_deref(), Some(Path::new("/m.yaml")));
+        for (pairs, names) in [
+            (vec![(MODE_ENV, "yolo")], MODE_ENV),
+            (vec![(MODE_ENV, "unrestricted")], BYPASS_ENV),
+            (vec![(MODE_ENV, "bounded")], MANIFEST_ENV),
+            (vec![(BYPASS_ENV, "1")], MODE_ENV),
+            (
+                vec![(MODE_ENV, "standard"), (BYPASS_ENV, "maybe")],
+                BYPASS_ENV,
+            ),
+            (vec![(MANIFEST_ENV, "/m.yaml")], MANIFEST_APPROVED_ENV),
+        ] {
+            let e = env(&pairs).unwrap_err();
+            assert!(e.contains(names), "{pairs:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_permission_prompt_is_refused_in_every_mode_and_a_read_is_not() {
+        for mode in [
+            PermissionMode::Standard,
+            PermissionMode::Bounded,
+            PermissionMode::Unrestricted,
+        ] {
+            let a = Authority {
+                mode: Some(mode),
+                ceiling: None,
+                policy: None,
+            };
+            let e = a
+                .check("check_permissions", &json!({ "prompt": true }))
+                .unwrap_err();
+            assert_eq!(
+                e.refusal_code(),
+                Some("os_permission_prompt_requires_trusted_host")
+            );
+            assert!(
+                a.check("check_permissions", &json!({ "prompt": false }))
+                    .is_ok()
+            );
+            assert!(a.check("check_permissions", &json!({})).is_ok());
+        }
+    }
 
     #[test]
     fn a_manifest_narrows_tools_and_what_cua_cannot_enforce_is_refused_by_name() {

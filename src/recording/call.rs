@@ -301,7 +301,10 @@ fn result_fields(result: &Result<ToolOutput, ToolError>, structured: &Value) -> 
     if let Err(e) = result {
         fields["refused"] = json!(matches!(
             e,
-            ToolError::InvalidArguments(_) | ToolError::UnknownTool(_) | ToolError::Refused(_)
+            ToolError::InvalidArguments(_)
+                | ToolError::UnknownTool(_)
+                | ToolError::Refused(_)
+                | ToolError::RefusedAs { .. }
         ));
     }
     fields

@@ -15,6 +15,7 @@ use crate::platform::{Concern, PermissionCheck};
 #[serde(deny_unknown_fields)]
 pub struct CheckPermissionsArgs {
     /// Accepted for compatibility with the macOS driver; Linux has no permission prompts.
+    /// Under a permission mode, true is refused (os_permission_prompt_requires_trusted_host).
     #[allow(dead_code)] // accepted so callers written for other drivers keep working
     pub prompt: Option<bool>,
 }
