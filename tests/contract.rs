@@ -123,8 +123,77 @@ fn tools_list() -> Value {
     mcp_answer(&[], json!({ "method": "tools/list" }))
 }
 
-/// The answer of `cua mcp` (started with `env`) to `request`, after a bare initialize.
+/// What an agent pays for tools/list, in bytes of compact JSON as the wire carries it,
+/// and what each part of it costs (printed: docs/performance.md's table comes from here,
+/// `cargo test --test contract tools_list_costs -- --nocapture`). The arguments many
+/// tools share are described once, in the server's instructions, not in 60 schemas; the
+/// `core` profile (CUA_TOOLS=core) lists what an agent's loop and a recorded test use.
+#[test]
+fn tools_list_costs_what_the_docs_say() {
+    let size = |v: &Value| serde_json::to_string(v).unwrap().len();
+    let full = tools_list();
+    let tools = full["tools"].as_array().unwrap();
+    let mut parts: std::collections::BTreeMap<String, usize> = Default::default();
+    for t in tools {
+        for (k, v) in t.as_object().unwrap() {
+            *parts.entry(k.clone()).or_default() += size(v);
+        }
+        for prop in t["inputSchema"]["properties"].as_object().unwrap().values() {
+            let d = prop["description"].as_str().unwrap_or("");
+            *parts.entry("inputSchema: descriptions".into()).or_default() += d.len();
+        }
+    }
+    let core = mcp_answer(&[("CUA_TOOLS", "core")], json!({ "method": "tools/list" }));
+    println!("| part | bytes |\n|---|---:|");
+    for (k, v) in &parts {
+        println!("| {k} | {v} |");
+    }
+    println!(
+        "| **all {} tools** | **{}** |\n| core profile ({} tools) | {} |",
+        tools.len(),
+        size(&full),
+        core["tools"].as_array().unwrap().len(),
+        size(&core)
+    );
+    assert!(size(&full) <= 80_000, "tools/list is {} bytes", size(&full));
+    assert!(
+        size(&core) <= 40_000,
+        "the core profile is {} bytes",
+        size(&core)
+    );
+    // The click's shared arguments are listed, their meaning said once.
+    let click = tools.iter().find(|t| t["name"] == "click").unwrap();
+    assert!(click["inputSchema"]["properties"]["pid"]["description"].is_null());
+    let init = mcp_initialize();
+    let said = init["instructions"].as_str().unwrap();
+    for arg in [
+        "`pid`",
+        "`window_id`",
+        "`element_index`",
+        "`delivery_mode`",
+        "`settle_ms`",
+    ] {
+        assert!(
+            said.contains(arg),
+            "the instructions say what {arg} means: {said}"
+        );
+    }
+}
+
+/// The answer to a bare initialize.
+fn mcp_initialize() -> Value {
+    mcp_answer(&[], Value::Null)
+}
+
+/// The answer of `cua mcp` (started with `env`) to `request`, after a bare initialize
+/// (null: the answer to initialize itself).
 fn mcp_answer(env: &[(&str, &str)], request: Value) -> Value {
+    let request_is_initialize = request.is_null();
+    let request = if request_is_initialize {
+        json!({ "method": "ping" })
+    } else {
+        request
+    };
     let mut child = Command::new(env!("CARGO_BIN_EXE_cua"))
         .arg("mcp")
         .envs(env.iter().copied())
@@ -158,6 +227,9 @@ fn mcp_answer(env: &[(&str, &str)], request: Value) -> Value {
         init.get("result").is_some(),
         "a bare initialize is answered: {init}"
     );
+    if request_is_initialize {
+        return init["result"].clone();
+    }
     replies
         .into_iter()
         .find(|r| r["id"] == 2)

@@ -188,6 +188,12 @@ pub(super) fn run_mcp(a: McpArgs) -> i32 {
             ),
         );
     }
+    let known: Vec<&str> = ToolRegistry::new().tools().map(|t| t.name()).collect();
+    let profile = std::env::var(crate::mcp::profile::TOOLS_ENV).ok();
+    let listed = match crate::mcp::profile::listed(profile.as_deref(), &known) {
+        Ok(listed) => listed,
+        Err(e) => return fail(2, e),
+    };
     let policy_file = policy_file_from_env();
     let env = match launch_env() {
         Ok(env) => env,
@@ -208,7 +214,7 @@ pub(super) fn run_mcp(a: McpArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    match runtime.block_on(crate::mcp::serve_stdio(a.socket)) {
+    match runtime.block_on(crate::mcp::serve_stdio(a.socket, listed)) {
         Ok(()) => 0,
         Err(e) => fail(1, e),
     }

@@ -19,7 +19,10 @@ pub use addressing::ZoomOrigin;
 pub use context::{Activity, HeldButton, RECENT_SNAPSHOTS, ToolContext, runtime};
 pub use contract::{CAPABILITY_VERSION, CONTRACT_SCHEMA_VERSION, Contract, Risk};
 pub use registry::ToolRegistry;
-pub use schema::{SESSION_ARGUMENT, output_schema_of, parse_args, schema_of, with_field_names};
+pub use schema::{
+    SESSION_ARGUMENT, SHARED_ARGUMENTS, for_the_wire, output_schema_of, parse_args, schema_of,
+    shared_arguments_text, with_field_names,
+};
 pub use sessions::{Directory, START_SESSION, SessionEntry, Sessions};
 pub use tokens::token_for;
 pub use tool::{Tool, ToolSpec};

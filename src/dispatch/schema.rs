@@ -12,6 +12,106 @@ use crate::errors::ToolError;
 /// instructions, docs/tools.md) rather than in every schema.
 pub const SESSION_ARGUMENT: &str = "Every tool also takes an optional `session` (string): calls with the same session share element caches, the recorder and set_config overrides, apart from other sessions. Default: the connection's own session.";
 
+/// The arguments many tools share, each meaning described once, here: the MCP server's
+/// instructions and docs/tools.md say it, and tools/list lists the argument without it
+/// ([`for_the_wire`]): 60 schemas repeating these cost an agent ~20 kB of context before
+/// its first action. A tool that gives one of these names a meaning of its own keeps its
+/// own description (only an exact match is left out). The argument types' doc comments
+/// say the same words (a test holds them together).
+pub const SHARED_ARGUMENTS: &[(&str, &str)] = &[
+    ("pid", "Target process id."),
+    (
+        "window_id",
+        "Window of element_index (required with it) or of x/y; default the pid's frontmost window.",
+    ),
+    (
+        "element_index",
+        "Element index from the last get_window_state of (pid, window_id): the action goes through the accessibility API.",
+    ),
+    (
+        "element_token",
+        "An element's token from get_window_state's elements, instead of window_id + element_index; refused once stale.",
+    ),
+    (
+        "snapshot_id",
+        "Snapshot element_index comes from (default: the latest); refused if that element changed since.",
+    ),
+    ("x", "X in window-local screenshot pixels (with y)."),
+    ("y", "Y in window-local screenshot pixels (with x)."),
+    (
+        "scope",
+        "desktop: the coordinates are screen pixels (get_desktop_state's). Default window.",
+    ),
+    (
+        "target",
+        "{kind: window, pid, window_id} (as pid and window_id) or {kind: desktop, display_id: primary} (as scope desktop).",
+    ),
+    (
+        "from_zoom",
+        "The coordinates are pixels of this window's last zoom image.",
+    ),
+    (
+        "delivery_mode",
+        "background (default): never changes focus, stacking or the pointer; foreground: real input, then restores.",
+    ),
+    (
+        "settle_ms",
+        "Wait up to this many milliseconds for the effect to show before returning. Default 0 (a click: until the window changes, at most the toolkit's latency, then `no_change`).",
+    ),
+    (
+        "cursor_id",
+        "The agent cursor that shows the action: `default` (cua draws one per session).",
+    ),
+    (
+        "target_id",
+        "A target id from get_browser_state (this session's).",
+    ),
+    ("tab_id", "A tab id of that target."),
+    (
+        "session",
+        "Session id: calls naming the same one share element caches, the recorder and config overrides.",
+    ),
+];
+
+/// The shared meaning of argument `name` ([`SHARED_ARGUMENTS`]).
+fn shared(name: &str) -> &'static str {
+    SHARED_ARGUMENTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, d)| *d)
+        .unwrap_or_default()
+}
+
+/// The shared arguments as the MCP server's instructions and docs/tools.md say them.
+pub fn shared_arguments_text() -> String {
+    let mut text = String::from(
+        "Arguments shared by many tools (tools/list gives their type, not this meaning):",
+    );
+    for (name, meaning) in SHARED_ARGUMENTS {
+        text.push_str(&format!("\n- `{name}`: {meaning}"));
+    }
+    text
+}
+
+/// A tool's input schema as tools/list carries it: a shared argument without its
+/// shared description ([`SHARED_ARGUMENTS`]), and no empty `required`.
+pub fn for_the_wire(mut schema: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, prop) in props.iter_mut() {
+            let Some(p) = prop.as_object_mut() else {
+                continue;
+            };
+            if p.get("description").and_then(Value::as_str) == Some(shared(name)) {
+                p.remove("description");
+            }
+        }
+    }
+    if schema["required"].as_array().is_some_and(Vec::is_empty) {
+        schema.as_object_mut().map(|m| m.remove("required"));
+    }
+    schema
+}
+
 /// The output schema of a result type: its fields (as [`schema_of`] writes them, without
 /// descriptions, which an agent reads in the tool's description), and, since a failed call
 /// carries `{error, message}` as its structured result, that shape as the alternative.
@@ -119,6 +219,23 @@ fn tidy_property(prop: &mut Value, defs: &Value) {
     }
     p.remove("additionalProperties");
     p.remove("title");
+    // A documented string enum (`oneOf` of described `const`s) is an `enum`: the
+    // property's own description says what the values mean.
+    if let Some(Value::Array(variants)) = p.get("oneOf") {
+        let values: Option<Vec<Value>> = variants
+            .iter()
+            .map(|v| {
+                (v["type"] == "string")
+                    .then(|| v.get("const").cloned())
+                    .flatten()
+            })
+            .collect();
+        if let Some(values) = values.filter(|v| !v.is_empty()) {
+            p.remove("oneOf");
+            p.insert("type".into(), json!("string"));
+            p.insert("enum".into(), Value::Array(values));
+        }
+    }
 }
 
 /// Copies `from` into `p`, a `$ref` replaced by its definition (whose own description
@@ -181,36 +298,36 @@ pub fn with_shared_arguments(mut schema: Value, capabilities: &[&str]) -> Value 
     if takes_cursor_id(capabilities) {
         props.insert(
             "cursor_id".into(),
-            json!({ "type": "string", "description": "The agent cursor that shows the action: `default` (cua draws one per session)." }),
+            json!({ "type": "string", "description": shared("cursor_id") }),
         );
     }
     if takes_from_zoom(capabilities) && (props.contains_key("x") || props.contains_key("from_x")) {
         props.insert(
             "from_zoom".into(),
-            json!({ "type": "boolean", "description": "The coordinates are pixels of this window's last zoom image." }),
+            json!({ "type": "boolean", "description": shared("from_zoom") }),
         );
     }
     if takes_target(capabilities) && (props.contains_key("x") || props.contains_key("from_x")) {
         props.insert(
             "scope".into(),
-            json!({ "type": "string", "enum": ["window", "desktop"], "description": "desktop: the coordinates are screen pixels (get_desktop_state's). Default window." }),
+            json!({ "type": "string", "enum": ["window", "desktop"], "description": shared("scope") }),
         );
         props.insert(
             "target".into(),
-            json!({ "type": "object", "description": "{kind: window, pid, window_id} (as pid and window_id) or {kind: desktop, display_id: primary} (as scope desktop)." }),
+            json!({ "type": "object", "description": shared("target") }),
         );
         pid_supplied = true;
     }
     if capabilities.contains(&ELEMENT_TOKENS) && props.contains_key("element_index") {
         props.insert(
             "element_token".into(),
-            json!({ "type": "string", "description": "An element's token from get_window_state's elements, instead of window_id + element_index; refused once stale." }),
+            json!({ "type": "string", "description": shared("element_token") }),
         );
         pid_supplied = true;
     }
     props.insert(
         "session".into(),
-        json!({ "type": "string", "description": "Session id: calls naming the same one share element caches, the recorder and config overrides." }),
+        json!({ "type": "string", "description": shared("session") }),
     );
     // cua-driver's clients leave `pid` out when a token, target or desktop scope names the
     // process; a call that names it nowhere is still refused, naming `pid`.
@@ -303,5 +420,35 @@ fn json_type_name(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wire_leaves_out_shared_meanings_only() {
+        let schema = json!({
+            "type": "object",
+            "required": [],
+            "properties": {
+                "pid": { "type": "integer", "description": shared("pid") },
+                "x": { "type": "number", "description": "X on the screen." },
+                "text": { "type": "string", "description": "What to type." },
+            },
+        });
+        assert_eq!(
+            for_the_wire(schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "pid": { "type": "integer" },
+                    "x": { "type": "number", "description": "X on the screen." },
+                    "text": { "type": "string", "description": "What to type." },
+                },
+            })
+        );
+        assert!(shared_arguments_text().contains(shared("window_id")));
     }
 }

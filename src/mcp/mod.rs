@@ -22,6 +22,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+pub mod profile;
 mod wire;
 
 use crate::errors::ToolError;
@@ -42,12 +43,18 @@ struct CuaServer {
 }
 
 impl CuaServer {
-    fn new(calls: CallSite) -> CuaServer {
+    /// The server, listing every tool or those `listed` names ([`profile`]).
+    fn new(calls: CallSite, listed: Option<Vec<String>>) -> CuaServer {
         let registry = Arc::new(ToolRegistry::new());
         let tools = registry
             .tools()
+            .filter(|t| {
+                listed
+                    .as_ref()
+                    .is_none_or(|l| l.iter().any(|n| n == t.name()))
+            })
             .map(|t| {
-                let schema = match t.input_schema() {
+                let schema = match crate::dispatch::for_the_wire(t.input_schema()) {
                     Value::Object(m) => m,
                     _ => serde_json::Map::new(),
                 };
@@ -180,8 +187,9 @@ impl ServerHandler for CuaServer {
                 "Computer-use driver: observe windows with get_window_state (accessibility tree \
                  with element indices + screenshot), act with click / type_text / press_key / \
                  set_value ... by element_index or pixel, record with set_recording, replay with \
-                 replay_trajectory. {}",
-                crate::tools::SESSION_ARGUMENT
+                 replay_trajectory. {}\n\n{}",
+                crate::tools::SESSION_ARGUMENT,
+                crate::dispatch::shared_arguments_text()
             ))
     }
 
@@ -239,7 +247,10 @@ impl ServerHandler for CuaServer {
 
 /// Serves MCP on stdin/stdout until the client disconnects or SIGTERM/SIGINT arrives;
 /// then finalizes any recording this server holds.
-pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
+pub async fn serve_stdio(
+    socket: Option<PathBuf>,
+    listed: Option<Vec<String>>,
+) -> Result<(), String> {
     crate::logs::to_stderr();
     // One session per connection: its element caches, recorder and set_config overrides
     // are its own.
@@ -268,7 +279,7 @@ pub async fn serve_stdio(socket: Option<PathBuf>) -> Result<(), String> {
         Some(s) => CallSite::Daemon(s, session),
         None => CallSite::InProcess(sessions.clone()),
     };
-    let server = CuaServer::new(calls)
+    let server = CuaServer::new(calls, listed)
         .serve(wire::guarded_stdio(Arc::new(list_extensions(
             &ToolRegistry::new(),
         ))))

@@ -120,3 +120,35 @@ pub(super) fn check_settle(settle_ms: Option<u64>) -> Result<u64, ToolError> {
     }
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Address says the shared words (dispatch::SHARED_ARGUMENTS), so tools/list leaves
+    /// them out of every input tool's schema and says them once.
+    #[test]
+    fn the_shared_arguments_are_said_in_the_shared_words() {
+        let schema = crate::dispatch::schema_of::<Address>();
+        for name in [
+            "pid",
+            "window_id",
+            "element_index",
+            "snapshot_id",
+            "x",
+            "y",
+            "delivery_mode",
+            "settle_ms",
+        ] {
+            let shared = crate::dispatch::SHARED_ARGUMENTS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, d)| *d);
+            assert_eq!(
+                schema["properties"][name]["description"].as_str(),
+                shared,
+                "`{name}`"
+            );
+        }
+    }
+}
