@@ -516,6 +516,13 @@ pub trait Observation: Send + Sync {
     }
     /// The window's client area, correct even when other windows cover it.
     async fn capture_window(&self, window_id: u64) -> PlatformResult<Capture>;
+    /// The window's open popups (menus, context menus, popovers, drop-down lists, where
+    /// the display makes them windows of their own), each an id and its bounds on the
+    /// screen, bottom to top: what a person sees open over the window that its tree does
+    /// not hold. None where the platform cannot tell.
+    async fn popups(&self, _window_id: u64) -> Option<Vec<(u64, Rect)>> {
+        None
+    }
     /// The accessibility tree of `pid` scoped to `window`.
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree>;
     /// What the app's toolkit is known to do differently (none when it is unknown, or the

@@ -47,6 +47,12 @@ pub trait DisplayServer: Send + Sync {
         false
     }
     fn capture(&self, id: u64) -> PlatformResult<Capture>;
+    /// Window `id`'s open popups (menus, context menus, popovers, drop-down lists: windows
+    /// of their own), each with its bounds on the screen, bottom to top. None where the
+    /// display cannot tell.
+    fn popups(&self, _id: u64) -> Option<Vec<(u64, Rect)>> {
+        None
+    }
     fn last_repaint(&self, _id: u64) -> Option<Repaint> {
         None
     }

@@ -253,6 +253,12 @@ impl crate::platform::Observation for LinuxPlatform {
             .await
     }
 
+    async fn popups(&self, window_id: u64) -> Option<Vec<(u64, crate::platform::Rect)>> {
+        self.on_display("popups", move |d| Ok(d.popups(window_id)))
+            .await
+            .ok()?
+    }
+
     async fn last_repaint(&self, window_id: u64) -> Option<Repaint> {
         // It waits (bounded) for the reader thread to catch up: off the async threads.
         self.on_display("repaints", move |d| Ok(d.last_repaint(window_id)))

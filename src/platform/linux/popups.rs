@@ -9,7 +9,7 @@
 //! What lies outside the window's area is not in the screenshot.
 
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ConnectionExt as _, MapState, Window};
+use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
 
 use super::x11::X11;
 use crate::platform::{Capture, Rect};
@@ -47,6 +47,34 @@ impl X11 {
                     height: geo.height as i32,
                 };
                 Some((*w, bounds))
+            })
+            .collect()
+    }
+
+    /// The popups of `client_window` a person opened (menus, popovers, drop-down lists):
+    /// [`Self::popups_above`] without tooltips, which show by themselves when the pointer
+    /// rests (a click's read-back would take one for the click's effect).
+    pub fn opened_popups(&self, frame: Window, client_window: Window) -> Vec<(Window, Rect)> {
+        let atom = |name: &[u8]| {
+            self.conn
+                .intern_atom(true, name)
+                .ok()
+                .and_then(|c| c.reply().ok())
+                .map(|r| r.atom)
+                .filter(|a| *a != 0)
+        };
+        let (Some(kind), Some(tooltip)) = (
+            atom(b"_NET_WM_WINDOW_TYPE"),
+            atom(b"_NET_WM_WINDOW_TYPE_TOOLTIP"),
+        ) else {
+            return self.popups_above(frame, client_window);
+        };
+        self.popups_above(frame, client_window)
+            .into_iter()
+            .filter(|(w, _)| {
+                !self
+                    .get_u32s(*w, kind, AtomEnum::ATOM.into())
+                    .is_ok_and(|types| types.contains(&tooltip))
             })
             .collect()
     }

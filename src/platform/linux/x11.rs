@@ -489,7 +489,7 @@ impl X11 {
     }
 
     /// The child of the root that contains `id` (the window manager's frame).
-    fn toplevel_ancestor(&self, id: Window) -> PlatformResult<Window> {
+    pub(super) fn toplevel_ancestor(&self, id: Window) -> PlatformResult<Window> {
         let mut current = id;
         loop {
             let tree = self

@@ -106,6 +106,17 @@ impl DisplayServer for X11Desktop {
         self.x11.pointer_over(id as u32).unwrap_or(false)
     }
 
+    fn popups(&self, id: u64) -> Option<Vec<(u64, Rect)>> {
+        let frame = self.x11.toplevel_ancestor(id as u32).ok()?;
+        Some(
+            self.x11
+                .opened_popups(frame, id as u32)
+                .into_iter()
+                .map(|(w, at)| (w as u64, at))
+                .collect(),
+        )
+    }
+
     fn capture(&self, id: u64) -> PlatformResult<Capture> {
         let (capture, frame) = self.x11.capture(id as u32)?;
         if let Some(repaints) = self.repaints() {

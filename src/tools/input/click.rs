@@ -84,9 +84,10 @@ impl ClickAct {
     }
 
     /// What shows a click landed: any change within `settle_ms` when given; without it, a
-    /// plain click's within the toolkit's latency (its effect is read back unless the app
-    /// cannot tell). A double or right click reads back only when asked: what they open
-    /// (a file, a context menu in a popup of its own) need not show in the window.
+    /// click's within the toolkit's latency (its effect is read back unless the app
+    /// cannot tell), and a right click's too where the platform sees the window's popups
+    /// (the context menu it opens is one). A double click reads back only when asked: what
+    /// it opens (a file, in another app) need not show in the window.
     async fn expectation(
         &self,
         at: &At<'_>,
@@ -97,6 +98,11 @@ impl ClickAct {
         }
         match at.settle_given {
             None if self.kind == ClickKind::Click => {
+                expect_within_latency(at.ctx, at.p(), at.pid, at.window()).await
+            }
+            None if self.kind == ClickKind::Right
+                && at.p().popups(at.window().window_id).await.is_some() =>
+            {
                 expect_within_latency(at.ctx, at.p(), at.pid, at.window()).await
             }
             ms => at.window_change(ms.unwrap_or(0)).await,

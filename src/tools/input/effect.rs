@@ -108,8 +108,9 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
 }
 
 /// A hash of everything a person could see change in the window's tree (but the states a
-/// click passes through), and of the app's windows (a click that opens a dialog or closes
-/// its window changes those).
+/// click passes through), of the app's windows (a click that opens a dialog or closes
+/// its window changes those), and of the window's open popups (a right click that opens a
+/// context menu, a menu item that ran and closed its menu: neither is in the window's tree).
 pub(super) async fn fingerprint(
     platform: &dyn Platform,
     pid: u32,
@@ -122,6 +123,11 @@ pub(super) async fn fingerprint(
     for w in windows.iter().filter(|w| w.pid == Some(pid)) {
         (w.window_id, &w.title, w.is_on_screen).hash(&mut h);
         open |= w.window_id == window.window_id;
+    }
+    if let Some(popups) = platform.popups(window.window_id).await {
+        for (id, at) in popups {
+            (id, at.x, at.y, at.width, at.height).hash(&mut h);
+        }
     }
     if open {
         let tree = crate::snapshot::text::window_tree(platform, pid, window)
