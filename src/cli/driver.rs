@@ -146,12 +146,13 @@ pub(super) fn run_serve(a: ServeArgs) -> i32 {
     let flagged = a.permission_mode.is_some()
         || a.dangerously_bypass_approvals
         || a.capability_manifest.is_some();
-    let env = match flagged {
-        true => Default::default(),
-        false => match launch_env() {
+    let env = if flagged {
+        Default::default()
+    } else {
+        match launch_env() {
             Ok(env) => env,
             Err(code) => return code,
-        },
+        }
     };
     let flags = crate::policy::authority::LaunchFlags {
         mode: a.permission_mode.or(env.mode),

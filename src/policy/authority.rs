@@ -134,13 +134,6 @@ pub struct LaunchEnv {
     pub bypass_approvals: bool,
 }
 
-impl LaunchEnv {
-    /// Nothing asked.
-    pub fn is_empty(&self) -> bool {
-        *self == LaunchEnv::default()
-    }
-}
-
 /// Reads the launch configuration from `var` (the process environment, in use). As in
 /// cua-driver, the environment form is not normalised as the flags are: each mode needs
 /// its other half spelled out (unrestricted its acknowledgement, bounded an approved
@@ -444,7 +437,7 @@ mod tests {
 
     #[test]
     fn the_environment_sets_a_mode_with_its_other_half_spelled_out() {
-        assert!(env(&[]).unwrap().is_empty());
+        assert_eq!(env(&[]).unwrap(), LaunchEnv::default());
         let standard = env(&[(MODE_ENV, "standard")]).unwrap();
         assert_eq!(standard.mode, Some(PermissionMode::Standard));
         let unrestricted = env(&[(MODE_ENV, "unrestricted"), (BYPASS_ENV, "yes")]).unwrap();

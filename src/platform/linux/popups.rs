@@ -55,20 +55,10 @@ impl X11 {
     /// [`Self::popups_above`] without tooltips, which show by themselves when the pointer
     /// rests (a click's read-back would take one for the click's effect).
     pub fn opened_popups(&self, frame: Window, client_window: Window) -> Vec<(Window, Rect)> {
-        let atom = |name: &[u8]| {
-            self.conn
-                .intern_atom(true, name)
-                .ok()
-                .and_then(|c| c.reply().ok())
-                .map(|r| r.atom)
-                .filter(|a| *a != 0)
-        };
-        let (Some(kind), Some(tooltip)) = (
-            atom(b"_NET_WM_WINDOW_TYPE"),
-            atom(b"_NET_WM_WINDOW_TYPE_TOOLTIP"),
-        ) else {
-            return self.popups_above(frame, client_window);
-        };
+        let (kind, tooltip) = (
+            self.atoms.net_wm_window_type,
+            self.atoms.net_wm_window_type_tooltip,
+        );
         self.popups_above(frame, client_window)
             .into_iter()
             .filter(|(w, _)| {

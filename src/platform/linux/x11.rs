@@ -31,6 +31,10 @@ pub(super) struct Atoms {
     net_current_desktop: Atom,
     net_supporting_wm_check: Atom,
     utf8_string: Atom,
+    /// A popup's kind, and the kind that marks a tooltip (`popups.rs`).
+    pub(super) net_wm_window_type: Atom,
+    pub(super) net_wm_window_type_tooltip: Atom,
+    gtk_frame_extents: Atom,
 }
 
 /// A raw X11 top-level client window, before app names are attached.
@@ -474,16 +478,7 @@ impl X11 {
 
     /// Left/top of the client-side-decoration margin (`_GTK_FRAME_EXTENTS`), if set.
     pub fn gtk_frame_extents(&self, id: Window) -> Option<(i32, i32, i32, i32)> {
-        let atom = self
-            .conn
-            .intern_atom(true, b"_GTK_FRAME_EXTENTS")
-            .ok()?
-            .reply()
-            .ok()?
-            .atom;
-        if atom == 0 {
-            return None;
-        }
+        let atom = self.atoms.gtk_frame_extents;
         let v = self.get_u32s(id, atom, AtomEnum::CARDINAL.into()).ok()?;
         (v.len() == 4).then(|| (v[0] as i32, v[1] as i32, v[2] as i32, v[3] as i32))
     }
@@ -640,7 +635,7 @@ pub(super) struct WindowPixels {
 }
 
 fn intern_atoms(conn: &RustConnection) -> PlatformResult<Atoms> {
-    let names: [&[u8]; 11] = [
+    let names: [&[u8]; 14] = [
         b"_NET_CLIENT_LIST_STACKING",
         b"_NET_CLIENT_LIST",
         b"_NET_ACTIVE_WINDOW",
@@ -652,6 +647,9 @@ fn intern_atoms(conn: &RustConnection) -> PlatformResult<Atoms> {
         b"_NET_CURRENT_DESKTOP",
         b"_NET_SUPPORTING_WM_CHECK",
         b"UTF8_STRING",
+        b"_NET_WM_WINDOW_TYPE",
+        b"_NET_WM_WINDOW_TYPE_TOOLTIP",
+        b"_GTK_FRAME_EXTENTS",
     ];
     let cookies: Vec<_> = names
         .iter()
@@ -674,6 +672,9 @@ fn intern_atoms(conn: &RustConnection) -> PlatformResult<Atoms> {
         net_current_desktop: atoms[8],
         net_supporting_wm_check: atoms[9],
         utf8_string: atoms[10],
+        net_wm_window_type: atoms[11],
+        net_wm_window_type_tooltip: atoms[12],
+        gtk_frame_extents: atoms[13],
     })
 }
 
