@@ -6,7 +6,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use cua::recording::video::VideoRecorder;
+use cua::recording::video::{VideoRecorder, VideoSource};
 use cua::sandbox::{Sandbox, SandboxOptions};
 
 const SECONDS: u64 = 10;
@@ -51,8 +51,10 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
 
     let started = Instant::now();
-    let recorder =
-        VideoRecorder::start(&sandbox.display_name(), &dir.join("cua.mp4")).expect("video starts");
+    let source = VideoSource::X11 {
+        display: sandbox.display_name(),
+    };
+    let recorder = VideoRecorder::start(&source, &dir.join("cua.mp4")).expect("video starts");
     let helper = recorder.helper_pid();
     std::thread::sleep(Duration::from_secs(SECONDS));
     // The whole helper (libx264 encodes on worker threads of its own), and its main

@@ -403,3 +403,202 @@ fn a_compositor_without_the_protocols_is_named_for_what_it_lacks() {
     let _ = weston.wait();
     let _ = std::fs::remove_dir_all(&runtime);
 }
+
+/// The clipboard through wlr-data-control, both ways and through each toolkit: text cua
+/// writes is what the app pastes (ctrl+v into its Name field, seen in its journal), text
+/// the app copies (ctrl+a, ctrl+c) is what cua reads, and check_permissions names the
+/// protocol.
+#[test]
+fn the_clipboard_carries_text_both_ways_through_native_wayland_apps() {
+    let w = Wayland::start();
+    let checks = w.ok("check_permissions", json!({}));
+    assert!(
+        checks["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "data_control" && c["ok"] == true),
+        "{checks}"
+    );
+    for (toolkit, script, args) in FIXTURES {
+        let (pid, window_id) = w.launch(script, args);
+        let at = json!({ "pid": pid, "window_id": window_id });
+        let pasted = format!("pasted by cua into {toolkit}");
+        w.ok("clipboard_write", json!({ "text": pasted }));
+        let read = w.ok("clipboard_read", json!({ "include_text": true }));
+        assert_eq!(read["text"], pasted.as_str(), "{toolkit}: {read}");
+
+        let state = w.ok("get_window_state", at.clone());
+        let mut focus = at.clone();
+        focus["element_index"] = element(&state, "text|entry", "Name")["element_index"].clone();
+        focus["delivery_mode"] = json!("foreground");
+        w.ok("click", focus);
+        let seen = w.seen();
+        for keys in [["ctrl", "a"], ["ctrl", "v"]] {
+            let mut hotkey = at.clone();
+            hotkey["keys"] = json!(keys);
+            hotkey["delivery_mode"] = json!("foreground");
+            w.ok("hotkey", hotkey);
+        }
+        assert!(
+            w.journal_shows(seen, |e| event_is(e, "changed", "Name")
+                && e["text"] == pasted.as_str()),
+            "{toolkit}: the app never pasted cua's text: {:?}",
+            journal(&w.journal).iter().skip(seen).collect::<Vec<_>>()
+        );
+
+        // The app copies what a person typed: the field's text, selected and copied with
+        // the app's own shortcuts.
+        let copied = format!("copied by {toolkit}");
+        let seen = w.seen();
+        let mut typed = at.clone();
+        typed["text"] = json!(copied);
+        typed["as_keys"] = json!(true);
+        typed["delivery_mode"] = json!("foreground");
+        let mut select = at.clone();
+        select["keys"] = json!(["ctrl", "a"]);
+        select["delivery_mode"] = json!("foreground");
+        w.ok("hotkey", select);
+        w.ok("type_text", typed);
+        assert!(
+            w.journal_shows(seen, |e| event_is(e, "changed", "Name")
+                && e["text"] == copied.as_str()),
+            "{toolkit}: the typed text never reached Name"
+        );
+        for keys in [["ctrl", "a"], ["ctrl", "c"]] {
+            let mut hotkey = at.clone();
+            hotkey["keys"] = json!(keys);
+            hotkey["delivery_mode"] = json!("foreground");
+            w.ok("hotkey", hotkey);
+        }
+        let deadline = Instant::now() + Duration::from_secs(4);
+        loop {
+            let read = w.ok("clipboard_read", json!({ "include_text": true }));
+            if read["text"] == copied.as_str() {
+                assert!(!read["types"].as_array().unwrap().is_empty(), "{read}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{toolkit}: cua never read the app's copy: {read}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let types_only = w.ok("clipboard_read", json!({}));
+        assert!(types_only["text"].is_null(), "{types_only}");
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+}
+
+/// Video on Wayland: screencopy frames of the output, encoded by cua-video as on X11. The
+/// file is H.264 at 30 fps lasting as long as the recording, and its last frame shows the
+/// fixture as its own screenshot does at the window's place (after a click that changed
+/// it), not a black or stale screen.
+#[test]
+fn video_records_the_wayland_output() {
+    let w = Wayland::start();
+    let (pid, window_id) = w.launch(FIXTURES[0].1, FIXTURES[0].2);
+    let at = json!({ "pid": pid, "window_id": window_id });
+    let dir = w.sandbox().dir().join("video-run");
+    let outer = Instant::now();
+    w.ok(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir, "video_experimental": true }),
+    );
+    let inner = Instant::now();
+    let state = w.ok("get_window_state", at.clone());
+    let mut click = at.clone();
+    click["element_index"] =
+        element(&state, "button|push_button", "Increment")["element_index"].clone();
+    let seen = w.seen();
+    w.ok("click", click);
+    assert!(w.journal_shows(seen, |e| event_is(e, "clicked", "Increment")));
+    std::thread::sleep(Duration::from_millis(2000)); // video time after the change
+    let inner = inner.elapsed().as_secs_f64();
+    let stopped = w.ok("set_recording", json!({ "enabled": false }));
+    let outer = outer.elapsed().as_secs_f64();
+    assert!(stopped["last_error"].is_null(), "{stopped}");
+
+    let video = dir.join("recording.mp4");
+    let probe = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_name,r_frame_rate:format=duration",
+            "-of",
+            "json",
+        ])
+        .arg(&video)
+        .output()
+        .expect("ffprobe runs");
+    let info: Value = serde_json::from_slice(&probe.stdout).expect("ffprobe json");
+    assert_eq!(info["streams"][0]["codec_name"], "h264", "{info}");
+    assert_eq!(info["streams"][0]["r_frame_rate"], "30/1", "{info}");
+    let duration: f64 = info["format"]["duration"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        inner - 0.1 <= duration && duration <= outer + 0.1,
+        "the video lasts {duration:.2} s; the recording {inner:.2} s to {outer:.2} s"
+    );
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("session.json")).unwrap()).unwrap();
+    let frames = session["video"]["frames"].as_f64().unwrap();
+    eprintln!("{frames} frames grabbed in {duration:.2} s");
+    assert!(
+        frames >= duration * 10.0,
+        "{frames} frames in {duration:.2} s: screencopy too slow"
+    );
+
+    let last = dir.join("last-frame.png");
+    let extracted = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-sseof", "-0.3", "-i"])
+        .arg(&video)
+        .args(["-frames:v", "1", "-y"])
+        .arg(&last)
+        .status()
+        .unwrap();
+    assert!(extracted.success());
+    let frame = image::open(&last).unwrap().to_rgb8();
+    let shot = w
+        .call("get_window_state", at.clone())
+        .unwrap()
+        .image
+        .expect("a screenshot");
+    let shot = image::load_from_memory(&shot.data).unwrap().to_rgb8();
+    let listed = w.ok("list_windows", json!({ "pid": pid }));
+    let bounds = &listed["windows"][0]["bounds"];
+    let (x0, y0) = (
+        bounds["x"].as_u64().unwrap() as u32,
+        bounds["y"].as_u64().unwrap() as u32,
+    );
+    let (mut diff, mut n) = (0u64, 0u64);
+    for (x, y, p) in shot.enumerate_pixels() {
+        if let Some(v) = frame.get_pixel_checked(x0 + x, y0 + y) {
+            diff += (0..3)
+                .map(|c| (p[c] as i64 - v[c] as i64).unsigned_abs())
+                .sum::<u64>()
+                / 3;
+            n += 1;
+        }
+    }
+    assert!(
+        n > (shot.width() * shot.height()) as u64 / 2,
+        "the window is off the video's frame"
+    );
+    let mean = diff / n;
+    assert!(
+        mean < 12,
+        "the video's last frame differs from the window by {mean} per pixel"
+    );
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}

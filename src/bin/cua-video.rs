@@ -3,8 +3,9 @@
 //! it reads and writes). Not meant to be run by hand:
 //!
 //!     cua-video --display :99 --out recording.mp4 --fps 30
+//!     cua-video --wayland /run/user/0/wayland-1 --out recording.mp4 --fps 30
 //!
-//! It grabs the screen on a `fps` timeline, paints the rectangles the last `masks` line
+//! It grabs the screen (an X display's, or a Wayland output by screencopy) on a `fps` timeline, paints the rectangles the last `masks` line
 //! named black and the agent cursor where the last `pointer` line pointed (with a ripple
 //! for a while after a click), converts to yuv420p and encodes with libx264 (ultrafast, zerolatency, CRF
 //! 28) into an MP4 with its index first. An unchanged screen reuses the previous converted
@@ -28,8 +29,11 @@ use ffmpeg_next as ffmpeg;
 #[command(about = "Records a display to H.264 for cua's recorder (driven over stdin/stdout)")]
 struct Args {
     /// The X display to record, e.g. `:99`.
+    #[arg(long, required_unless_present = "wayland", conflicts_with = "wayland")]
+    display: Option<String>,
+    /// The Wayland compositor's socket, to record its output instead.
     #[arg(long)]
-    display: String,
+    wayland: Option<PathBuf>,
     /// The MP4 file to write.
     #[arg(long)]
     out: PathBuf,
@@ -143,7 +147,15 @@ struct Encoder {
 
 impl Encoder {
     fn open(args: &Args) -> Result<Encoder, String> {
-        let grab = ScreenGrab::open(&args.display).map_err(|e| format!("video: {e}"))?;
+        let grab = match (&args.display, &args.wayland) {
+            #[cfg(feature = "wayland")]
+            (_, Some(socket)) => ScreenGrab::open_wayland(socket),
+            #[cfg(not(feature = "wayland"))]
+            (_, Some(_)) => Err("this cua-video was built without Wayland".to_string()),
+            (Some(display), None) => ScreenGrab::open(display),
+            (None, None) => Err("no screen named (--display or --wayland)".to_string()),
+        }
+        .map_err(|e| format!("video: {e}"))?;
         let (sw, sh) = grab.size();
         let (width, height) = (sw & !1, sh & !1);
         let fps = args.fps;

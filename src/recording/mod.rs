@@ -181,7 +181,7 @@ fn prepare_folder(dir: &Path, append: bool) -> Result<u32, ToolError> {
 }
 
 /// The display's video into `dir`, never over an existing one.
-fn start_video(dir: &Path, display: &str) -> Result<video::VideoRecorder, ToolError> {
+fn start_video(dir: &Path, source: &video::VideoSource) -> Result<video::VideoRecorder, ToolError> {
     let file = dir.join(VIDEO_FILE);
     if file.exists() {
         return Err(ToolError::invalid(format!(
@@ -189,7 +189,7 @@ fn start_video(dir: &Path, display: &str) -> Result<video::VideoRecorder, ToolEr
             dir.display()
         )));
     }
-    video::VideoRecorder::start(display, &file).map_err(ToolError::failed)
+    video::VideoRecorder::start(source, &file).map_err(ToolError::failed)
 }
 
 /// The one thread that writes turns into `dir`, in the order they are sent, numbering
@@ -251,14 +251,14 @@ impl Recorder {
 
     /// Starts recording into `dir` (created with parents). A folder that already holds
     /// turns is refused unless `append`, which continues after the last one.
-    /// With `video_display`, the display is also recorded to `recording.mp4`.
+    /// With `video`, that screen is also recorded to `recording.mp4`.
     pub fn start(
         &self,
         dir: &Path,
         append: bool,
         screen: Option<(u32, u32)>,
         platform: &str,
-        video_display: Option<&str>,
+        video: Option<&video::VideoSource>,
     ) -> Result<RecordingState, ToolError> {
         let mut active = self.active.lock().unwrap();
         if let Some(a) = active.as_ref() {
@@ -268,8 +268,8 @@ impl Recorder {
             )));
         }
         let first_turn = prepare_folder(dir, append)?;
-        let video = match video_display {
-            Some(display) => Some(start_video(dir, display)?),
+        let video = match video {
+            Some(source) => Some(start_video(dir, source)?),
             None => None,
         };
         let session = Session {

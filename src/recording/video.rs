@@ -26,6 +26,23 @@ use crate::platform::Rect;
 
 pub const FPS: i32 = 30;
 
+/// The screen a video records: an X display, or a Wayland compositor's output.
+#[derive(Debug, Clone)]
+pub enum VideoSource {
+    X11 { display: String },
+    Wayland { socket: PathBuf },
+}
+
+impl VideoSource {
+    /// The helper's arguments that name it.
+    fn helper_args(&self) -> [std::ffi::OsString; 2] {
+        match self {
+            VideoSource::X11 { display } => ["--display".into(), display.into()],
+            VideoSource::Wayland { socket } => ["--wayland".into(), socket.into()],
+        }
+    }
+}
+
 /// The helper's file name, looked for beside the running executable.
 pub const HELPER: &str = "cua-video";
 
@@ -134,12 +151,11 @@ pub struct VideoRecorder {
 }
 
 impl VideoRecorder {
-    /// Starts recording `display` into `path`; returns once the encoder is running.
-    pub fn start(display: &str, path: &Path) -> Result<VideoRecorder, String> {
+    /// Starts recording `source` into `path`; returns once the encoder is running.
+    pub fn start(source: &VideoSource, path: &Path) -> Result<VideoRecorder, String> {
         let helper = helper_path()?;
         let mut child = Command::new(&helper)
-            .arg("--display")
-            .arg(display)
+            .args(source.helper_args())
             .arg("--out")
             .arg(path)
             .arg("--fps")

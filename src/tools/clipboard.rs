@@ -148,7 +148,7 @@ impl ToolSpec for ClipboardWrite {
         }
         if ctx.is_one_shot() {
             return Err(ToolError::invalid(
-                "a one-shot `cua call` exits at once, and X11 clipboard content lives only as long as its owner: start `cua serve` and write with `cua call --socket …`, or through MCP",
+                "a one-shot `cua call` exits at once, and clipboard content (X11 or Wayland) lives only as long as the process that offers it: start `cua serve` and write with `cua call --socket …`, or through MCP",
             ));
         }
         let (written, offer): (&str, Vec<(String, Vec<u8>)>) = if let Some(text) = &a.text {

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::{NoArgs, ToolContext, ToolOutput, ToolSpec};
 use crate::errors::ToolError;
+use crate::recording::video::VideoSource;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +57,30 @@ impl ToolSpec for SetRecording {
 
 /// Starts this session's recorder into `dir` (`video_field` names the caller's video flag
 /// in errors).
+/// The screen the platform drives, for a video: its Wayland output when it speaks Wayland
+/// (a sway session with XWayland names both), else its X display.
+fn video_source(
+    ctx: &ToolContext,
+    platform: &str,
+    video_field: &str,
+) -> Result<VideoSource, ToolError> {
+    let desktop = ctx.desktop();
+    if platform.contains("wayland") {
+        if let Some(socket) = desktop.wayland_socket() {
+            return Ok(VideoSource::Wayland { socket });
+        }
+    }
+    desktop
+        .display
+        .clone()
+        .map(|display| VideoSource::X11 { display })
+        .ok_or_else(|| {
+            ToolError::NoDesktop(format!(
+                "no desktop for `{video_field}`: neither DISPLAY nor WAYLAND_DISPLAY is set; start one with `eval \"$(cua sandbox start)\"`"
+            ))
+        })
+}
+
 async fn start(
     ctx: &ToolContext,
     dir: &str,
@@ -71,23 +96,13 @@ async fn start(
         Ok(p) => (p.screen_size().await.ok(), p.name().to_string()),
         Err(_) => (None, "unknown".to_string()),
     };
-    if video && ctx.desktop().wayland_only() {
-        return Err(ToolError::failed(format!(
-            "`{video_field}`: video recording grabs an X screen and is not supported on Wayland yet; record without it (every turn still has its screenshots)"
-        )));
-    }
-    let video_display = if video {
-        Some(ctx.desktop().display.clone().ok_or_else(|| {
-            ToolError::NoDesktop(format!(
-                "no desktop for `{video_field}`: DISPLAY is not set; start one with `eval \"$(cua sandbox start)\"`"
-            ))
-        })?)
-    } else {
-        None
+    let video_source = match video {
+        true => Some(video_source(ctx, &platform, video_field)?),
+        false => None,
     };
     let state = ctx
         .recorder
-        .start(&path, append, screen, &platform, video_display.as_deref())?;
+        .start(&path, append, screen, &platform, video_source.as_ref())?;
     Ok(ToolOutput::new(
         format!(
             "recording into {} from turn {}",

@@ -1,6 +1,8 @@
-//! Whole-screen frames through MIT-SHM, for the video helper (`cua-video`): one shared
-//! segment attached to the X server, refilled by each [`ScreenGrab::grab`] (~1-2 ms for
-//! 1080p). The segment never outlives the process, even when it is killed.
+//! Whole-screen frames for the video helper (`cua-video`). On X11 through MIT-SHM: one
+//! shared segment attached to the X server, refilled by each [`ScreenGrab::grab`] (~1-2 ms
+//! for 1080p); the segment never outlives the process, even when it is killed. On Wayland
+//! through `wlr-screencopy` of the whole output (the backend's own capture), turned into
+//! the same BGRX rows.
 
 use x11rb::connection::Connection;
 use x11rb::protocol::shm::ConnectionExt as _;
@@ -63,8 +65,91 @@ impl Drop for Segment {
     }
 }
 
-/// The root window of one display, grabbed whole into shared memory.
-pub struct ScreenGrab {
+/// One desktop's screen, grabbed whole: an X display's root window, or a Wayland output.
+/// (Opened once a recording; the variants' sizes do not matter.)
+#[allow(clippy::large_enum_variant)]
+pub enum ScreenGrab {
+    X11(X11Grab),
+    #[cfg(feature = "wayland")]
+    Wayland(WaylandGrab),
+}
+
+impl ScreenGrab {
+    /// The screen of X display `display`.
+    pub fn open(display: &str) -> Result<ScreenGrab, String> {
+        X11Grab::open(display).map(ScreenGrab::X11)
+    }
+
+    /// The output of the Wayland compositor whose socket is `socket`.
+    #[cfg(feature = "wayland")]
+    pub fn open_wayland(socket: &std::path::Path) -> Result<ScreenGrab, String> {
+        WaylandGrab::open(socket).map(ScreenGrab::Wayland)
+    }
+
+    /// The screen's size in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        match self {
+            ScreenGrab::X11(g) => (g.width, g.height),
+            #[cfg(feature = "wayland")]
+            ScreenGrab::Wayland(g) => g.size,
+        }
+    }
+
+    /// The whole screen now: BGRX rows of `width * 4` bytes, top to bottom, valid until
+    /// the next grab.
+    pub fn grab(&mut self) -> Result<&mut [u8], String> {
+        match self {
+            ScreenGrab::X11(g) => g.grab(),
+            #[cfg(feature = "wayland")]
+            ScreenGrab::Wayland(g) => g.grab(),
+        }
+    }
+}
+
+/// A Wayland output, captured whole by screencopy on each grab.
+#[cfg(feature = "wayland")]
+pub struct WaylandGrab {
+    wayland: super::wayland::Wayland,
+    size: (u32, u32),
+    bgrx: Vec<u8>,
+}
+
+#[cfg(feature = "wayland")]
+impl WaylandGrab {
+    fn open(socket: &std::path::Path) -> Result<WaylandGrab, String> {
+        let wayland = super::wayland::Wayland::connect(socket, None).map_err(|e| e.to_string())?;
+        let size = wayland.screen_size();
+        if size.0 == 0 || size.1 == 0 {
+            return Err(format!(
+                "the compositor at {} has no output",
+                socket.display()
+            ));
+        }
+        Ok(WaylandGrab {
+            wayland,
+            size,
+            bgrx: Vec::new(),
+        })
+    }
+
+    fn grab(&mut self) -> Result<&mut [u8], String> {
+        let (width, height, bgrx) = self
+            .wayland
+            .capture_output_bgrx()
+            .map_err(|e| e.to_string())?;
+        if (width, height) != self.size {
+            return Err(format!(
+                "the output changed size ({}x{} to {width}x{height}) while recording",
+                self.size.0, self.size.1
+            ));
+        }
+        self.bgrx = bgrx;
+        Ok(&mut self.bgrx)
+    }
+}
+
+/// The root window of one X display, grabbed whole into shared memory.
+pub struct X11Grab {
     conn: x11rb::rust_connection::RustConnection,
     root: u32,
     seg: u32,
@@ -73,8 +158,8 @@ pub struct ScreenGrab {
     height: u32,
 }
 
-impl ScreenGrab {
-    pub fn open(display: &str) -> Result<ScreenGrab, String> {
+impl X11Grab {
+    fn open(display: &str) -> Result<X11Grab, String> {
         let (conn, screen) =
             x11rb::connect(Some(display)).map_err(|e| format!("cannot open {display}: {e}"))?;
         let root = &conn.setup().roots[screen];
@@ -90,7 +175,7 @@ impl ScreenGrab {
             .check()
             .map_err(|e| format!("MIT-SHM attach failed: {e}"))?;
         segment.release_when_detached();
-        Ok(ScreenGrab {
+        Ok(X11Grab {
             conn,
             root,
             seg,
@@ -100,14 +185,8 @@ impl ScreenGrab {
         })
     }
 
-    /// The screen's size in pixels.
-    pub fn size(&self) -> (u32, u32) {
-        (self.width, self.height)
-    }
-
-    /// The whole screen now: BGRX rows of `width * 4` bytes, top to bottom. The slice is
-    /// the shared segment itself, valid until the next grab.
-    pub fn grab(&mut self) -> Result<&mut [u8], String> {
+    /// The slice is the shared segment itself.
+    fn grab(&mut self) -> Result<&mut [u8], String> {
         self.conn
             .shm_get_image(
                 self.root,
@@ -128,7 +207,7 @@ impl ScreenGrab {
     }
 }
 
-impl Drop for ScreenGrab {
+impl Drop for X11Grab {
     fn drop(&mut self) {
         let _ = self.conn.shm_detach(self.seg);
         let _ = self.conn.flush();

@@ -26,9 +26,46 @@ pub struct FrameState {
     failed: bool,
 }
 
+/// A copied frame as the compositor wrote it.
+struct RawFrame {
+    bytes: Vec<u8>,
+    format: wl_shm::Format,
+    width: u32,
+    height: u32,
+    stride: u32,
+    y_invert: bool,
+}
+
 impl Session {
     /// The pixels of `region` (output pixels), as RGBA.
     pub fn capture_region(&mut self, region: Rect) -> PlatformResult<Capture> {
+        let raw = self.copy_region(region)?;
+        to_rgba(&raw)
+    }
+
+    /// The pixels of `region` as BGRX rows, for the video encoder: the compositor's own
+    /// bytes when it writes XRGB8888 or ARGB8888 top row first (sway does), so a 30 fps
+    /// video converts nothing.
+    pub fn capture_region_bgrx(&mut self, region: Rect) -> PlatformResult<(u32, u32, Vec<u8>)> {
+        let raw = self.copy_region(region)?;
+        let native = matches!(
+            raw.format,
+            wl_shm::Format::Xrgb8888 | wl_shm::Format::Argb8888
+        ) && !raw.y_invert
+            && raw.stride == raw.width * 4;
+        if native {
+            return Ok((raw.width, raw.height, raw.bytes));
+        }
+        let rgba = to_rgba(&raw)?;
+        let bgrx = rgba
+            .rgba
+            .chunks_exact(4)
+            .flat_map(|p| [p[2], p[1], p[0], 255])
+            .collect();
+        Ok((rgba.width, rgba.height, bgrx))
+    }
+
+    fn copy_region(&mut self, region: Rect) -> PlatformResult<RawFrame> {
         let s = &mut self.state;
         let (Some(manager), Some(output), Some(shm)) = (&s.screencopy, &s.output, &s.shm) else {
             return Err(PlatformError::Capture(
@@ -61,7 +98,7 @@ impl Session {
         &mut self,
         frame: &ZwlrScreencopyFrameV1,
         shm: &wl_shm::WlShm,
-    ) -> PlatformResult<Capture> {
+    ) -> PlatformResult<RawFrame> {
         self.read_until("a screencopy", super::ANSWER_WAIT, |s| {
             s.frame.described || s.frame.failed
         })?;
@@ -103,14 +140,14 @@ impl Session {
         memory
             .read_exact_at(&mut raw, 0)
             .map_err(|e| PlatformError::Capture(format!("reading the screenshot: {e}")))?;
-        to_rgba(
-            &raw,
+        Ok(RawFrame {
+            bytes: raw,
             format,
             width,
             height,
             stride,
-            self.state.frame.y_invert,
-        )
+            y_invert: self.state.frame.y_invert,
+        })
     }
 }
 
@@ -125,16 +162,18 @@ fn memfd(name: &str, size: usize) -> PlatformResult<std::fs::File> {
 }
 
 /// Rows of 32-bit pixels in the compositor's format, top row first in RGBA.
-fn to_rgba(
-    raw: &[u8],
-    format: wl_shm::Format,
-    width: u32,
-    height: u32,
-    stride: u32,
-    y_invert: bool,
-) -> PlatformResult<Capture> {
+fn to_rgba(frame: &RawFrame) -> PlatformResult<Capture> {
+    let RawFrame {
+        bytes: raw,
+        format,
+        width,
+        height,
+        stride,
+        y_invert,
+    } = frame;
+    let (width, height, stride, y_invert) = (*width, *height, *stride, *y_invert);
     // Little-endian memory order of each format's 32-bit word.
-    let (r, g, b, a): (usize, usize, usize, Option<usize>) = match format {
+    let (r, g, b, a): (usize, usize, usize, Option<usize>) = match *format {
         wl_shm::Format::Xrgb8888 => (2, 1, 0, None),
         wl_shm::Format::Argb8888 => (2, 1, 0, Some(3)),
         wl_shm::Format::Xbgr8888 => (0, 1, 2, None),

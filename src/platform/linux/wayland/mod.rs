@@ -5,6 +5,7 @@
 //!   numbered by this connection; pid and position come from the compositor's own IPC where
 //!   it has one (sway's, in [`sway`]), since no Wayland protocol tells a client either;
 //! - capture: `wlr-screencopy` of the window's region of the output ([`capture`]);
+//! - the clipboard: `wlr-data-control`, on connections of its own ([`clipboard`]);
 //! - input: `wlr-virtual-pointer` and `virtual-keyboard` with a keymap of its own
 //!   ([`input`]): the seat's real pointer and keyboard, a foreground route. Wayland has no
 //!   way to address events to one window, so background input sends nothing and every
@@ -15,6 +16,7 @@
 //! makes calls fail, not hang).
 
 mod capture;
+mod clipboard;
 mod input;
 mod keymap;
 mod sway;
@@ -45,6 +47,7 @@ pub struct Wayland {
     socket: PathBuf,
     session: Mutex<Session>,
     sway: Option<sway::Ipc>,
+    clipboard: clipboard::Clipboard,
 }
 
 /// The event queue and what it has learned, used under the lock.
@@ -66,6 +69,9 @@ struct State {
     screencopy: Option<ZwlrScreencopyManagerV1>,
     pointer_manager: Option<ZwlrVirtualPointerManagerV1>,
     keyboard_manager: Option<ZwpVirtualKeyboardManagerV1>,
+    /// The compositor offers wlr-data-control (the clipboard, used on connections of its
+    /// own).
+    data_control: bool,
     devices: input::Devices,
     frame: capture::FrameState,
     /// Set when the compositor ended the connection or refused a request.
@@ -99,6 +105,7 @@ impl Wayland {
             socket: socket.to_path_buf(),
             session: Mutex::new(Session { conn, queue, state }),
             sway: sway_socket.map(sway::Ipc::new),
+            clipboard: clipboard::Clipboard::new(socket),
         })
     }
 
@@ -170,6 +177,13 @@ impl Wayland {
                 "zwp_virtual_keyboard_manager_v1 (key input)",
                 "press_key and hotkey fail; type_text into elements (AT-SPI) still works",
             ),
+            check(
+                Concern::Other,
+                "data_control",
+                s.data_control,
+                "zwlr_data_control_manager_v1 (the clipboard)",
+                "clipboard_read and clipboard_write fail, saying so",
+            ),
         ];
         checks.push(PermissionCheck {
             concern: Concern::Input,
@@ -201,6 +215,12 @@ impl Wayland {
     pub fn screen_size(&self) -> (u32, u32) {
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         session.state.output_size
+    }
+
+    /// The whole output now, as BGRX rows (the video helper's frames).
+    pub fn capture_output_bgrx(&self) -> PlatformResult<(u32, u32, Vec<u8>)> {
+        let output = self.output_rect();
+        self.with_session(|s| s.capture_region_bgrx(output))
     }
 
     /// The whole output, in its own pixels.
@@ -282,6 +302,10 @@ impl State {
             screencopy: globals.bind(qh, 1..=3, ()).ok(),
             pointer_manager: globals.bind(qh, 1..=2, ()).ok(),
             keyboard_manager: globals.bind(qh, 1..=1, ()).ok(),
+            data_control: globals.contents().with_list(|list| {
+                list.iter()
+                    .any(|g| g.interface == "zwlr_data_control_manager_v1")
+            }),
             devices: input::Devices::default(),
             frame: capture::FrameState::default(),
             broken: None,
@@ -530,6 +554,14 @@ impl super::display::DisplayServer for Wayland {
     fn activate(&self, id: u64) -> PlatformResult<()> {
         let toplevel = self.window(id)?.toplevel.id;
         self.with_session(|s| s.activate(toplevel))
+    }
+
+    fn clipboard_read(&self, include_text: bool) -> PlatformResult<(Vec<String>, Option<String>)> {
+        self.clipboard.read(include_text)
+    }
+
+    fn clipboard_write(&self, offer: Vec<(String, Vec<u8>)>) -> PlatformResult<()> {
+        self.clipboard.write(offer)
     }
 
     fn capture_screen(&self) -> PlatformResult<Capture> {
