@@ -1,5 +1,6 @@
 //! Benchmark: CPU cost of recording a 1080p display with a moving window, cua's video
-//! recorder next to `ffmpeg -f x11grab -preset ultrafast` in the same run, 10 s each.
+//! recorder next to `ffmpeg -f x11grab -preset ultrafast` in the same run, 10 s each, and
+//! cua's recorder on a headless sway (screencopy frames) with the same window moving.
 //! CPU is user + system time of the recorder (the `cua-video` helper process / the ffmpeg
 //! process) over the wall time, as a share of one core. `cargo bench --bench video`.
 
@@ -7,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use cua::recording::video::{VideoRecorder, VideoSource};
-use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::sandbox::{Backend, Sandbox, SandboxOptions};
 
 const SECONDS: u64 = 10;
 
@@ -120,6 +121,57 @@ fn main() {
     println!(
         "| ratio ffmpeg / cua | {:.2}x | | |",
         ffmpeg_share / cua_share
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(sandbox);
+    wayland_row();
+}
+
+/// cua's recorder on a headless sway at 1080p, the widget factory moved by sway's IPC as
+/// xdotool moves it on X11 (no Wayland peer records a wlroots output in-process here).
+fn wayland_row() {
+    let mut sandbox = Sandbox::start(SandboxOptions {
+        width: 1920,
+        height: 1080,
+        backend: Backend::Wayland,
+    })
+    .expect("wayland sandbox");
+    sandbox.spawn_app("gtk3-widget-factory", &[]).expect("app");
+    std::thread::sleep(Duration::from_secs(3));
+    let mut mover = sandbox.command("sh");
+    mover
+        .args(["-c", "while true; do for x in $(seq 0 40 500); do swaymsg '[app_id=\".*\"] move position '$x' 100' >/dev/null; sleep 0.03; done; done"])
+        .envs(sandbox.env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    use std::os::unix::process::CommandExt;
+    let mut mover = mover.spawn().expect("mover");
+    let dir = std::env::temp_dir().join(format!("cua-bench-video-wl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = VideoSource::Wayland {
+        socket: sandbox.display_name().into(),
+    };
+    let started = Instant::now();
+    let recorder = VideoRecorder::start(&source, &dir.join("cua.mp4")).expect("video starts");
+    let helper = recorder.helper_pid();
+    std::thread::sleep(Duration::from_secs(SECONDS));
+    let process_cpu = cpu_seconds(&format!("/proc/{helper}/stat"));
+    let thread_cpu = cpu_seconds(&format!("/proc/{helper}/task/{helper}/stat"));
+    let wall = started.elapsed().as_secs_f64();
+    let info = recorder.stop().expect("video finalizes");
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(mover.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = mover.wait();
+    println!(
+        "| cua video on sway (screencopy + libx264 ultrafast), whole process | {:.1}% | {} | {:.1} s of video; grab thread alone {:.1}% |",
+        process_cpu / wall * 100.0,
+        info.frames,
+        info.duration_s,
+        thread_cpu / wall * 100.0
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

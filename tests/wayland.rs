@@ -602,3 +602,102 @@ fn video_records_the_wayland_output() {
         nix::sys::signal::Signal::SIGTERM,
     );
 }
+
+/// The agent cursor as a layer-shell overlay: it glides to a click's point and shows there
+/// on the output (a whole-screen screenshot has the arrow's green body where the click
+/// was), lets a foreground click through to the window below (the fixture's journal has
+/// the press), never shows in the window's own screenshot, and goes when idle or turned
+/// off.
+#[test]
+fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screenshots() {
+    let greenish = |p: &image::Rgb<u8>| p[1] > 170 && p[0] < 110 && p[2] < 110;
+    // The arrow's green pixels just below and right of a point (its hot spot). The seat's
+    // own pointer, drawn above every layer by the headless compositor, covers part of it.
+    let green_at = |image: &image::RgbImage, (x, y): (u32, u32)| {
+        (0..24)
+            .flat_map(|dy| (0..24).map(move |dx| (x + dx, y + dy)))
+            .filter(|&(x, y)| image.get_pixel_checked(x, y).is_some_and(greenish))
+            .count()
+    };
+    let w = Wayland::start();
+    // The fixture that journals every button press on its window.
+    let (pid, window_id) = w.launch("harness/apps/fixture.py", &[]);
+    let at = json!({ "pid": pid, "window_id": window_id });
+    let checks = w.ok("check_permissions", json!({}));
+    assert!(checks.to_string().contains("\"layer_shell\""), "{checks}");
+    w.ok(
+        "set_agent_cursor_style",
+        json!({ "gradient_colors": ["#00FF00"], "bloom_color": "#00FF00" }),
+    );
+    w.ok("set_agent_cursor_enabled", json!({ "enabled": true }));
+    w.ok(
+        "set_agent_cursor_motion",
+        json!({ "glide_duration_ms": 200, "dwell_after_click_ms": 50, "idle_hide_ms": 4000 }),
+    );
+    let bounds = w.ok("list_windows", json!({ "pid": pid }))["windows"][0]["bounds"].clone();
+    let (wx, wy) = (
+        bounds["x"].as_u64().unwrap() as u32,
+        bounds["y"].as_u64().unwrap() as u32,
+    );
+    let desktop = || {
+        let shot = w
+            .call("get_desktop_state", json!({}))
+            .unwrap()
+            .image
+            .expect("an image");
+        image::load_from_memory(&shot.data).unwrap().to_rgb8()
+    };
+    let window_shot = || {
+        let shot = w
+            .call("get_window_state", at.clone())
+            .unwrap()
+            .image
+            .expect("an image");
+        image::load_from_memory(&shot.data).unwrap().to_rgb8()
+    };
+
+    // A bare spot of the window, by the seat's pointer: the overlay glides there first.
+    let spot = (30u32, bounds["height"].as_u64().unwrap() as u32 - 30);
+    let seen = w.seen();
+    let mut click = at.clone();
+    click["x"] = json!(spot.0);
+    click["y"] = json!(spot.1);
+    click["delivery_mode"] = json!("foreground");
+    w.ok("click", click);
+    assert!(
+        w.journal_shows(seen, |e| e["event"] == "button-press"),
+        "the press did not reach the window under the overlay: {:?}",
+        journal(&w.journal).iter().skip(seen).collect::<Vec<_>>()
+    );
+    let (sx, sy) = (wx + spot.0, wy + spot.1);
+    let shown = green_at(&desktop(), (sx, sy));
+    assert!(
+        shown >= 8,
+        "the output does not show the cursor at ({sx}, {sy}): {shown} green pixels"
+    );
+    let own = green_at(&window_shot(), spot);
+    assert_eq!(
+        own, 0,
+        "the window's screenshot shows the cursor at {spot:?}"
+    );
+    // Shown again after that screenshot: the overlay is back where it was.
+    let again = green_at(&desktop(), (sx, sy));
+    assert!(
+        again >= 8,
+        "the overlay did not come back: {again} green pixels"
+    );
+
+    w.ok("set_agent_cursor_enabled", json!({ "enabled": false }));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while green_at(&desktop(), (sx, sy)) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the overlay stayed after it was turned off"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}

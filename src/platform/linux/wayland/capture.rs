@@ -152,7 +152,7 @@ impl Session {
 }
 
 /// An anonymous shared-memory file of `size` bytes.
-fn memfd(name: &str, size: usize) -> PlatformResult<std::fs::File> {
+pub(super) fn memfd(name: &str, size: usize) -> PlatformResult<std::fs::File> {
     let fd = nix::sys::memfd::memfd_create(name, nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
         .map_err(|e| PlatformError::Capture(format!("memfd: {e}")))?;
     let file = std::fs::File::from(fd);

@@ -6,6 +6,7 @@
 //!   it has one (sway's, in [`sway`]), since no Wayland protocol tells a client either;
 //! - capture: `wlr-screencopy` of the window's region of the output ([`capture`]);
 //! - the clipboard: `wlr-data-control`, on connections of its own ([`clipboard`]);
+//! - the agent cursor: a `wlr-layer-shell` overlay surface ([`overlay`]);
 //! - input: `wlr-virtual-pointer` and `virtual-keyboard` with a keymap of its own
 //!   ([`input`]): the seat's real pointer and keyboard, a foreground route. Wayland has no
 //!   way to address events to one window, so background input sends nothing and every
@@ -19,6 +20,7 @@ mod capture;
 mod clipboard;
 mod input;
 mod keymap;
+mod overlay;
 mod sway;
 mod toplevels;
 
@@ -74,6 +76,7 @@ struct State {
     data_control: bool,
     devices: input::Devices,
     frame: capture::FrameState,
+    overlay: overlay::Overlay,
     /// Set when the compositor ended the connection or refused a request.
     broken: Option<String>,
 }
@@ -176,6 +179,13 @@ impl Wayland {
                 s.keyboard_manager.is_some(),
                 "zwp_virtual_keyboard_manager_v1 (key input)",
                 "press_key and hotkey fail; type_text into elements (AT-SPI) still works",
+            ),
+            check(
+                Concern::Other,
+                "layer_shell",
+                s.overlay.offered(),
+                "zwlr_layer_shell_v1 (the agent cursor overlay)",
+                "the live agent cursor cannot show; a recording's video still draws it",
             ),
             check(
                 Concern::Other,
@@ -308,6 +318,10 @@ impl State {
             }),
             devices: input::Devices::default(),
             frame: capture::FrameState::default(),
+            overlay: overlay::Overlay::new(
+                globals.bind(qh, 1..=4, ()).ok(),
+                globals.bind(qh, 1..=4, ()).ok(),
+            ),
             broken: None,
         }
     }
@@ -488,7 +502,7 @@ impl super::display::DisplayServer for Wayland {
         let region = bounds.intersection(&self.output_rect()).ok_or_else(|| {
             PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
         })?;
-        self.with_session(|s| s.capture_region(region))
+        self.with_session(|s| s.capture_without_overlay(region))
     }
 
     fn frame_origin(&self, _id: u64) -> super::atspi::FrameOrigin {
@@ -554,6 +568,15 @@ impl super::display::DisplayServer for Wayland {
     fn activate(&self, id: u64) -> PlatformResult<()> {
         let toplevel = self.window(id)?.toplevel.id;
         self.with_session(|s| s.activate(toplevel))
+    }
+
+    fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
+        self.with_session(|s| s.show_overlay(image, x, y))
+    }
+
+    fn hide_overlay(&self) {
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.hide_overlay();
     }
 
     fn clipboard_read(&self, include_text: bool) -> PlatformResult<(Vec<String>, Option<String>)> {
