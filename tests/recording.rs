@@ -271,19 +271,7 @@ fn video_is_h264_faststart_and_lasts_as_long_as_the_recording() {
     let wall = started.elapsed().as_secs_f64();
     assert!(stopped["last_error"].is_null(), "{stopped}");
     let video = dir.join("recording.mp4");
-    let probe = std::process::Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_name,pix_fmt,r_frame_rate:format=duration",
-            "-of",
-            "json",
-        ])
-        .arg(&video)
-        .output()
-        .expect("ffprobe runs");
-    let info: Value = serde_json::from_slice(&probe.stdout).expect("ffprobe json");
+    let info = common::probe_video(&video);
     assert_eq!(info["streams"][0]["codec_name"], "h264", "{info}");
     assert_eq!(info["streams"][0]["pix_fmt"], "yuv420p");
     assert_eq!(info["streams"][0]["r_frame_rate"], "30/1");

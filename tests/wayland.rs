@@ -523,19 +523,7 @@ fn video_records_the_wayland_output() {
     assert!(stopped["last_error"].is_null(), "{stopped}");
 
     let video = dir.join("recording.mp4");
-    let probe = std::process::Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "stream=codec_name,r_frame_rate:format=duration",
-            "-of",
-            "json",
-        ])
-        .arg(&video)
-        .output()
-        .expect("ffprobe runs");
-    let info: Value = serde_json::from_slice(&probe.stdout).expect("ffprobe json");
+    let info = common::probe_video(&video);
     assert_eq!(info["streams"][0]["codec_name"], "h264", "{info}");
     assert_eq!(info["streams"][0]["r_frame_rate"], "30/1", "{info}");
     let duration: f64 = info["format"]["duration"]

@@ -537,3 +537,21 @@ pub fn python_venv(name: &str, package: &str) -> std::path::PathBuf {
     }
     venv.join("bin/python")
 }
+
+/// What ffprobe says of a video's first stream (codec_name, pix_fmt, r_frame_rate) and
+/// its format (duration, in seconds as a string).
+pub fn probe_video(video: &std::path::Path) -> Value {
+    let probe = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_name,pix_fmt,r_frame_rate:format=duration",
+            "-of",
+            "json",
+        ])
+        .arg(video)
+        .output()
+        .expect("ffprobe runs");
+    serde_json::from_slice(&probe.stdout).expect("ffprobe json")
+}
