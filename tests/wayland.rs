@@ -599,8 +599,8 @@ fn video_records_the_wayland_output() {
 #[test]
 fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screenshots() {
     let greenish = |p: &image::Rgb<u8>| p[1] > 170 && p[0] < 110 && p[2] < 110;
-    // The arrow's green pixels just below and right of a point (its hot spot). The seat's
-    // own pointer, drawn above every layer by the headless compositor, covers part of it.
+    // The arrow's green pixels just below and right of a point (its hot spot); its
+    // outline is not green.
     let green_at = |image: &image::RgbImage, (x, y): (u32, u32)| {
         (0..24)
             .flat_map(|dy| (0..24).map(move |dx| (x + dx, y + dy)))
@@ -683,6 +683,52 @@ fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screensh
             "the overlay stayed after it was turned off"
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}
+
+/// The seat's pointer is never in a window's screenshot: if the compositor drew it into
+/// the frames screencopy copies, a screenshot would show it wherever the last pointer
+/// action left it, and two runs of the same scenario would differ by pixels. After
+/// foreground clicks at two bare spots of the window, each spot looks the same in both
+/// screenshots.
+#[test]
+fn the_seats_pointer_is_not_in_window_screenshots() {
+    let w = Wayland::start();
+    let (pid, window_id) = w.launch("harness/apps/fixture.py", &[]);
+    let at = json!({ "pid": pid, "window_id": window_id });
+    let height = w.ok("list_windows", json!({ "pid": pid }))["windows"][0]["bounds"]["height"]
+        .as_u64()
+        .unwrap() as u32;
+    let spots = [(30u32, height - 30), (200u32, height - 30)];
+    let mut shots = Vec::new();
+    for (x, y) in spots {
+        let seen = w.seen();
+        let mut click = at.clone();
+        click["x"] = json!(x);
+        click["y"] = json!(y);
+        click["delivery_mode"] = json!("foreground");
+        w.ok("click", click);
+        assert!(w.journal_shows(seen, |e| e["event"] == "button-press"));
+        let shot = w
+            .call("get_window_state", at.clone())
+            .unwrap()
+            .image
+            .expect("an image");
+        shots.push(image::load_from_memory(&shot.data).unwrap().to_rgb8());
+    }
+    for (x, y) in spots {
+        let differing = (0..24)
+            .flat_map(|dy| (0..24).map(move |dx| (x + dx, y + dy)))
+            .filter(|&(x, y)| shots[0].get_pixel_checked(x, y) != shots[1].get_pixel_checked(x, y))
+            .count();
+        assert_eq!(
+            differing, 0,
+            "the pointer shows in a screenshot near ({x}, {y})"
+        );
     }
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
