@@ -141,9 +141,26 @@ impl ToolRegistry {
             tool: tool.name(),
             platform: ctx.platform().await.ok(),
             target: ctx.element_locator(&args),
+            browser: browser_target(ctx, &args).await,
             redaction: crate::recording::redact::Rules::of(&ctx.config_snapshot().0),
             args: args.clone(),
         };
         crate::recording::record_call(&ctx.recorder, call, tool.call(ctx, args)).await
     }
+}
+
+/// A browser tool's window and tab, read for its turn (the URL off the async threads:
+/// CDP is blocking); None for any other call.
+async fn browser_target(
+    ctx: &ToolContext,
+    args: &Value,
+) -> Option<(u32, u64, crate::trajectory::BrowserTarget)> {
+    use crate::web::browser::record;
+    let (tab, mut target) = record::named(&ctx.browser, args)?;
+    let (pid, window_id) = (tab.target.pid, tab.target.window_id);
+    target.tab_url = tokio::task::spawn_blocking(move || record::tab_url(&tab))
+        .await
+        .ok()
+        .flatten()?;
+    Some((pid, window_id, target))
 }

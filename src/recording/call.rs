@@ -15,7 +15,7 @@ use super::{
 use crate::errors::ToolError;
 use crate::output::ToolOutput;
 use crate::platform::{Platform, WindowInfo};
-use crate::trajectory::{Action, AppIdentity, Locator, Point, SCHEMA_VERSION};
+use crate::trajectory::{Action, AppIdentity, BrowserTarget, Locator, Point, SCHEMA_VERSION};
 
 /// An action about to run, as the recorder needs to know it (the call path fills it in).
 pub struct Call<'a> {
@@ -25,6 +25,8 @@ pub struct Call<'a> {
     pub platform: Option<Arc<dyn Platform>>,
     /// The element the call names by index, in its window's snapshot.
     pub target: Option<Locator>,
+    /// A browser tool's window (pid, window id) and what it names there.
+    pub browser: Option<(u32, u64, BrowserTarget)>,
     /// What the turn must not keep (the session's redaction config).
     pub redaction: redact::Rules,
 }
@@ -46,7 +48,7 @@ pub async fn record_call(
         recorder.cut_pending().await;
     }
     let platform = call.platform.clone();
-    let mut at = Addressed::from_args(&call.args, platform.as_deref()).await;
+    let mut at = Addressed::of(&call, platform.as_deref()).await;
     let before = before_state(recorder, platform.as_ref(), &at).await;
     let masks = recorder.video_feed();
     // The video hides the window's secret fields before the action can show them.
@@ -93,9 +95,14 @@ struct Addressed {
 }
 
 impl Addressed {
-    async fn from_args(args: &Value, platform: Option<&dyn Platform>) -> Self {
-        let pid = arg_u64(args, "pid").map(|p| p as u32);
-        let window_id = arg_u64(args, "window_id");
+    /// From the call's arguments, or a browser tool's target window.
+    async fn of(call: &Call<'_>, platform: Option<&dyn Platform>) -> Self {
+        let args = &call.args;
+        let browser = call.browser.as_ref();
+        let pid = arg_u64(args, "pid")
+            .map(|p| p as u32)
+            .or(browser.map(|b| b.0));
+        let window_id = arg_u64(args, "window_id").or(browser.map(|b| b.1));
         let window = match platform {
             Some(p) => window_for(p, pid, window_id).await,
             None => None,
@@ -209,6 +216,7 @@ fn action_of(
             .map(|w| app_identity(w, call.platform.as_deref())),
         click_point: click_point(&structured),
         target: call.target.clone(),
+        browser: call.browser.as_ref().map(|b| b.2.clone()),
         redacted: kept.redacted,
         settle: None,
     }

@@ -132,7 +132,7 @@ fn loose(name: &str) -> String {
 }
 
 /// Why `live` is loosely `recorded`'s name, if it is.
-fn loose_match(recorded: &str, live: &str) -> Option<&'static str> {
+pub fn loose_match(recorded: &str, live: &str) -> Option<&'static str> {
     let (r, l) = (loose(recorded), loose(live));
     if r.is_empty() || l.is_empty() {
         return None;

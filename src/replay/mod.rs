@@ -29,6 +29,7 @@ use crate::errors::ToolError;
 use crate::trajectory::{Locator, read};
 
 mod bind;
+mod browser;
 mod element;
 pub mod escalate;
 pub mod heal;

@@ -17,7 +17,8 @@
 //! `button` are one), so a recording from another driver compares with the live tree.
 //! What is not a turn's effect is left out of every line: the focus and the actions an
 //! element offers (both follow how an action was delivered), tool tips (they follow the
-//! pointer), and text the caller marks volatile (a clock; a scenario's `[diff]` redactions).
+//! pointer), text the caller marks volatile (a clock; a scenario's `[diff]` redactions), and
+//! UUIDs, which an app mints anew each run (a browser names a download by one).
 //! A healed element's recorded role and name are read as its live ones ([`Rename`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -64,6 +65,12 @@ impl Rename {
         Some(format!("{}{rest}", quoted(&self.to_role, &self.to_name)))
     }
 }
+
+/// A UUID, in any case: minted anew each run, never a turn's recorded effect as such.
+static UUID: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+    Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+        .expect("a valid pattern")
+});
 
 /// How lines are read for the check: volatile text and the renames of healed elements.
 #[derive(Debug, Clone, Default)]
@@ -193,7 +200,7 @@ impl Reading {
                     line = format!("{}- {renamed}", "  ".repeat(indent));
                 }
             }
-            for pattern in &self.volatile {
+            for pattern in self.volatile.iter().chain([&*UUID]) {
                 line = pattern.replace_all(&line, "<volatile>").into_owned();
             }
             *out.entry(line).or_insert(0) += 1;

@@ -1,7 +1,8 @@
 //! One replayed turn, as its steps: refuse what a trajectory may not do, bind the window,
-//! find (or heal) the element, read the live window, dispatch, check the change. Each step
-//! lives in the module that owns its rule: [`super::window`], [`super::element`] and the
-//! healing ladder [`super::heal`], [`super::escalate`], [`super::postcondition`].
+//! find (or heal) the element (a browser turn: its tab and ref, [`super::browser`]), read
+//! the live window, dispatch, check the change. Each step lives in the module that owns
+//! its rule: [`super::window`], [`super::element`] and the healing ladder
+//! [`super::heal`], [`super::escalate`], [`super::postcondition`].
 
 use std::time::Instant;
 
@@ -13,8 +14,8 @@ use crate::platform::WindowInfo;
 use super::postcondition::{Postcondition, Reading, pixels};
 use super::window::{self, TurnStates};
 use super::{
-    Bindings, READY_TIMEOUT, REPLAY_TOOL, ReplayOptions, Turn, TurnResult, element, escalate,
-    launch, point,
+    Bindings, READY_TIMEOUT, REPLAY_TOOL, ReplayOptions, Turn, TurnResult, browser, element,
+    escalate, launch, point,
 };
 
 /// Replays one turn; Ok with the tool's summary, or why the turn failed.
@@ -28,7 +29,9 @@ pub(super) async fn replay_turn(
 ) -> Result<String, String> {
     let action = &turn.action;
     let tool = refuse_driver_changes(registry, action, opts)?;
-    refuse_session_bound(tool)?;
+    let browser_turn = browser::names_a_tab(tool)
+        .then(|| browser::recorded(action, tool))
+        .transpose()?;
     let mut args = arguments(action, result.turn)?;
     if tool == "launch_app" {
         result.dispatched = true;
@@ -44,39 +47,13 @@ pub(super) async fn replay_turn(
         return dispatch(ctx, registry, tool, args).await;
     };
 
-    let deadline = Instant::now() + READY_TIMEOUT;
-    let found =
-        element::find_element(ctx, registry, action, &states, &window, &mut args, deadline).await?;
-    match found {
-        Some(element) => {
-            result.locator_match = Some(element.rule.to_string());
-            result.heal = element.heal;
-            result.healed_target = element.healed_target;
-            result.look_alikes = element.look_alikes;
-            if let Some(rename) = element.rename {
-                bindings
-                    .renames
-                    .retain(|r| r.from_role != rename.from_role || r.from_name != rename.from_name);
-                bindings.renames.push(rename);
-            }
-        }
-        None => {
-            let recorded = point::RecordedLayout {
-                turn_dir: &turn.dir,
-                markdown: states.before.as_deref(),
-                frames: &states.before_frames,
-            };
-            result.point_moved = point::map_points(
-                ctx,
-                registry,
-                &recorded,
-                &mut args,
-                &window,
-                &bindings.renames,
-            )
-            .await?;
-        }
-    }
+    let target = Target {
+        turn,
+        states: &states,
+        window: &window,
+        browser: browser_turn.as_ref(),
+    };
+    find_target(ctx, registry, &target, bindings, &mut args, result).await?;
 
     let reading = Reading {
         volatile: opts.volatile.clone(),
@@ -88,7 +65,7 @@ pub(super) async fn replay_turn(
         (Some(before), Some(after)) => Postcondition::between(before, after, reading),
         _ => None,
     };
-    let pid = args["pid"].as_u64().unwrap_or(0) as u32;
+    let pid = window.pid.unwrap_or(0);
     let pixel_change = pixels_to_change(ctx, turn, &states, change.is_none(), &window).await?;
     // Only what happens after the dispatch counts: the window as it is just before.
     let live_before = match &change {
@@ -117,6 +94,70 @@ pub(super) async fn replay_turn(
     let seen = checked.as_ref().ok().copied().flatten();
     ctx.recorder.turn_checked(seen).await;
     checked.map(|_| summary)
+}
+
+/// What a turn acts on in its bound window.
+struct Target<'a> {
+    turn: &'a Turn,
+    states: &'a TurnStates,
+    window: &'a WindowInfo,
+    /// A browser turn's recorded tab and element.
+    browser: Option<&'a crate::trajectory::BrowserTarget>,
+}
+
+/// Rewrites the turn's arguments to what it acts on live: a browser turn's tab and ref,
+/// else its element (healed on the ladder), else its points, moved with what they fell on.
+async fn find_target(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    target: &Target<'_>,
+    bindings: &mut Bindings,
+    args: &mut Value,
+    result: &mut TurnResult,
+) -> Result<(), String> {
+    let (turn, states, window) = (target.turn, target.states, target.window);
+    if let Some(recorded) = target.browser {
+        // Its window is the browser's: the tab and ref are found in it, not an element.
+        if let Some(fields) = args.as_object_mut() {
+            fields.remove("pid");
+            fields.remove("window_id");
+        }
+        let rename = browser::bind(ctx, registry, recorded, window, args, result).await?;
+        remember(bindings, rename);
+        return Ok(());
+    }
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let action = &turn.action;
+    match element::find_element(ctx, registry, action, states, window, args, deadline).await? {
+        Some(element) => {
+            result.locator_match = Some(element.rule.to_string());
+            result.heal = element.heal;
+            result.healed_target = element.healed_target;
+            result.look_alikes = element.look_alikes;
+            remember(bindings, element.rename);
+        }
+        None => {
+            let recorded = point::RecordedLayout {
+                turn_dir: &turn.dir,
+                markdown: states.before.as_deref(),
+                frames: &states.before_frames,
+            };
+            result.point_moved =
+                point::map_points(ctx, registry, &recorded, args, window, &bindings.renames)
+                    .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Keeps a healed element's rename for the later turns' checks (the latest per element).
+fn remember(bindings: &mut Bindings, rename: Option<super::postcondition::Rename>) {
+    if let Some(rename) = rename {
+        bindings
+            .renames
+            .retain(|r| r.from_role != rename.from_role || r.from_name != rename.from_name);
+        bindings.renames.push(rename);
+    }
 }
 
 /// A change only pixels showed in the recording, and the live window before the turn.
@@ -236,18 +277,6 @@ fn refuse_driver_changes<'a>(
         ));
     }
     Ok(tool)
-}
-
-/// Browser tools name their tab by ids the recording session minted (target_id, tab_id,
-/// ref), which no replay session holds: such a turn is failed by name, not sent to fail
-/// on an unknown id. browser_prepare names a pid, which replay rebinds like any.
-fn refuse_session_bound(tool: &str) -> Result<(), String> {
-    if tool.starts_with("browser_") && tool != "browser_prepare" {
-        return Err(format!(
-            "not replayable: {tool} names a browser tab and element by ids its recording session minted (target_id, tab_id, ref); replaying browser_* turns is not built yet. Page actions recorded through `page` replay"
-        ));
-    }
-    Ok(())
 }
 
 /// The recorded arguments, without the recorder's own (`_…`) fields, and with the secret

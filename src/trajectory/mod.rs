@@ -105,6 +105,34 @@ impl Locator {
     }
 }
 
+/// What a browser tool's turn acted on, told by what a replay can find again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BrowserTarget {
+    /// The tab's URL when the call ran.
+    pub tab_url: String,
+    /// The element the call's `ref` named, as the tab's snapshot showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<BrowserElement>,
+    /// The JavaScript dialog a `browser_dialog` answered: its kind (alert, confirm,
+    /// prompt, beforeunload) and message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<BrowserDialog>,
+}
+
+/// A page's JavaScript dialog, as the browser showed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BrowserDialog {
+    pub kind: String,
+    pub message: String,
+}
+
+/// An element of a tab's snapshot: its accessibility role and label.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BrowserElement {
+    pub role: String,
+    pub name: String,
+}
+
 /// `turn-NNNNN/action.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Action {
@@ -128,6 +156,10 @@ pub struct Action {
     pub click_point: Option<Point>,
     /// For element-addressed actions.
     pub target: Option<Locator>,
+    /// For a browser tool's turn: the tab it acted in and the element its ref named, so a
+    /// replay binds them again (the ids it was called with are its session's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<BrowserTarget>,
     /// Arguments whose text was replaced with `[redacted]` (typed into a password field, or
     /// an element `redaction.names` lists); a replay takes turn N's from
     /// `CUA_SECRET_TURN_<N>`.

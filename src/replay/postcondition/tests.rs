@@ -151,6 +151,21 @@ fn volatile_text_is_no_change() {
 }
 
 #[test]
+fn a_uuid_a_run_minted_is_the_same_change_with_another() {
+    let before = "- frame\n  - label \"Downloads\"\n";
+    let after = "- frame\n  - label \"Downloads\"\n  - button \"bbcdb323-3eb8-485a-9990-a79d7bfc0cad 9 B • Done\"\n";
+    let p = post(before, after);
+    let live_after = after.replace(
+        "bbcdb323-3eb8-485a-9990-a79d7bfc0cad",
+        "6ADA73D9-9611-4b5d-aeea-e3db04b4d773",
+    );
+    assert!(differences(&p, before, &live_after).is_empty());
+    // The rest of the line still counts.
+    let other = live_after.replace("9 B", "10 B");
+    assert!(!differences(&p, before, &other).is_empty());
+}
+
+#[test]
 fn duplicates_count_and_depth_matters() {
     let before = "- frame\n  - label \"0\"\n";
     let after = "- frame\n  - label \"0\"\n  - label \"0\"\n";

@@ -14,6 +14,7 @@
 pub mod act;
 mod dialogs;
 pub mod download;
+pub mod record;
 mod snapshot;
 
 pub use act::{Dialog, PointerAction, Typing};

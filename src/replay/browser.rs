@@ -1,0 +1,255 @@
+//! A browser tool's turn, bound again: its ids (`target_id`, `tab_id`, `ref`) were its
+//! recording session's, so the live browser window (bound like any window) is bound as a
+//! target in this session, the tab found by the URL the recording kept, and the element
+//! by its recorded role and label, climbing the same ladder as element turns (role and
+//! name, a loose name, the same name under another role). Nothing is acted on that no
+//! rung singles out: several that fit, or none, fail the turn naming them. A dialog is
+//! answered only when the tab's open one is of the recorded kind and message.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::dispatch::{ToolContext, ToolRegistry};
+use crate::platform::WindowInfo;
+use crate::trajectory::{BrowserDialog, BrowserElement, BrowserTarget};
+
+use super::heal::{LocatorRule, describe, disabled_message, loose_match};
+use super::locate::same_name;
+use super::postcondition::Rename;
+use super::{READY_TIMEOUT, TurnResult};
+
+/// Whether `tool` names its tab by session ids (browser_prepare names a pid, which replay
+/// rebinds like any).
+pub(super) fn names_a_tab(tool: &str) -> bool {
+    tool.starts_with("browser_") && tool != "browser_prepare"
+}
+
+/// The recorded tab and element of a browser turn; why it cannot replay when the
+/// recording kept none.
+pub(super) fn recorded(action: &Value, tool: &str) -> Result<BrowserTarget, String> {
+    action
+        .get("browser")
+        .filter(|b| !b.is_null())
+        .and_then(|b| serde_json::from_value(b.clone()).ok())
+        .ok_or_else(|| {
+            format!(
+                "not replayable: this {tool} turn was recorded without its tab's URL and its element's role and label (before cua kept them, or by another driver); record it again"
+            )
+        })
+}
+
+/// Rewrites the turn's `target_id`, `tab_id` and `ref` to the live ones in `window`,
+/// waiting (bounded) for the tab and the element to be there; a healed element's rename,
+/// which the later turns' checks read their recorded trees by.
+pub(super) async fn bind(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    recorded: &BrowserTarget,
+    window: &WindowInfo,
+    args: &mut Value,
+    result: &mut TurnResult,
+) -> Result<Option<Rename>, String> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let (target_id, tab_id) = live_tab(ctx, registry, recorded, window, deadline).await?;
+    args["target_id"] = json!(target_id);
+    args["tab_id"] = json!(tab_id);
+    let tab = json!({ "target_id": target_id, "tab_id": tab_id });
+    if let Some(dialog) = &recorded.dialog {
+        args["dialog_id"] = json!(live_dialog(ctx, registry, dialog, &tab, deadline).await?);
+    }
+    let Some(element) = &recorded.element else {
+        return Ok(None);
+    };
+    loop {
+        let refs = call(ctx, registry, "get_browser_state", tab.clone()).await?["refs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        match find(&refs, element) {
+            Ok(Some((reference, rule, heal, (role, name)))) => {
+                args["ref"] = json!(reference);
+                result.locator_match = Some(rule.as_str().to_string());
+                let rename = heal.is_some().then(|| Rename {
+                    from_role: element.role.clone(),
+                    from_name: element.name.clone(),
+                    to_role: role,
+                    to_name: name,
+                });
+                result.heal = heal;
+                return Ok(rename);
+            }
+            Err(e) => return Err(e),
+            Ok(None) if Instant::now() >= deadline => {
+                return Err(format!(
+                    "no {} in the tab at {}; nothing pressed",
+                    describe(&element.role, &element.name),
+                    recorded.tab_url
+                ));
+            }
+            Ok(None) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// The id of the tab's open dialog, once one of the recorded kind and message is open.
+async fn live_dialog(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    recorded: &BrowserDialog,
+    tab: &Value,
+    deadline: Instant,
+) -> Result<String, String> {
+    let mut inspect = tab.clone();
+    inspect["action"] = json!("inspect");
+    loop {
+        let open = call(ctx, registry, "browser_dialog", inspect.clone()).await?;
+        if open["present"] == true {
+            if open["kind"] != recorded.kind.as_str()
+                || open["message"] != recorded.message.as_str()
+            {
+                return Err(format!(
+                    "the open dialog is a {} saying {}; the recording answered a {} saying {:?}; not answered",
+                    open["kind"], open["message"], recorded.kind, recorded.message
+                ));
+            }
+            return Ok(open["dialog_id"].as_str().unwrap_or_default().to_string());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "no dialog opened (the recording answered a {} saying {:?})",
+                recorded.kind, recorded.message
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// This session's target id for `window` and the id of its tab at the recorded URL.
+async fn live_tab(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    recorded: &BrowserTarget,
+    window: &WindowInfo,
+    deadline: Instant,
+) -> Result<(String, String), String> {
+    let pid = window.pid.unwrap_or(0);
+    let at = json!({ "pid": pid, "window_id": window.window_id });
+    loop {
+        let bound = call(ctx, registry, "get_browser_state", at.clone()).await;
+        let tabs = bound
+            .as_ref()
+            .map(|b| b["tabs"].as_array().cloned().unwrap_or_default())
+            .unwrap_or_default();
+        let tab = tabs.iter().find(|t| t["url"] == recorded.tab_url.as_str());
+        if let (Ok(bound), Some(tab)) = (&bound, tab) {
+            let id = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            return Ok((id(&bound["target_id"]), id(&tab["tab_id"])));
+        }
+        if Instant::now() >= deadline {
+            let why = match bound {
+                Err(e) => e,
+                Ok(_) => format!(
+                    "its tabs are at {:?}",
+                    tabs.iter()
+                        .map(|t| t["url"].as_str().unwrap_or(""))
+                        .collect::<Vec<_>>()
+                ),
+            };
+            return Err(format!(
+                "no tab of window {} is at {} after {} s: {why}",
+                window.window_id,
+                recorded.tab_url,
+                READY_TIMEOUT.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The live ref the recorded element is, with the rung that found it and the heal; None
+/// when no rung finds one yet; an error when several fit or the one found is disabled.
+/// The live ref, the rung, the heal and the live (role, label).
+type Fits = (String, LocatorRule, Option<String>, (String, String));
+
+fn find(refs: &[Value], element: &BrowserElement) -> Result<Option<Fits>, String> {
+    let role = |r: &Value| r["role"].as_str().unwrap_or_default().to_string();
+    let label = |r: &Value| r["label"].as_str().unwrap_or_default().to_string();
+    for rule in [
+        LocatorRule::RoleName,
+        LocatorRule::LooseName,
+        LocatorRule::SameName,
+    ] {
+        let fits: Vec<(&Value, &'static str)> = refs
+            .iter()
+            .filter_map(|r| {
+                let (live_role, live_name) = (role(r), label(r));
+                let same_role = live_role == element.role;
+                match rule {
+                    LocatorRule::RoleName => (same_role && same_name(&element.name, &live_name))
+                        .then_some("role and name"),
+                    LocatorRule::LooseName => same_role
+                        .then(|| loose_match(&element.name, &live_name))
+                        .flatten(),
+                    _ => (!element.name.is_empty()
+                        && !same_role
+                        && same_name(&element.name, &live_name))
+                    .then_some("same name, another role"),
+                }
+                .map(|why| (r, why))
+            })
+            .collect();
+        match fits.as_slice() {
+            [] => continue,
+            [(r, why)] => {
+                let (live_role, live_name) = (role(r), label(r));
+                let disabled = r["states"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|s| s == "disabled"));
+                if disabled {
+                    return Err(disabled_message(&live_role, &live_name));
+                }
+                let heal = (rule != LocatorRule::RoleName).then(|| {
+                    format!(
+                        "{} → {} ({why})",
+                        describe(&element.role, &element.name),
+                        describe(&live_role, &live_name)
+                    )
+                });
+                let reference = r["ref"].as_str().unwrap_or_default().to_string();
+                return Ok(Some((reference, rule, heal, (live_role, live_name))));
+            }
+            several => {
+                return Err(format!(
+                    "{} elements fit {}: {}; nothing recorded tells them apart, none pressed",
+                    several.len(),
+                    describe(&element.role, &element.name),
+                    several
+                        .iter()
+                        .map(|(r, _)| format!(
+                            "{} {}",
+                            r["ref"].as_str().unwrap_or(""),
+                            describe(&role(r), &label(r))
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A read-only browser call of this replay's session: its structured result.
+async fn call(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    tool: &str,
+    args: Value,
+) -> Result<Value, String> {
+    registry
+        .call(ctx, tool, args)
+        .await
+        .map(|out| out.structured)
+        .map_err(|e| e.to_string())
+}
