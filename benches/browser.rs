@@ -7,6 +7,8 @@
 //! - `page`: query_dom (the buttons) → click_element (the element's click());
 //! - the accessibility tree: get_window_state without a screenshot → click by element index.
 //!
+//! The browser-tools loop is measured again with recording on.
+//!
 //! 5 warm-up loops then 30 measured, each through the tool registry. Every click adds a
 //! line to the page's journal, so later reads are a little larger, alike for all three.
 //! `cargo bench --bench browser`.
@@ -145,10 +147,21 @@ fn main() {
             with(&tab, json!({ "ref": go, "input_route": "dom_event" })),
         );
     });
+    // Last, so that its turns' waits touch no other row: the same loop recorded: each click a turn that keeps its tab's URL and its ref's
+    // role and label, with the browser window's states before and after.
+    let dir = std::env::temp_dir().join(format!("cua-bench-browser-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    call("set_recording", json!({ "enabled": true, "output_dir": dir }));
+    let recorded = measure(&|| {
+        call("browser_click", with(&tab, json!({ "ref": go_ref() })));
+    });
+    call("set_recording", json!({ "enabled": false }));
+    let _ = std::fs::remove_dir_all(&dir);
     println!("| observe → act loop (Chromium page) | p50 | p95 | vs browser tools |");
     println!("|---|---|---|---|");
     for (label, (p50, p95)) in [
         ("get_browser_state → browser_click", browser_tools),
+        ("the same, recording on", recorded),
         ("page query_dom → page click_element", page_tool),
         ("get_window_state (no image) → click", tree),
         ("get_browser_state alone", observe),
