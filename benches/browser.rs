@@ -151,7 +151,10 @@ fn main() {
     // role and label, with the browser window's states before and after.
     let dir = std::env::temp_dir().join(format!("cua-bench-browser-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    call("set_recording", json!({ "enabled": true, "output_dir": dir }));
+    call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    );
     let recorded = measure(&|| {
         call("browser_click", with(&tab, json!({ "ref": go_ref() })));
     });
