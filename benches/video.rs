@@ -7,7 +7,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use cua::recording::video::{VideoRecorder, VideoSource};
+use cua::recording::video::{VideoInfo, VideoRecorder, VideoSource};
 use cua::sandbox::{Backend, Sandbox, SandboxOptions};
 
 const SECONDS: u64 = 10;
@@ -38,34 +38,15 @@ fn main() {
     .expect("sandbox");
     sandbox.spawn_app("gtk3-widget-factory", &[]).expect("app");
     std::thread::sleep(Duration::from_secs(2));
-    // A window that keeps moving across the screen.
-    let mut mover = sandbox.command("sh");
-    mover
-        .args(["-c", "W=$(xdotool search --name gtk3-widget-factory | head -1); while true; do for x in $(seq 0 40 500); do xdotool windowmove $W $x 100; sleep 0.03; done; done"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    use std::os::unix::process::CommandExt;
-    let mut mover = mover.spawn().expect("mover");
+    let mover = start_mover(
+        &sandbox,
+        "W=$(xdotool search --name gtk3-widget-factory | head -1); while true; do for x in $(seq 0 40 500); do xdotool windowmove $W $x 100; sleep 0.03; done; done",
+    );
     let dir = std::env::temp_dir().join(format!("cua-bench-video-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-
-    let started = Instant::now();
     let source = VideoSource::X11 {
         display: sandbox.display_name(),
     };
-    let recorder = VideoRecorder::start(&source, &dir.join("cua.mp4")).expect("video starts");
-    let helper = recorder.helper_pid();
-    std::thread::sleep(Duration::from_secs(SECONDS));
-    // The whole helper (libx264 encodes on worker threads of its own), and its main
-    // thread alone, which grabs and converts.
-    let process_cpu = cpu_seconds(&format!("/proc/{helper}/stat"));
-    let thread_cpu = cpu_seconds(&format!("/proc/{helper}/task/{helper}/stat"));
-    let wall = started.elapsed().as_secs_f64();
-    let info = recorder.stop().expect("video finalizes");
-    let cua_share = process_cpu / wall * 100.0;
-    let thread_share = thread_cpu / wall * 100.0;
+    let (cua_share, thread_share, info) = record_cua(&source, &dir);
 
     let mut ffmpeg = sandbox.command("ffmpeg");
     ffmpeg
@@ -105,11 +86,7 @@ fn main() {
     }
     let ffmpeg_wall = started.elapsed().as_secs_f64();
     let ffmpeg_share = ffmpeg_cpu / ffmpeg_wall * 100.0;
-    let _ = nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(mover.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    );
-    let _ = mover.wait();
+    stop_mover(mover);
 
     println!("| 1080p, moving window, {SECONDS} s | CPU (% of one core) | frames | notes |");
     println!("|---|---|---|---|");
@@ -138,40 +115,59 @@ fn wayland_row() {
     .expect("wayland sandbox");
     sandbox.spawn_app("gtk3-widget-factory", &[]).expect("app");
     std::thread::sleep(Duration::from_secs(3));
-    let mut mover = sandbox.command("sh");
-    mover
-        .args(["-c", "while true; do for x in $(seq 0 40 500); do swaymsg '[app_id=\".*\"] move position '$x' 100' >/dev/null; sleep 0.03; done; done"])
-        .envs(sandbox.env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    use std::os::unix::process::CommandExt;
-    let mut mover = mover.spawn().expect("mover");
+    let mover = start_mover(
+        &sandbox,
+        "while true; do for x in $(seq 0 40 500); do swaymsg '[app_id=\".*\"] move position '$x' 100' >/dev/null; sleep 0.03; done; done",
+    );
     let dir = std::env::temp_dir().join(format!("cua-bench-video-wl-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
     let source = VideoSource::Wayland {
         socket: sandbox.display_name().into(),
     };
+    let (process_share, thread_share, info) = record_cua(&source, &dir);
+    stop_mover(mover);
+    println!(
+        "| cua video on sway (screencopy + libx264 ultrafast), whole process | {process_share:.1}% | {} | {:.1} s of video; grab thread alone {thread_share:.1}% |",
+        info.frames, info.duration_s,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shell loop inside the sandbox that keeps a window moving (a process group of its own,
+/// with the sandbox's variables: DISPLAY, or SWAYSOCK for swaymsg).
+fn start_mover(sandbox: &Sandbox, script: &str) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    sandbox
+        .command("sh")
+        .args(["-c", script])
+        .envs(sandbox.env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("mover")
+}
+
+fn stop_mover(mut mover: std::process::Child) {
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(mover.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = mover.wait();
+}
+
+/// cua's recorder on `source` into `dir` for SECONDS: the share of one core its helper
+/// took (libx264 encodes on worker threads of its own), the share of its main thread alone
+/// (which grabs and converts), and what it wrote.
+fn record_cua(source: &VideoSource, dir: &std::path::Path) -> (f64, f64, VideoInfo) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
     let started = Instant::now();
-    let recorder = VideoRecorder::start(&source, &dir.join("cua.mp4")).expect("video starts");
+    let recorder = VideoRecorder::start(source, &dir.join("cua.mp4")).expect("video starts");
     let helper = recorder.helper_pid();
     std::thread::sleep(Duration::from_secs(SECONDS));
     let process_cpu = cpu_seconds(&format!("/proc/{helper}/stat"));
     let thread_cpu = cpu_seconds(&format!("/proc/{helper}/task/{helper}/stat"));
     let wall = started.elapsed().as_secs_f64();
     let info = recorder.stop().expect("video finalizes");
-    let _ = nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(mover.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    );
-    let _ = mover.wait();
-    println!(
-        "| cua video on sway (screencopy + libx264 ultrafast), whole process | {:.1}% | {} | {:.1} s of video; grab thread alone {:.1}% |",
-        process_cpu / wall * 100.0,
-        info.frames,
-        info.duration_s,
-        thread_cpu / wall * 100.0
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    (process_cpu / wall * 100.0, thread_cpu / wall * 100.0, info)
 }

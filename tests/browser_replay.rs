@@ -204,50 +204,54 @@ fn record(f: &Flow) -> PathBuf {
     );
     let (_, _, target_id, tab_id) = f.bound(&f.page_url());
     let tab = json!({ "target_id": target_id, "tab_id": tab_id });
-    let with = |extra: Value| {
-        let mut args = tab.clone();
-        args.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        args
-    };
     let step2 = format!("{}?step=2", f.page_url());
-    f.ok("browser_navigate", with(json!({ "url": step2 })));
+    f.ok("browser_navigate", with(&tab, json!({ "url": step2 })));
     let (_, _, target_id, tab_id) = f.bound(&step2);
     let tab = json!({ "target_id": target_id, "tab_id": tab_id });
-    let with = |extra: Value| {
-        let mut args = tab.clone();
-        args.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        args
-    };
     f.ok(
         "browser_type",
-        with(json!({ "ref": f.reference(&tab, "Name"), "text": "Grace" })),
+        with(
+            &tab,
+            json!({ "ref": f.reference(&tab, "Name"), "text": "Grace" }),
+        ),
     );
     f.ok(
         "browser_click",
-        with(json!({ "ref": f.reference(&tab, "Go") })),
+        with(&tab, json!({ "ref": f.reference(&tab, "Go") })),
     );
     let confirm = f.ok(
         "browser_click",
-        with(json!({ "ref": f.reference(&tab, "Confirm") })),
+        with(&tab, json!({ "ref": f.reference(&tab, "Confirm") })),
     );
     assert_eq!(confirm["dialog_opened"], true, "{confirm}");
-    let open = f.ok("browser_dialog", with(json!({ "action": "inspect" })));
+    let open = f.ok("browser_dialog", with(&tab, json!({ "action": "inspect" })));
     f.ok(
         "browser_dialog",
-        with(json!({ "action": "accept", "dialog_id": open["dialog_id"] })),
+        with(
+            &tab,
+            json!({ "action": "accept", "dialog_id": open["dialog_id"] }),
+        ),
     );
     let root = std::fs::canonicalize(&downloads).unwrap();
     f.ok(
         "browser_download",
-        with(json!({ "ref": f.reference(&tab, "Save note"), "destination_root": root })),
+        with(
+            &tab,
+            json!({ "ref": f.reference(&tab, "Save note"), "destination_root": root }),
+        ),
     );
     f.ok("set_recording", json!({ "enabled": false }));
     f.shows(&["name is Grace", "clicked go", "confirm said true"]);
     recording
+}
+
+/// A browser call's arguments: the tab's ids and `extra`.
+fn with(tab: &Value, extra: Value) -> Value {
+    let mut args = tab.clone();
+    args.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    args
 }
 
 fn downloaded(dir: &Path) -> Vec<String> {

@@ -102,6 +102,35 @@ fn center(e: &Value) -> (i64, i64) {
     )
 }
 
+/// The call's arguments at `at`, with `extra`, delivered in the foreground (the seat's
+/// pointer and keyboard: Wayland has no background route).
+fn foreground(at: &Value, extra: Value) -> Value {
+    let mut args = at.clone();
+    args.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    args["delivery_mode"] = json!("foreground");
+    args
+}
+
+/// Ends a fixture the test launched.
+fn stop(pid: u64) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}
+
+/// The window's own screenshot, as get_window_state takes it.
+fn window_image(w: &Wayland, at: &Value) -> image::RgbImage {
+    let shot = w
+        .call("get_window_state", at.clone())
+        .unwrap()
+        .image
+        .expect("a screenshot");
+    image::load_from_memory(&shot.data).unwrap().to_rgb8()
+}
+
 fn event_is(e: &Value, event: &str, widget: &str) -> bool {
     e["event"] == event && e["widget"] == widget
 }
@@ -141,12 +170,7 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
             state["screenshot_height"], window["bounds"]["height"],
             "{toolkit}"
         );
-        let shot = w
-            .call("get_window_state", at.clone())
-            .unwrap()
-            .image
-            .expect("a screenshot");
-        let pixels = image::load_from_memory(&shot.data).unwrap().to_rgba8();
+        let pixels = window_image(&w, &at);
         let first = pixels.get_pixel(0, 0);
         assert!(
             pixels.pixels().any(|p| p != first),
@@ -164,10 +188,7 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
         // A click where Increment is drawn (the seat's pointer: foreground).
         let (x, y) = center(element(&state, "button|push_button", "Increment"));
         let seen = w.seen();
-        let mut click = at.clone();
-        click["x"] = json!(x);
-        click["y"] = json!(y);
-        click["delivery_mode"] = json!("foreground");
+        let click = foreground(&at, json!({ "x": x, "y": y }));
         let clicked = w.ok("click", click);
         assert!(
             w.journal_shows(seen, |e| event_is(e, "clicked", "Increment")),
@@ -176,15 +197,13 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
 
         // Keys to the Name field, focused by a click on it.
         let name = element(&state, "text|entry", "Name");
-        let mut focus = at.clone();
-        focus["element_index"] = name["element_index"].clone();
-        focus["delivery_mode"] = json!("foreground");
+        let focus = foreground(
+            &at,
+            json!({ "element_index": name["element_index"].clone() }),
+        );
         w.ok("click", focus);
         let seen = w.seen();
-        let mut keys = at.clone();
-        keys["text"] = json!("ok");
-        keys["as_keys"] = json!(true);
-        keys["delivery_mode"] = json!("foreground");
+        let keys = foreground(&at, json!({ "text": "ok", "as_keys": true }));
         w.ok("type_text", keys);
         assert!(
             w.journal_shows(seen, |e| event_is(e, "changed", "Name")
@@ -194,14 +213,10 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
         );
         // ctrl+a selects the field's text (the modifier arrived with the key), so the
         // next key replaces it.
-        let mut hotkey = at.clone();
-        hotkey["keys"] = json!(["ctrl", "a"]);
-        hotkey["delivery_mode"] = json!("foreground");
+        let hotkey = foreground(&at, json!({ "keys": ["ctrl", "a"] }));
         w.ok("hotkey", hotkey);
         let seen = w.seen();
-        let mut replace = at.clone();
-        replace["key"] = json!("z");
-        replace["delivery_mode"] = json!("foreground");
+        let replace = foreground(&at, json!({ "key": "z" }));
         w.ok("press_key", replace);
         assert!(
             w.journal_shows(seen, |e| event_is(e, "changed", "Name") && e["text"] == "z"),
@@ -226,10 +241,7 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
                 );
             }
         }
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
+        stop(pid);
     }
 }
 
@@ -429,15 +441,14 @@ fn the_clipboard_carries_text_both_ways_through_native_wayland_apps() {
         assert_eq!(read["text"], pasted.as_str(), "{toolkit}: {read}");
 
         let state = w.ok("get_window_state", at.clone());
-        let mut focus = at.clone();
-        focus["element_index"] = element(&state, "text|entry", "Name")["element_index"].clone();
-        focus["delivery_mode"] = json!("foreground");
+        let focus = foreground(
+            &at,
+            json!({ "element_index": element(&state, "text|entry", "Name")["element_index"].clone() }),
+        );
         w.ok("click", focus);
         let seen = w.seen();
         for keys in [["ctrl", "a"], ["ctrl", "v"]] {
-            let mut hotkey = at.clone();
-            hotkey["keys"] = json!(keys);
-            hotkey["delivery_mode"] = json!("foreground");
+            let hotkey = foreground(&at, json!({ "keys": keys }));
             w.ok("hotkey", hotkey);
         }
         assert!(
@@ -451,13 +462,8 @@ fn the_clipboard_carries_text_both_ways_through_native_wayland_apps() {
         // the app's own shortcuts.
         let copied = format!("copied by {toolkit}");
         let seen = w.seen();
-        let mut typed = at.clone();
-        typed["text"] = json!(copied);
-        typed["as_keys"] = json!(true);
-        typed["delivery_mode"] = json!("foreground");
-        let mut select = at.clone();
-        select["keys"] = json!(["ctrl", "a"]);
-        select["delivery_mode"] = json!("foreground");
+        let typed = foreground(&at, json!({ "text": copied, "as_keys": true }));
+        let select = foreground(&at, json!({ "keys": ["ctrl", "a"] }));
         w.ok("hotkey", select);
         w.ok("type_text", typed);
         assert!(
@@ -466,9 +472,7 @@ fn the_clipboard_carries_text_both_ways_through_native_wayland_apps() {
             "{toolkit}: the typed text never reached Name"
         );
         for keys in [["ctrl", "a"], ["ctrl", "c"]] {
-            let mut hotkey = at.clone();
-            hotkey["keys"] = json!(keys);
-            hotkey["delivery_mode"] = json!("foreground");
+            let hotkey = foreground(&at, json!({ "keys": keys }));
             w.ok("hotkey", hotkey);
         }
         let deadline = Instant::now() + Duration::from_secs(4);
@@ -486,10 +490,7 @@ fn the_clipboard_carries_text_both_ways_through_native_wayland_apps() {
         }
         let types_only = w.ok("clipboard_read", json!({}));
         assert!(types_only["text"].is_null(), "{types_only}");
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
+        stop(pid);
     }
 }
 
@@ -510,9 +511,9 @@ fn video_records_the_wayland_output() {
     );
     let inner = Instant::now();
     let state = w.ok("get_window_state", at.clone());
-    let mut click = at.clone();
-    click["element_index"] =
-        element(&state, "button|push_button", "Increment")["element_index"].clone();
+    let increment = element(&state, "button|push_button", "Increment");
+    let click =
+        json!({ "pid": pid, "window_id": window_id, "element_index": increment["element_index"] });
     let seen = w.seen();
     w.ok("click", click);
     assert!(w.journal_shows(seen, |e| event_is(e, "clicked", "Increment")));
@@ -554,12 +555,7 @@ fn video_records_the_wayland_output() {
         .unwrap();
     assert!(extracted.success());
     let frame = image::open(&last).unwrap().to_rgb8();
-    let shot = w
-        .call("get_window_state", at.clone())
-        .unwrap()
-        .image
-        .expect("a screenshot");
-    let shot = image::load_from_memory(&shot.data).unwrap().to_rgb8();
+    let shot = window_image(&w, &at);
     let listed = w.ok("list_windows", json!({ "pid": pid }));
     let bounds = &listed["windows"][0]["bounds"];
     let (x0, y0) = (
@@ -585,10 +581,7 @@ fn video_records_the_wayland_output() {
         mean < 12,
         "the video's last frame differs from the window by {mean} per pixel"
     );
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
+    stop(pid);
 }
 
 /// The agent cursor as a layer-shell overlay: it glides to a click's point and shows there
@@ -635,22 +628,11 @@ fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screensh
             .expect("an image");
         image::load_from_memory(&shot.data).unwrap().to_rgb8()
     };
-    let window_shot = || {
-        let shot = w
-            .call("get_window_state", at.clone())
-            .unwrap()
-            .image
-            .expect("an image");
-        image::load_from_memory(&shot.data).unwrap().to_rgb8()
-    };
 
     // A bare spot of the window, by the seat's pointer: the overlay glides there first.
     let spot = (30u32, bounds["height"].as_u64().unwrap() as u32 - 30);
     let seen = w.seen();
-    let mut click = at.clone();
-    click["x"] = json!(spot.0);
-    click["y"] = json!(spot.1);
-    click["delivery_mode"] = json!("foreground");
+    let click = foreground(&at, json!({ "x": spot.0, "y": spot.1 }));
     w.ok("click", click);
     assert!(
         w.journal_shows(seen, |e| e["event"] == "button-press"),
@@ -663,7 +645,7 @@ fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screensh
         shown >= 8,
         "the output does not show the cursor at ({sx}, {sy}): {shown} green pixels"
     );
-    let own = green_at(&window_shot(), spot);
+    let own = green_at(&window_image(&w, &at), spot);
     assert_eq!(
         own, 0,
         "the window's screenshot shows the cursor at {spot:?}"
@@ -684,10 +666,7 @@ fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screensh
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
+    stop(pid);
 }
 
 /// The seat's pointer is never in a window's screenshot: if the compositor drew it into
@@ -707,18 +686,10 @@ fn the_seats_pointer_is_not_in_window_screenshots() {
     let mut shots = Vec::new();
     for (x, y) in spots {
         let seen = w.seen();
-        let mut click = at.clone();
-        click["x"] = json!(x);
-        click["y"] = json!(y);
-        click["delivery_mode"] = json!("foreground");
+        let click = foreground(&at, json!({ "x": x, "y": y }));
         w.ok("click", click);
         assert!(w.journal_shows(seen, |e| e["event"] == "button-press"));
-        let shot = w
-            .call("get_window_state", at.clone())
-            .unwrap()
-            .image
-            .expect("an image");
-        shots.push(image::load_from_memory(&shot.data).unwrap().to_rgb8());
+        shots.push(window_image(&w, &at));
     }
     for (x, y) in spots {
         let differing = (0..24)
@@ -730,8 +701,5 @@ fn the_seats_pointer_is_not_in_window_screenshots() {
             "the pointer shows in a screenshot near ({x}, {y})"
         );
     }
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    );
+    stop(pid);
 }

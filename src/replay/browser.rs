@@ -14,8 +14,7 @@ use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
 use crate::trajectory::{BrowserDialog, BrowserElement, BrowserTarget};
 
-use super::heal::{LocatorRule, describe, disabled_message, loose_match};
-use super::locate::same_name;
+use super::heal::{LocatorRule, describe, disabled_message, rung_fits};
 use super::postcondition::Rename;
 use super::{READY_TIMEOUT, TurnResult};
 
@@ -167,11 +166,11 @@ async fn live_tab(
     }
 }
 
-/// The live ref the recorded element is, with the rung that found it and the heal; None
-/// when no rung finds one yet; an error when several fit or the one found is disabled.
 /// The live ref, the rung, the heal and the live (role, label).
 type Fits = (String, LocatorRule, Option<String>, (String, String));
 
+/// The live ref the recorded element is, with the rung that found it and the heal; None
+/// when no rung finds one yet; an error when several fit or the one found is disabled.
 fn find(refs: &[Value], element: &BrowserElement) -> Result<Option<Fits>, String> {
     let role = |r: &Value| r["role"].as_str().unwrap_or_default().to_string();
     let label = |r: &Value| r["label"].as_str().unwrap_or_default().to_string();
@@ -183,20 +182,8 @@ fn find(refs: &[Value], element: &BrowserElement) -> Result<Option<Fits>, String
         let fits: Vec<(&Value, &'static str)> = refs
             .iter()
             .filter_map(|r| {
-                let (live_role, live_name) = (role(r), label(r));
-                let same_role = live_role == element.role;
-                match rule {
-                    LocatorRule::RoleName => (same_role && same_name(&element.name, &live_name))
-                        .then_some("role and name"),
-                    LocatorRule::LooseName => same_role
-                        .then(|| loose_match(&element.name, &live_name))
-                        .flatten(),
-                    _ => (!element.name.is_empty()
-                        && !same_role
-                        && same_name(&element.name, &live_name))
-                    .then_some("same name, another role"),
-                }
-                .map(|why| (r, why))
+                let recorded = (element.role.as_str(), element.name.as_str());
+                rung_fits(rule, recorded, (&role(r), &label(r))).map(|why| (r, why))
             })
             .collect();
         match fits.as_slice() {

@@ -132,7 +132,7 @@ fn loose(name: &str) -> String {
 }
 
 /// Why `live` is loosely `recorded`'s name, if it is.
-pub fn loose_match(recorded: &str, live: &str) -> Option<&'static str> {
+fn loose_match(recorded: &str, live: &str) -> Option<&'static str> {
     let (r, l) = (loose(recorded), loose(live));
     if r.is_empty() || l.is_empty() {
         return None;
@@ -307,16 +307,27 @@ pub fn find(
 
 /// Whether live element `n` fits a rung of the ladder for `loc`, and why.
 fn fits(rule: LocatorRule, n: &crate::platform::AxNode, loc: &Locator) -> Option<&'static str> {
+    rung_fits(rule, (&loc.role, &loc.name), (&n.role, &n.name))
+}
+
+/// Whether a live (role, name) fits a rung of the ladder for a recorded (role, name), and
+/// why: the rule every element the ladder climbs to is held to, a window's or a browser
+/// tab's (`replay::browser`). The exact path is no rung of names.
+pub fn rung_fits(
+    rule: LocatorRule,
+    (role, name): (&str, &str),
+    (live_role, live_name): (&str, &str),
+) -> Option<&'static str> {
     match rule {
         LocatorRule::ExactPath => None,
         LocatorRule::RoleName => {
-            (n.role == loc.role && same_name(&loc.name, &n.name)).then_some("role and name")
+            (live_role == role && same_name(name, live_name)).then_some("role and name")
         }
-        LocatorRule::LooseName => (n.role == loc.role)
-            .then(|| loose_match(&loc.name, &n.name))
+        LocatorRule::LooseName => (live_role == role)
+            .then(|| loose_match(name, live_name))
             .flatten(),
         LocatorRule::SameName => {
-            (!loc.name.is_empty() && n.role != loc.role && same_name(&loc.name, &n.name))
+            (!name.is_empty() && live_role != role && same_name(name, live_name))
                 .then_some("same name, another role")
         }
     }

@@ -55,8 +55,6 @@ impl ToolSpec for SetRecording {
     }
 }
 
-/// Starts this session's recorder into `dir` (`video_field` names the caller's video flag
-/// in errors).
 /// The screen the platform drives, for a video: its Wayland output when it speaks Wayland
 /// (a sway session with XWayland names both), else its X display.
 fn video_source(
@@ -81,6 +79,8 @@ fn video_source(
         })
 }
 
+/// Starts this session's recorder into `dir` (`video_field` names the caller's video flag
+/// in errors).
 async fn start(
     ctx: &ToolContext,
     dir: &str,

@@ -216,12 +216,7 @@ fn read_bounded(fd: OwnedFd, within: Duration) -> PlatformResult<Vec<u8>> {
                 "the selection's owner did not hand its text over",
             ));
         }
-        let mut fds = [nix::poll::PollFd::new(
-            file.as_fd(),
-            nix::poll::PollFlags::POLLIN,
-        )];
-        let ms = left.as_millis().min(u16::MAX as u128) as u16;
-        if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)).unwrap_or(0) == 0 {
+        if !super::readable_within(file.as_fd(), left) {
             continue;
         }
         match file.read(&mut chunk) {

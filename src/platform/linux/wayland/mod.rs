@@ -24,7 +24,6 @@ mod overlay;
 mod sway;
 mod toplevels;
 
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -284,19 +283,20 @@ impl Session {
             let Some(guard) = self.queue.prepare_read() else {
                 continue;
             };
-            let fd = guard.connection_fd();
-            let mut fds = [nix::poll::PollFd::new(
-                fd.as_fd(),
-                nix::poll::PollFlags::POLLIN,
-            )];
-            let ms = left.as_millis().min(u16::MAX as u128) as u16;
-            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)).unwrap_or(0) > 0 {
+            if readable_within(guard.connection_fd(), left) {
                 guard
                     .read()
                     .map_err(|e| PlatformError::Other(format!("Wayland: {e}")))?;
             }
         }
     }
+}
+
+/// Whether `fd` has something to read within `left` (a poll, capped at its 65 s bound).
+fn readable_within(fd: std::os::fd::BorrowedFd<'_>, left: Duration) -> bool {
+    let mut fds = [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLIN)];
+    let ms = left.as_millis().min(u16::MAX as u128) as u16;
+    nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)).unwrap_or(0) > 0
 }
 
 impl State {
