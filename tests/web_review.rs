@@ -96,6 +96,7 @@ fn web_review_in(browser: &str) {
     // strip's link to the turn (`jump`), which scrolls its buttons into view.
     let click_button = |name: &str, gone: &str, jump: &str| {
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut attempts: Vec<String> = Vec::new();
         loop {
             let tree = session
                 .call(
@@ -133,8 +134,9 @@ fn web_review_in(browser: &str) {
                         .unwrap_or_else(|e| panic!("follow {jump}: {e}"));
                 }
                 // Neither the button nor its link shows (once in a suite run the window
-                // showed the film strip up to turn 2 only): scroll down, as a reviewer
-                // would, and look again.
+                // showed the film strip up to turn 2 only, once up to turn 1): scroll down,
+                // as a reviewer would, with the wheel and then with End, and look again.
+                // What each attempt answered goes into the failure message.
                 (None, None) => {
                     let bounds = &session
                         .call("list_windows", json!({ "pid": app.pid }))
@@ -144,11 +146,24 @@ fn web_review_in(browser: &str) {
                         bounds["width"].as_i64().unwrap_or(800),
                         bounds["height"].as_i64().unwrap_or(600),
                     );
-                    let _ = session.call(
-                        "scroll",
-                        json!({ "pid": app.pid, "window_id": app.window_id,
-                                "x": w / 2, "y": h * 2 / 3, "direction": "down", "amount": 3 }),
-                    );
+                    let (tool, args) = if attempts.len() % 2 == 0 {
+                        (
+                            "scroll",
+                            json!({ "pid": app.pid, "window_id": app.window_id,
+                            "x": w / 2, "y": h * 2 / 3, "direction": "down", "amount": 3 }),
+                        )
+                    } else {
+                        (
+                            "press_key",
+                            json!({ "pid": app.pid, "window_id": app.window_id,
+                            "key": "End" }),
+                        )
+                    };
+                    let answer = match session.call(tool, args) {
+                        Ok(r) => format!("{}", r.structured),
+                        Err(e) => format!("error: {e}"),
+                    };
+                    attempts.push(format!("{tool} in a {w}x{h} window: {answer}"));
                 }
                 _ => {}
             }
@@ -160,9 +175,14 @@ fn web_review_in(browser: &str) {
                     )
                     .map(|t| t.structured["tree_markdown"].to_string())
                     .unwrap_or_else(|e| e.to_string());
+                let page = elements
+                    .iter()
+                    .find(|e| e["role"] == "document_web")
+                    .map(|e| e["frame"].to_string());
                 panic!(
-                    "no button {name:?}:\n{}\nfresh context:\n{fresh}",
-                    tree.structured["tree_markdown"]
+                    "no button {name:?}:\n{}\nfresh context:\n{fresh}\nthe page's frame: {page:?}\nthe last attempts to scroll:\n{}",
+                    tree.structured["tree_markdown"],
+                    attempts[attempts.len().saturating_sub(4)..].join("\n")
                 );
             }
             std::thread::sleep(Duration::from_millis(200));
