@@ -1,5 +1,6 @@
 //! Chromium web content in the sandbox: the page's accessibility tree is read and its
-//! frames land on the rendered elements.
+//! frames land on the rendered elements; a click whose effect lands out of view is still
+//! seen. One browser at a time.
 
 mod common;
 
@@ -10,8 +11,12 @@ use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::json;
 
+/// Two Chromiums side by side on two cores would slow each other past their bounds.
+static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn chromium_page_elements_have_frames_on_the_rendered_widgets() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let sandbox = Sandbox::start(SandboxOptions {
         width: 1280,
         height: 800,
@@ -72,6 +77,79 @@ fn chromium_page_elements_have_frames_on_the_rendered_widgets() {
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
     }
+}
+
+/// A click whose only effect is a line appended below the fold of a long list (the page's
+/// journal, 80 lines long) changes nothing the tree shows, since a walk leaves out what is
+/// not showing. It was answered `no_change`; the list's reported child count tells.
+/// Checked through the page's own DOM, not cua's reply alone.
+#[test]
+fn a_click_whose_line_lands_below_a_long_lists_fold_is_not_no_change() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let session = common::Session::private();
+    let url = concat!(
+        "file://",
+        env!("CARGO_MANIFEST_DIR"),
+        "/harness/apps/browser.html"
+    );
+    let launched = session
+        .call("launch_app", json!({ "name": "chromium", "urls": [url] }))
+        .expect("chromium launches");
+    let app = common::App::launched(&launched);
+    let script = |javascript: &str| {
+        session
+            .call(
+                "page",
+                json!({ "action": "execute_javascript", "pid": app.pid,
+                        "window_id": app.window_id, "javascript": javascript }),
+            )
+            .map(|r| r.structured["result"].clone())
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while script("typeof log").ok() != Some(json!("function")) {
+        assert!(Instant::now() < deadline, "the page never loaded");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    script("for (let i = 1; i <= 80; i++) log('line ' + i)").expect("the journal fills");
+    // Wait until the tree shows the list's first line and not its last: it overflows.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let go = loop {
+        let state = session
+            .call(
+                "get_window_state",
+                json!({ "pid": app.pid, "window_id": app.window_id, "include_screenshot": false }),
+            )
+            .expect("get_window_state");
+        let md = state.structured["tree_markdown"].as_str().unwrap_or("");
+        let go = common::elements(&state)
+            .into_iter()
+            .find(|e| e["role"] == "button" && e["name"] == "Go");
+        if let (true, false, Some(go)) = (md.contains("line 1\""), md.contains("line 80"), go) {
+            break go;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the list never overflowed:\n{md}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let clicked = session
+        .call(
+            "click",
+            json!({ "pid": app.pid, "window_id": app.window_id,
+                    "element_index": go["element_index"] }),
+        )
+        .expect("click Go");
+    let journal = script("[...document.querySelectorAll('#log li')].map(l => l.textContent)")
+        .expect("the journal reads");
+    let lines = journal.as_array().expect("a list of lines");
+    assert_eq!(lines.len(), 81, "{journal}");
+    assert_eq!(lines[80], "clicked go", "{journal}");
+    assert_eq!(
+        clicked.structured["effect"], "confirmed",
+        "{}",
+        clicked.summary
+    );
 }
 
 /// #go is painted solid red (#e01b24): its frame must sit on it, not beside it.

@@ -97,6 +97,7 @@ impl AxNode {
             actionable: true,
             parent: None,
             children: Vec::new(),
+            reported_children: None,
             handle: String::new(),
             confidence: None,
         }

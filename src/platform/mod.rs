@@ -188,6 +188,11 @@ pub struct AxNode {
     pub actionable: bool,
     pub parent: Option<usize>,
     pub children: Vec<usize>,
+    /// How many children the app reports, shown or not, where it says. A walk keeps only
+    /// the children that show, so a line added below a long list's fold changes this and
+    /// nothing else of the tree: the effect check hashes it for that reason.
+    #[serde(skip)]
+    pub reported_children: Option<u32>,
     /// Backend handle used to act on the node later (opaque above the platform); empty
     /// for text read off the pixels, which is acted on at its frame.
     #[serde(skip)]

@@ -285,9 +285,13 @@ async fn by_events(
                 None => read_state(platform, pid, window).await,
             };
         // An event that was not the effect (a focus change, an event our own reads
-        // caused) can end the first wait early: with the tree still as before, wait on for
-        // an event after this read while the effect may still come.
-        let unchanged = effect.before.is_some_and(|b| *b == state);
+        // caused) can end the first wait early: with the tree still as before but for the
+        // states a click passes through (Chromium focuses a clicked button before its
+        // handler runs), wait on for an event after this read while the effect may still
+        // come. A focus that is the whole effect is kept at the effect wait's end.
+        let unchanged = effect
+            .before
+            .is_some_and(|b| crate::snapshot::same_but_passing(b, &state));
         if !(unchanged && waiting_for_effect && Instant::now() < effect_deadline) || cut.fired() {
             return Some((state, frame));
         }

@@ -126,27 +126,13 @@ fn quoted_name(name: &str) -> String {
     }
 }
 
-/// The line without its `[actions=…]`, and with `focused` taken out of its states group:
-/// the `(…)` that then ends the line (names and values are quoted, so a `)` there is the
-/// group's).
+/// The line without its `[actions=…]`, and with `focused` taken out of its states group.
 fn without_incidentals(rest: &str) -> String {
     let head = match rest.find(" [actions=") {
         Some(i) => &rest[..i],
         None => rest,
     };
-    let Some(open) = head.strip_suffix(')').and_then(|h| h.rfind(" (")) else {
-        return head.to_string();
-    };
-    let states: Vec<&str> = head[open + 2..head.len() - 1]
-        .split(", ")
-        .filter(|s| *s != "focused")
-        .collect();
-    let group = if states.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", states.join(", "))
-    };
-    format!("{}{group}", &head[..open])
+    markdown::without_states(head, &["focused"])
 }
 
 /// The body of a normalized line: `role "name"…` without its indentation and dash.

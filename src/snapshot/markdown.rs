@@ -132,6 +132,29 @@ pub fn rank(lines: &[Line], line: &Line) -> usize {
         .count()
 }
 
+/// The line with the states in `drop` taken out of its states group, the `(…)` that ends
+/// the line before its `[actions=…]` (names and values are quoted, so a `)` there is the
+/// group's); the group goes when nothing is left in it.
+pub fn without_states(line: &str, drop: &[&str]) -> String {
+    let (head, actions) = match line.find(" [actions=") {
+        Some(i) => line.split_at(i),
+        None => (line, ""),
+    };
+    let Some(open) = head.strip_suffix(')').and_then(|h| h.rfind(" (")) else {
+        return line.to_string();
+    };
+    let states: Vec<&str> = head[open + 2..head.len() - 1]
+        .split(", ")
+        .filter(|s| !drop.contains(s))
+        .collect();
+    let group = if states.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", states.join(", "))
+    };
+    format!("{}{group}{actions}", &head[..open])
+}
+
 /// A role in one vocabulary across drivers and toolkits: lower case, words joined by `_`,
 /// macOS's `AX` prefix dropped, and the synonyms drivers use for the same thing.
 pub fn role_key(role: &str) -> String {
@@ -165,6 +188,21 @@ mod tests {
     use super::*;
 
     const MD: &str = "- [0] window \"Calculator\" [actions=[activate]]\n  - filler \"keypad\"\n    - [1] button \"7 7\" [actions=[click]]\n    - [2] button \"say \\\"hi\\\"\\\\n\" value=\"x\"\n  - filler \"keypad\"\n    - [3] button \"7 7\" (focused)\n      - label \"7\"\n";
+
+    #[test]
+    fn without_states_takes_only_the_named_states_out_of_the_group() {
+        let drop = &["focused", "pressed"];
+        assert_eq!(
+            without_states("- [3] button \"7 (x)\" (focused) [actions=[click]]", drop),
+            "- [3] button \"7 (x)\" [actions=[click]]"
+        );
+        assert_eq!(
+            without_states("  - check_box \"Gift\" (checked, focused)", drop),
+            "  - check_box \"Gift\" (checked)"
+        );
+        let untouched = "- label \"a (b)\" value=\"(c)\"";
+        assert_eq!(without_states(untouched, drop), untouched);
+    }
 
     #[test]
     fn lines_read_depth_index_role_and_escaped_names() {

@@ -41,6 +41,29 @@ pub const STRUCTURAL_ROLES: &[&str] = &[
     "root_pane",
     "glass_pane",
 ];
+/// States an action passes through on its way to its effect, not the effect: Qt's button
+/// action presses the button at once and clicks it 100 ms later (a read-back that took the
+/// press for the effect said `confirmed` with the counter still unchanged), and a click
+/// focuses what it clicks before the page acts on it (Chromium sends the focus first).
+pub const PASSING_STATES: &[&str] = &["pressed", "armed", "focused"];
+
+/// Whether two window states (as [`state_of`] writes them) differ only in
+/// [`PASSING_STATES`]: the same tree, line for line, once those are taken out.
+pub fn same_but_passing(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    let lines = |s: &serde_json::Value| -> Option<Vec<String>> {
+        let md = s["tree_markdown"].as_str()?;
+        Some(
+            md.lines()
+                .map(|l| markdown::without_states(l, PASSING_STATES))
+                .collect(),
+        )
+    };
+    match (lines(a), lines(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// States worth showing on a Markdown line.
 const SHOWN_STATES: &[&str] = &[
     "checked",

@@ -113,6 +113,7 @@ fn text_node(role: &str, name: &str, frame: Rect, confidence: Option<f32>) -> Ax
         actionable: true,
         parent: None,
         children: Vec::new(),
+        reported_children: None,
         handle: String::new(),
         confidence,
     }

@@ -3,6 +3,7 @@
 //! toolkit changes a value without telling its scripts.
 
 use super::*;
+use crate::snapshot::PASSING_STATES;
 
 /// What would show that an action landed.
 pub(super) enum Expect {
@@ -108,7 +109,8 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
 }
 
 /// A hash of everything a person could see change in the window's tree (but the states a
-/// click passes through), of the app's windows (a click that opens a dialog or closes
+/// click passes through; with each node's reported child count, so an item added out of
+/// view, which the walk leaves out, counts), of the app's windows (a click that opens a dialog or closes
 /// its window changes those), and of the window's open popups (a right click that opens a
 /// context menu, a menu item that ran and closed its menu: neither is in the window's tree).
 pub(super) async fn fingerprint(
@@ -138,17 +140,12 @@ pub(super) async fn fingerprint(
                 .states
                 .iter()
                 .filter(|s| !PASSING_STATES.contains(&s.as_str()));
-            (&n.role, &n.name, &n.value).hash(&mut h);
+            (&n.role, &n.name, &n.value, n.reported_children).hash(&mut h);
             lasting.for_each(|s| s.hash(&mut h));
         }
     }
     Some(h.finish())
 }
-
-/// States a click passes through on its way to its effect, not the effect: Qt's button
-/// action presses the button at once and clicks it 100 ms later (a read-back that took the
-/// press for the effect said `confirmed` with the counter still unchanged).
-const PASSING_STATES: &[&str] = &["pressed", "armed", "focused"];
 
 /// Reads the effect back: once right away, or polling until `settle_ms` runs out.
 pub(super) async fn settle(

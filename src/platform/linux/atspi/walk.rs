@@ -297,6 +297,7 @@ fn nodes_of(
             frame,
             parent: *parent,
             children: Vec::new(),
+            reported_children: u32::try_from(n.child_count).ok(),
             handle: n.node.handle(),
             actionable: false,
             confidence: None,
