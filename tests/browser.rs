@@ -84,15 +84,7 @@ impl Browser {
 
 fn open() -> Browser {
     let session = common::Session::private();
-    let url = concat!(
-        "file://",
-        env!("CARGO_MANIFEST_DIR"),
-        "/harness/apps/browser.html"
-    );
-    let launched = session
-        .call("launch_app", json!({ "name": "chromium", "urls": [url] }))
-        .expect("chromium launches");
-    let app = common::App::launched(&launched);
+    let app = session.chromium_on("browser.html");
     // The page loads after the window maps: bind once its title names the tab.
     let deadline = Instant::now() + Duration::from_secs(30);
     let bound = loop {

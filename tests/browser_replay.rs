@@ -3,7 +3,9 @@
 //! by its recorded URL and its element by role and label, and the page's own journal (#log,
 //! read through the browser's accessibility tree, not CDP) shows every effect again. On a
 //! page whose button moved and was renamed `Go` → `Go now` the click heals and says so; on
-//! one where it became `Stop`, the click fails by name and nothing is pressed.
+//! one where it became `Stop`, the click fails by name and nothing is pressed. Of two
+//! `Delete` buttons, the one in the section `Row 2` is clicked, and its replay clicks it
+//! again by its recorded ancestors' names, also with the rows in the other order.
 
 mod common;
 
@@ -12,13 +14,23 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The page, with its Go button as `go` says and, when `moved`, after the journal.
+/// The page, with its Go button as `go` says and, when `moved`, after the journal and the
+/// rows of Delete buttons in the other order.
 fn page(go: &str, moved: bool) -> String {
     let button = format!("<button onclick=\"log('clicked go')\">{go}</button>");
     let (before, after) = if moved {
         (String::new(), button)
     } else {
         (button, String::new())
+    };
+    let row = |n: u32| {
+        format!(
+            "<section aria-label=\"Row {n}\">Row {n} <button onclick=\"log('deleted row {n}')\">Delete</button></section>"
+        )
+    };
+    let rows = match moved {
+        false => format!("{}{}", row(1), row(2)),
+        true => format!("{}{}", row(2), row(1)),
     };
     format!(
         r#"<!doctype html><html><head><meta charset="utf-8"><title>cua replay page</title>
@@ -28,6 +40,7 @@ fn page(go: &str, moved: bool) -> String {
 <label>Name <input id="name" value="" oninput="log('name is ' + this.value)"></label>
 <button onclick="log('confirm said ' + confirm('Sure?'))">Confirm</button>
 <a href="data:text/plain,hello%20cua" download="note.txt">Save note</a>
+{rows}
 <ol id="log"></ol>
 {after}
 </body></html>"#
@@ -118,13 +131,19 @@ impl Flow {
     }
 
     fn reference(&self, tab: &Value, label: &str) -> String {
+        self.nth_reference(tab, label, 0)
+    }
+
+    /// The ref of the `n`th control labelled `label`, in the page's order.
+    fn nth_reference(&self, tab: &Value, label: &str, n: usize) -> String {
         let snap = self.ok("get_browser_state", tab.clone());
         snap["refs"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["label"] == label)
-            .unwrap_or_else(|| panic!("no ref {label:?}: {snap}"))["ref"]
+            .filter(|r| r["label"] == label)
+            .nth(n)
+            .unwrap_or_else(|| panic!("no ref {label:?} number {n}: {snap}"))["ref"]
             .as_str()
             .unwrap()
             .to_string()
@@ -240,9 +259,33 @@ fn record(f: &Flow) -> PathBuf {
             json!({ "ref": f.reference(&tab, "Save note"), "destination_root": root }),
         ),
     );
+    f.ok(
+        "browser_click",
+        with(&tab, json!({ "ref": f.nth_reference(&tab, "Delete", 1) })),
+    );
     f.ok("set_recording", json!({ "enabled": false }));
-    f.shows(&["name is Grace", "clicked go", "confirm said true"]);
+    f.shows(&[
+        "name is Grace",
+        "clicked go",
+        "confirm said true",
+        "deleted row 2",
+    ]);
     recording
+}
+
+/// The replayed Delete turn chose Row 2's button by its ancestors, and the page's journal
+/// has row 2 deleted and row 1 not.
+fn delete_row_2_alone(f: &Flow, turn: &Value) {
+    assert_eq!(turn["ok"], true, "{turn}");
+    assert!(
+        turn["look_alikes"]
+            .as_str()
+            .is_some_and(|l| l.contains("ancestors") && l.contains("Row 2")),
+        "{turn}"
+    );
+    let (pid, window_id, ..) = f.bound(&format!("{}?step=2", f.page_url()));
+    let journal = f.journal(pid, window_id);
+    assert!(!journal.contains("deleted row 1"), "{journal}");
 }
 
 /// A browser call's arguments: the tab's ids and `extra`.
@@ -274,14 +317,20 @@ fn a_recorded_chromium_flow_replays_on_a_fresh_browser_and_heals_or_fails_by_nam
     };
     let recording = record(&f);
     let turns = cua::replay::turn_dirs(&recording).unwrap();
-    assert_eq!(turns.len(), 7, "{turns:?}");
+    assert_eq!(turns.len(), 8, "{turns:?}");
     assert_eq!(downloaded(&dir), ["hello cua"]);
 
     // A fresh Chromium (the recorded launch_app starts it): every turn, every effect.
     f.close_browser();
     let replayed = f.replay(&recording);
     assert_eq!(replayed["failed"], 0, "{replayed}");
-    f.shows(&["name is Grace", "clicked go", "confirm said true"]);
+    f.shows(&[
+        "name is Grace",
+        "clicked go",
+        "confirm said true",
+        "deleted row 2",
+    ]);
+    delete_row_2_alone(&f, &replayed["turns"][7]);
     assert_eq!(
         downloaded(&dir),
         ["hello cua"],
@@ -300,7 +349,8 @@ fn a_recorded_chromium_flow_replays_on_a_fresh_browser_and_heals_or_fails_by_nam
             .is_some_and(|h| h.contains("\"Go now\"")),
         "{click}"
     );
-    f.shows(&["clicked go"]);
+    f.shows(&["clicked go", "deleted row 2"]);
+    delete_row_2_alone(&f, &replayed["turns"][7]);
 
     // Renamed to something else: the click fails by name, nothing pressed.
     f.close_browser();

@@ -87,15 +87,7 @@ fn chromium_page_elements_have_frames_on_the_rendered_widgets() {
 fn a_click_whose_line_lands_below_a_long_lists_fold_is_not_no_change() {
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let session = common::Session::private();
-    let url = concat!(
-        "file://",
-        env!("CARGO_MANIFEST_DIR"),
-        "/harness/apps/browser.html"
-    );
-    let launched = session
-        .call("launch_app", json!({ "name": "chromium", "urls": [url] }))
-        .expect("chromium launches");
-    let app = common::App::launched(&launched);
+    let app = session.chromium_on("browser.html");
     let script = |javascript: &str| {
         session
             .call(

@@ -2,8 +2,9 @@
 //! recording session's, so the live browser window (bound like any window) is bound as a
 //! target in this session, the tab found by the URL the recording kept, and the element
 //! by its recorded role and label, climbing the same ladder as element turns (role and
-//! name, a loose name, the same name under another role). Nothing is acted on that no
-//! rung singles out: several that fit, or none, fail the turn naming them. A dialog is
+//! name, a loose name, the same name under another role); where several fit a rung, the
+//! recorded ancestors' names decide, as for element turns. Nothing is acted on that is
+//! not singled out: several still alike, or none, fail the turn naming them. A dialog is
 //! answered only when the tab's open one is of the recorded kind and message.
 
 use std::time::{Duration, Instant};
@@ -53,29 +54,42 @@ pub(super) async fn bind(
     let (target_id, tab_id) = live_tab(ctx, registry, recorded, window, deadline).await?;
     args["target_id"] = json!(target_id);
     args["tab_id"] = json!(tab_id);
-    let tab = json!({ "target_id": target_id, "tab_id": tab_id });
+    let tab_args = json!({ "target_id": target_id, "tab_id": tab_id });
     if let Some(dialog) = &recorded.dialog {
-        args["dialog_id"] = json!(live_dialog(ctx, registry, dialog, &tab, deadline).await?);
+        args["dialog_id"] = json!(live_dialog(ctx, registry, dialog, &tab_args, deadline).await?);
     }
     let Some(element) = &recorded.element else {
         return Ok(None);
     };
     loop {
-        let refs = call(ctx, registry, "get_browser_state", tab.clone()).await?["refs"]
+        let refs = call(ctx, registry, "get_browser_state", tab_args.clone()).await?["refs"]
             .as_array()
             .cloned()
             .unwrap_or_default();
-        match find(&refs, element) {
-            Ok(Some((reference, rule, heal, (role, name)))) => {
-                args["ref"] = json!(reference);
-                result.locator_match = Some(rule.as_str().to_string());
-                let rename = heal.is_some().then(|| Rename {
+        // The refs' ancestors are this session's reading of the snapshot, not its JSON.
+        let live: Vec<LiveRef> = refs
+            .iter()
+            .map(|json| LiveRef {
+                json,
+                ancestors: json["ref"]
+                    .as_str()
+                    .and_then(|r| ctx.browser.resolve(&tab_id, r).ok())
+                    .map(|entry| entry.ancestors)
+                    .unwrap_or_default(),
+            })
+            .collect();
+        match find(&live, element) {
+            Ok(Some(fit)) => {
+                args["ref"] = json!(fit.reference);
+                result.locator_match = Some(fit.rule.as_str().to_string());
+                let rename = fit.heal.is_some().then(|| Rename {
                     from_role: element.role.clone(),
                     from_name: element.name.clone(),
-                    to_role: role,
-                    to_name: name,
+                    to_role: fit.role,
+                    to_name: fit.name,
                 });
-                result.heal = heal;
+                result.heal = fit.heal;
+                result.look_alikes = fit.look_alikes;
                 return Ok(rename);
             }
             Err(e) => return Err(e),
@@ -166,63 +180,111 @@ async fn live_tab(
     }
 }
 
-/// The live ref, the rung, the heal and the live (role, label).
-type Fits = (String, LocatorRule, Option<String>, (String, String));
+/// The live ref a recorded element is: the rung that found it, the heal, the live role
+/// and label, and what told it apart from look-alikes.
+struct Fit {
+    reference: String,
+    rule: LocatorRule,
+    heal: Option<String>,
+    role: String,
+    name: String,
+    look_alikes: Option<String>,
+}
+
+/// A live ref as [`find`] weighs it: its snapshot JSON and its named ancestors.
+struct LiveRef<'a> {
+    json: &'a Value,
+    ancestors: Vec<String>,
+}
+
+impl LiveRef<'_> {
+    fn role(&self) -> String {
+        self.json["role"].as_str().unwrap_or_default().to_string()
+    }
+    fn label(&self) -> String {
+        self.json["label"].as_str().unwrap_or_default().to_string()
+    }
+    fn brief(&self) -> String {
+        format!(
+            "{} {}",
+            self.json["ref"].as_str().unwrap_or(""),
+            describe(&self.role(), &self.label())
+        )
+    }
+}
+
+/// Refs as a reader lists them: `p4:1 button "Delete", p4:2 button "Delete"`.
+fn briefs<'a>(refs: impl Iterator<Item = &'a LiveRef<'a>>) -> String {
+    refs.map(LiveRef::brief).collect::<Vec<_>>().join(", ")
+}
 
 /// The live ref the recorded element is, with the rung that found it and the heal; None
-/// when no rung finds one yet; an error when several fit or the one found is disabled.
-fn find(refs: &[Value], element: &BrowserElement) -> Result<Option<Fits>, String> {
-    let role = |r: &Value| r["role"].as_str().unwrap_or_default().to_string();
-    let label = |r: &Value| r["label"].as_str().unwrap_or_default().to_string();
+/// when no rung finds one yet; an error when several fit that the recorded ancestors'
+/// names do not tell apart, or when the one found is disabled.
+fn find(refs: &[LiveRef], element: &BrowserElement) -> Result<Option<Fit>, String> {
     for rule in [
         LocatorRule::RoleName,
         LocatorRule::LooseName,
         LocatorRule::SameName,
     ] {
-        let fits: Vec<(&Value, &'static str)> = refs
+        let recorded = (element.role.as_str(), element.name.as_str());
+        let fits: Vec<(&LiveRef, &'static str)> = refs
             .iter()
-            .filter_map(|r| {
-                let recorded = (element.role.as_str(), element.name.as_str());
-                rung_fits(rule, recorded, (&role(r), &label(r))).map(|why| (r, why))
-            })
+            .filter_map(|r| rung_fits(rule, recorded, (&r.role(), &r.label())).map(|why| (r, why)))
             .collect();
-        match fits.as_slice() {
-            [] => continue,
-            [(r, why)] => {
-                let (live_role, live_name) = (role(r), label(r));
-                let disabled = r["states"]
-                    .as_array()
-                    .is_some_and(|s| s.iter().any(|s| s == "disabled"));
-                if disabled {
-                    return Err(disabled_message(&live_role, &live_name));
-                }
-                let heal = (rule != LocatorRule::RoleName).then(|| {
-                    format!(
-                        "{} → {} ({why})",
-                        describe(&element.role, &element.name),
-                        describe(&live_role, &live_name)
-                    )
-                });
-                let reference = r["ref"].as_str().unwrap_or_default().to_string();
-                return Ok(Some((reference, rule, heal, (live_role, live_name))));
-            }
-            several => {
-                return Err(format!(
-                    "{} elements fit {}: {}; nothing recorded tells them apart, none pressed",
-                    several.len(),
-                    describe(&element.role, &element.name),
-                    several
-                        .iter()
-                        .map(|(r, _)| format!(
-                            "{} {}",
-                            r["ref"].as_str().unwrap_or(""),
-                            describe(&role(r), &label(r))
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
+        if fits.is_empty() {
+            continue;
         }
+        // As element turns: the most recorded ancestors' names shared decides.
+        let shared = |r: &LiveRef| {
+            element
+                .ancestors
+                .iter()
+                .filter(|a| r.ancestors.contains(a))
+                .count()
+        };
+        let best = fits.iter().map(|(r, _)| shared(r)).max().unwrap_or(0);
+        let left: Vec<&(&LiveRef, &str)> = fits.iter().filter(|(r, _)| shared(r) == best).collect();
+        let [(r, why)] = left.as_slice() else {
+            return Err(format!(
+                "{} elements fit {}: {}; nothing recorded tells them apart, none pressed",
+                left.len(),
+                describe(&element.role, &element.name),
+                briefs(left.iter().map(|(r, _)| *r))
+            ));
+        };
+        let (live_role, live_name) = (r.role(), r.label());
+        let disabled = r.json["states"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s == "disabled"));
+        if disabled {
+            return Err(disabled_message(&live_role, &live_name));
+        }
+        let heal = (rule != LocatorRule::RoleName).then(|| {
+            format!(
+                "{} → {} ({why})",
+                describe(&element.role, &element.name),
+                describe(&live_role, &live_name)
+            )
+        });
+        let reference = r.json["ref"].as_str().unwrap_or_default().to_string();
+        let look_alikes = (fits.len() > 1).then(|| {
+            format!(
+                "{} elements fit {}: {}; {reference} chosen by its recorded ancestors' names ({})",
+                fits.len(),
+                describe(&element.role, &element.name),
+                briefs(fits.iter().map(|(r, _)| *r)),
+                element.ancestors.join(", ")
+            )
+        });
+        return Ok(Some(Fit {
+            reference,
+            rule,
+            heal,
+            role: live_role,
+            name: live_name,
+            look_alikes,
+        }));
     }
     Ok(None)
 }

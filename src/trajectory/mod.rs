@@ -131,6 +131,11 @@ pub struct BrowserDialog {
 pub struct BrowserElement {
     pub role: String,
     pub name: String,
+    /// The names of its named ancestors in the page, nearest first (up to 4): they tell
+    /// the element apart from a look-alike when the replay finds several. Absent in
+    /// recordings made before cua kept them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ancestors: Vec<String>,
 }
 
 /// `turn-NNNNN/action.json`.

@@ -208,6 +208,15 @@ impl Session {
         self.rt.block_on(self.registry.call(&self.ctx, tool, args))
     }
 
+    /// Chromium launched by launch_app on the project's page `harness/apps/<page>`.
+    pub fn chromium_on(&self, page: &str) -> App {
+        let url = format!("file://{}/harness/apps/{page}", env!("CARGO_MANIFEST_DIR"));
+        let launched = self
+            .call("launch_app", json!({ "name": "chromium", "urls": [url] }))
+            .expect("chromium launches");
+        App::launched(&launched)
+    }
+
     /// A call that must succeed: its structured result.
     pub fn ok(&self, tool: &str, args: Value) -> Value {
         self.call(tool, args.clone())

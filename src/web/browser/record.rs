@@ -1,6 +1,6 @@
 //! What a browser tool's turn keeps so that a replay can bind it again: the ids it was
 //! called with (`target_id`, `tab_id`, `ref`) are its session's, so the recorder keeps the
-//! browser window, the tab's URL and the ref's role and label instead.
+//! browser window, the tab's URL and the ref's role, label and named ancestors instead.
 
 use serde_json::Value;
 
@@ -20,6 +20,7 @@ pub fn named(bindings: &Bindings, args: &Value) -> Option<(Tab, BrowserTarget)> 
         .map(|entry| BrowserElement {
             role: entry.role,
             name: entry.name,
+            ancestors: entry.ancestors,
         });
     let dialog = arg("dialog_id")
         .and_then(|_| bindings.watch_of(&tab.tab_id)?.open())

@@ -47,6 +47,10 @@ pub struct RefEntry {
     pub states: Vec<String>,
     /// The DOM node's name, lowercase (`button`, `input`, …).
     pub node: String,
+    /// The names of its named ancestors, nearest first (the page itself left out): what
+    /// tells apart two look-alikes (`Delete` in the section `Row 1` and in `Row 2`) when a
+    /// recorded turn is bound again. Not in the ref's JSON.
+    pub ancestors: Vec<String>,
 }
 
 impl RefEntry {
@@ -94,8 +98,13 @@ impl Snapshot {
             .map_err(page_failed)?;
         let mut names = std::collections::HashMap::new();
         node_names(&document["root"], &mut names);
+        let nodes = tree["nodes"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let ancestry = Ancestry::of(nodes);
         let mut refs = Vec::new();
-        for node in tree["nodes"].as_array().into_iter().flatten() {
+        for node in nodes {
             let Some(backend) = node["backendDOMNodeId"].as_i64() else {
                 continue;
             };
@@ -136,6 +145,7 @@ impl Snapshot {
                 value: value.filter(|v| !v.is_empty()),
                 states,
                 node: names.get(&backend).cloned().unwrap_or_default(),
+                ancestors: ancestry.names_above(node),
             });
         }
         let url = document["root"]["documentURL"]
@@ -171,6 +181,58 @@ impl Snapshot {
     }
 }
 
+/// How many named ancestors a ref keeps: enough for a row in a section in a form.
+const MAX_ANCESTORS: usize = 4;
+
+/// The accessibility tree's nodes by id, and each one's parent (from `childIds`, which
+/// every Chromium sends; `parentId` is newer).
+struct Ancestry<'a> {
+    by_id: std::collections::HashMap<&'a str, &'a Value>,
+    parent: std::collections::HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Ancestry<'a> {
+    fn of(nodes: &'a [Value]) -> Ancestry<'a> {
+        let mut by_id = std::collections::HashMap::new();
+        let mut parent = std::collections::HashMap::new();
+        for n in nodes {
+            let Some(id) = n["nodeId"].as_str() else {
+                continue;
+            };
+            by_id.insert(id, n);
+            for child in n["childIds"].as_array().into_iter().flatten() {
+                if let Some(c) = child.as_str() {
+                    parent.insert(c, id);
+                }
+            }
+        }
+        Ancestry { by_id, parent }
+    }
+
+    /// The names of `node`'s named, not ignored ancestors below the page, nearest first
+    /// (bounded by [`MAX_ANCESTORS`], and by the tree's size against a cycle).
+    fn names_above(&self, node: &Value) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut at = node["nodeId"].as_str();
+        for _ in 0..self.by_id.len() {
+            let Some(up) = at.and_then(|id| self.parent.get(id).copied()) else {
+                break;
+            };
+            at = Some(up);
+            let Some(n) = self.by_id.get(up) else { break };
+            let role = n["role"]["value"].as_str().unwrap_or_default();
+            if role == "RootWebArea" || role == "WebArea" || names.len() == MAX_ANCESTORS {
+                break;
+            }
+            let name = n["name"]["value"].as_str().unwrap_or_default().trim();
+            if n["ignored"] != true && !name.is_empty() {
+                names.push(name.to_string());
+            }
+        }
+        names
+    }
+}
+
 /// Every node's lowercase name by backend node id.
 fn node_names(node: &Value, out: &mut std::collections::HashMap<i64, String>) {
     if let Some(id) = node["backendNodeId"].as_i64() {
@@ -198,6 +260,7 @@ mod tests {
                 value: None,
                 states: vec![],
                 node: "button".into(),
+                ancestors: vec![],
             }],
         }
     }
@@ -210,6 +273,23 @@ mod tests {
             let e = s.resolve(stale).unwrap_err();
             assert_eq!(e.refusal_code(), Some("browser_ref_stale"), "{stale}");
         }
+    }
+
+    #[test]
+    fn ancestors_are_the_named_ones_below_the_page_nearest_first() {
+        let node = |id: &str, role: &str, name: &str, children: &[&str]| {
+            json!({ "nodeId": id, "role": { "value": role }, "name": { "value": name },
+                    "childIds": children })
+        };
+        let nodes = vec![
+            node("1", "RootWebArea", "Orders", &["2"]),
+            node("2", "region", "Row 2", &["3"]),
+            node("3", "generic", "", &["4"]),
+            node("4", "button", "Delete", &[]),
+        ];
+        let ancestry = Ancestry::of(&nodes);
+        assert_eq!(ancestry.names_above(&nodes[3]), vec!["Row 2"]);
+        assert!(ancestry.names_above(&nodes[0]).is_empty());
     }
 
     #[test]
