@@ -144,9 +144,9 @@ enum Command {
     Serve(ServeArgs),
     /// Replay a recorded trajectory against the apps running now (exit 1 if any turn fails).
     Replay(ReplayArgs),
-    /// Record trajectories through the daemon (started when none runs).
-    #[command(subcommand)]
-    Record(RecordCommand),
+    /// Record trajectories through the daemon (started when none runs), or by doing:
+    /// `cua record --live DIR --app NAME`.
+    Record(RecordArgs),
     /// Reports of `cua test` runs.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -386,6 +386,30 @@ struct OutputFlags {
     screenshot_out_file: Option<PathBuf>,
 }
 
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct RecordArgs {
+    /// Record by doing into DIR: launch --app in a sandbox and serve a page on the loopback
+    /// that shows its screen live; clicks, drags, the wheel, typing and keys there become
+    /// recorded turns. Prints the page's URL; Ctrl-C (or the app exiting) ends it.
+    #[arg(long, value_name = "DIR")]
+    live: Option<PathBuf>,
+    /// With --live: the app to launch and record (a name, desktop id or path).
+    #[arg(long, requires = "live")]
+    app: Option<String>,
+    /// With --live: use the running sandbox on this display instead of starting one.
+    #[arg(long, requires = "live")]
+    display: Option<u32>,
+    /// With --live: the new sandbox's screen size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x800", value_parser = crate::sandbox::parse_size)]
+    size: (u32, u32),
+    /// With --live: the new sandbox's display server.
+    #[arg(long, value_enum, default_value = "x11")]
+    backend: sandbox::Backend,
+    #[command(subcommand)]
+    command: Option<RecordCommand>,
+}
+
 #[derive(Subcommand, Debug)]
 enum RecordCommand {
     /// Start recording every action into DIR.
@@ -514,7 +538,14 @@ pub fn main() -> i32 {
         Command::Describe { tool } => describe(&tool),
         Command::Sandbox(cmd) => run_sandbox(cmd),
         Command::Serve(a) => run_serve(a),
-        Command::Record(cmd) => run_record(cmd),
+        Command::Record(a) => match (a.command, a.live) {
+            (Some(cmd), _) => run_record(cmd),
+            (None, Some(dir)) => run_live(&dir, a.app.as_deref(), a.display, a.size, a.backend),
+            (None, None) => fail(
+                2,
+                "cua record: give start DIR, stop or status, or --live DIR --app NAME",
+            ),
+        },
         Command::Mcp(a) => run_mcp(a),
         Command::Replay(a) => replay_command(a),
         Command::Diff {

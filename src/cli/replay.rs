@@ -231,6 +231,47 @@ impl HealTarget {
     }
 }
 
+/// `cua record --live DIR --app NAME`: recording by doing ([`crate::live`]).
+pub(super) fn run_live(
+    dir: &Path,
+    app: Option<&str>,
+    display: Option<u32>,
+    size: (u32, u32),
+    backend: sandbox::Backend,
+) -> i32 {
+    let Some(app) = app else {
+        return fail(2, "cua record --live: --app NAME names the app to record");
+    };
+    let dir = std::env::current_dir().unwrap_or_default().join(dir);
+    let sb = match sandbox_for(display, size, backend) {
+        Ok(sb) => sb,
+        Err(e) => return fail(1, e),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let live = crate::live::Live {
+        ctx: std::sync::Arc::new(ToolContext::for_desktop(sb.desktop())),
+        registry: ToolRegistry::new(),
+        runtime: rt.handle().clone(),
+    };
+    let recorded = live.record(&dir, app, |url| {
+        out(&format!("record by doing in the browser: {url}"));
+        eprintln!(
+            "each click and burst of typing there is a turn in {}; Ctrl-C ends the recording",
+            dir.display()
+        );
+    });
+    match recorded {
+        Ok(()) => {
+            out(&format!("recorded into {}", dir.display()));
+            0
+        }
+        Err(e) => fail(1, e),
+    }
+}
+
 pub(super) fn run_record(cmd: RecordCommand) -> i32 {
     let socket = crate::daemon::default_socket();
     let (tool, args) = match &cmd {

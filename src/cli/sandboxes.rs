@@ -58,24 +58,9 @@ fn exec(
     backend: sandbox::Backend,
     command: &[String],
 ) -> i32 {
-    let existing = if display.is_some() || !sandbox::list_running().is_empty() {
-        match Sandbox::find(display) {
-            Ok((state, dir)) => Some(Sandbox::attach(state, dir)),
-            Err(e) => return fail(1, e),
-        }
-    } else {
-        None
-    };
-    let sb = match existing {
-        Some(sb) => sb,
-        None => match Sandbox::start(SandboxOptions {
-            width: size.0,
-            height: size.1,
-            backend,
-        }) {
-            Ok(sb) => sb,
-            Err(e) => return fail(1, e),
-        },
+    let sb = match sandbox_for(display, size, backend) {
+        Ok(sb) => sb,
+        Err(e) => return fail(1, e),
     };
     let mut child = sb.command(&command[0]);
     child.args(&command[1..]);
@@ -83,6 +68,25 @@ fn exec(
         Ok(status) => status.code().unwrap_or(1),
         Err(e) => fail(1, format!("cannot run `{}`: {e}", command[0])),
     }
+}
+
+/// The running sandbox named (or the only one running), else a new one that ends with
+/// this process.
+pub(super) fn sandbox_for(
+    display: Option<u32>,
+    size: (u32, u32),
+    backend: sandbox::Backend,
+) -> Result<Sandbox, String> {
+    if display.is_some() || !sandbox::list_running().is_empty() {
+        let (state, dir) = Sandbox::find(display).map_err(|e| e.to_string())?;
+        return Ok(Sandbox::attach(state, dir));
+    }
+    Sandbox::start(SandboxOptions {
+        width: size.0,
+        height: size.1,
+        backend,
+    })
+    .map_err(|e| e.to_string())
 }
 
 fn status() -> i32 {

@@ -11,7 +11,6 @@
 //! The server stops on Ctrl-C, or by itself once it has shown that nothing is left.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -21,13 +20,6 @@ use tiny_http::{Header, Method, Request, Response, Server};
 use super::{Decision, Goldens, decide_turn, refuse_in_ci};
 use crate::diff::{DiffConfig, diff_trajectories};
 use crate::report::{ScenarioReport, html};
-
-/// Set by SIGINT / SIGTERM: the serve loop ends and removes its folder.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn request_stop(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
 
 /// One decision posted by a button of the page.
 #[derive(Debug, Deserialize)]
@@ -70,7 +62,7 @@ pub fn serve(
         .to_ip()
         .map(|a| a.port())
         .ok_or("the review server has no TCP port")?;
-    let token = one_time_token()?;
+    let token = crate::loopback::one_time_token()?;
     let report_dir = std::env::temp_dir().join(format!("cua-review-{}", std::process::id()));
     let review = WebReview {
         goldens,
@@ -79,19 +71,11 @@ pub fn serve(
         report_dir,
         token,
     };
-    for signal in [nix::sys::signal::SIGINT, nix::sys::signal::SIGTERM] {
-        let action = nix::sys::signal::SigAction::new(
-            nix::sys::signal::SigHandler::Handler(request_stop),
-            nix::sys::signal::SaFlags::empty(),
-            nix::sys::signal::SigSet::empty(),
-        );
-        // SAFETY: the handler only stores to an atomic.
-        unsafe { nix::sys::signal::sigaction(signal, &action) }
-            .map_err(|e| format!("installing the {signal} handler: {e}"))?;
-    }
+    // An interrupt ends the loop, which removes the report's folder.
+    crate::loopback::stop_on_interrupt()?;
     ready(&format!("http://{}/{}/", review.host, review.token));
     let result = loop {
-        if STOP.load(Ordering::SeqCst) {
+        if crate::loopback::interrupted() {
             break Ok(());
         }
         // A bounded wait, so an interrupt is seen within a quarter second.
@@ -106,13 +90,6 @@ pub fn serve(
     };
     let _ = std::fs::remove_dir_all(&review.report_dir);
     result
-}
-
-/// 128 random bits, hex.
-fn one_time_token() -> Result<String, String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| format!("drawing the review token: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn header(name: &str, value: &str) -> Header {

@@ -1,0 +1,331 @@
+//! `cua record --live`: recording by doing. The app is launched with recording on, and a
+//! page on the loopback shows the desktop live; what a person does on that picture is
+//! made the tool call an agent would make ([`input`]) and recorded as an ordinary turn,
+//! and the page lists each turn as it is written.
+//!
+//! This module owns the serving: the page (over HTTP) and its one WebSocket (frames out,
+//! events and turns), both on 127.0.0.1 under a one-time token ([`crate::loopback`]); a
+//! second page is refused while one is connected. Frames are pushed when the screen
+//! changes ([`frames`]). The recording ends on Ctrl-C or when the app exits; every turn is
+//! written whole by the recorder, so a page closed or a process stopped mid-way leaves a
+//! valid trajectory.
+
+mod frames;
+pub mod input;
+
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tungstenite::{Message, WebSocket};
+
+use crate::dispatch::{ToolContext, ToolRegistry};
+
+/// How often the screen is looked at for a new frame (the page's frame rate at most).
+const FRAME_EVERY: Duration = Duration::from_millis(80);
+/// How long a read of the page's socket waits before the loop looks at the screen again.
+const READ_WAIT: Duration = Duration::from_millis(15);
+/// How often the app is checked for having exited.
+const ALIVE_EVERY: Duration = Duration::from_millis(500);
+/// How long a connection gets to finish its WebSocket handshake.
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(5);
+
+const PAGE: &str = include_str!("page.html");
+
+/// A live recording: the context its calls run in, and the app it recorded launching.
+pub struct Live {
+    pub ctx: Arc<ToolContext>,
+    pub registry: ToolRegistry,
+    pub runtime: tokio::runtime::Handle,
+}
+
+impl Live {
+    fn call(&self, tool: &str, args: Value) -> Result<Value, String> {
+        self.runtime
+            .block_on(self.registry.call(&self.ctx, tool, args))
+            .map(|o| o.structured)
+            .map_err(|e| format!("{tool}: {e}"))
+    }
+
+    /// Starts recording into `dir` and launches `app` (the first turn); serves the page
+    /// until an interrupt or the app's exit, then stops the recording. `ready` gets the
+    /// page's URL once both servers listen.
+    pub fn record(&self, dir: &Path, app: &str, ready: impl FnOnce(&str)) -> Result<(), String> {
+        crate::loopback::stop_on_interrupt()?;
+        self.call(
+            "set_recording",
+            json!({ "enabled": true, "output_dir": dir }),
+        )?;
+        let served = self.launch_and_serve(app, ready);
+        let stopped = self.call("set_recording", json!({ "enabled": false }));
+        served.and(stopped.map(|_| ()))
+    }
+
+    fn launch_and_serve(&self, app: &str, ready: impl FnOnce(&str)) -> Result<(), String> {
+        let launched = self.call("launch_app", json!({ "name": app }))?;
+        let pid = launched["pid"]
+            .as_u64()
+            .ok_or_else(|| format!("launch_app gave no pid: {launched}"))?;
+        let token = crate::loopback::one_time_token()?;
+        let sockets = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("listening: {e}"))?;
+        let ws_port = sockets.local_addr().map_err(|e| e.to_string())?.port();
+        sockets
+            .set_nonblocking(true)
+            .map_err(|e| format!("listening: {e}"))?;
+        let done = Arc::new(AtomicBool::new(false));
+        let page = serve_page(&token, ws_port, done.clone())?;
+        ready(&page.url);
+        let result = self.serve_sockets(&sockets, &token, ws_port, pid as u32);
+        done.store(true, Ordering::SeqCst);
+        let _ = page.thread.join();
+        result
+    }
+
+    /// The page's sockets, one at a time, until an interrupt or the app's exit.
+    fn serve_sockets(
+        &self,
+        sockets: &TcpListener,
+        token: &str,
+        port: u16,
+        pid: u32,
+    ) -> Result<(), String> {
+        let mut client: Option<Client> = None;
+        let mut checked = Instant::now();
+        loop {
+            if crate::loopback::interrupted() {
+                if let Some(c) = client.as_mut() {
+                    c.say(json!({ "kind": "ended", "reason": "recording stopped (interrupted)" }));
+                }
+                return Ok(());
+            }
+            if checked.elapsed() >= ALIVE_EVERY {
+                checked = Instant::now();
+                if !app_alive(pid) {
+                    let reason = format!("the app (pid {pid}) exited: recording stopped");
+                    if let Some(c) = client.as_mut() {
+                        c.say(json!({ "kind": "ended", "reason": reason }));
+                    }
+                    eprintln!("{reason}");
+                    return Ok(());
+                }
+            }
+            if let Ok((stream, _)) = sockets.accept() {
+                match handshake(stream, token, port, client.is_some()) {
+                    Ok(ws) => client = Some(Client::new(ws)),
+                    Err(why) => eprintln!("a page's connection refused: {why}"),
+                }
+            }
+            match client.as_mut() {
+                Some(c) => {
+                    if !self.serve_client(c) {
+                        client = None;
+                    }
+                }
+                None => std::thread::sleep(READ_WAIT),
+            }
+        }
+    }
+
+    /// One round with the page: a new frame when due, then one event if it sent one.
+    /// False once the page has gone.
+    fn serve_client(&self, c: &mut Client) -> bool {
+        if c.last_frame.elapsed() >= FRAME_EVERY {
+            c.last_frame = Instant::now();
+            let platform = self.runtime.block_on(self.ctx.platform());
+            if let Ok(p) = platform {
+                if let Some(jpeg) = self.runtime.block_on(c.frames.next(p.as_ref())) {
+                    if c.ws.send(Message::binary(jpeg)).is_err() {
+                        return false;
+                    }
+                }
+            }
+        }
+        match c.ws.read() {
+            Ok(Message::Text(text)) => {
+                let reply = self.event(text.as_str(), &mut c.last_window);
+                c.say(reply);
+                true
+            }
+            Ok(Message::Close(_)) => false,
+            Ok(_) => true,
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// An event from the page, made a recorded call; the page's line for it.
+    fn event(&self, text: &str, last: &mut Option<input::Window>) -> Value {
+        let event: input::Event = match serde_json::from_str(text) {
+            Ok(e) => e,
+            Err(e) => return json!({ "kind": "error", "message": format!("a page event: {e}") }),
+        };
+        let made = self
+            .runtime
+            .block_on(input::act(&self.ctx, &self.registry, &event, last));
+        match made {
+            Ok(made) => {
+                let turn = self
+                    .call("get_recording_state", json!({}))
+                    .ok()
+                    .and_then(|s| s["next_turn"].as_u64())
+                    .map(|n| n.saturating_sub(1));
+                json!({ "kind": "turn", "turn": turn, "tool": made.tool,
+                        "target": target_of(&made.arguments),
+                        "effect": made.result["effect"],
+                        "summary": made.result["summary"] })
+            }
+            Err(message) => json!({ "kind": "error", "message": message }),
+        }
+    }
+}
+
+/// Whether process `pid` still runs (a zombie, exited but not yet reaped, does not).
+fn app_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's closing parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X'),
+        Err(_) if Path::new("/proc/self").exists() => false,
+        Err(_) => nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok(),
+    }
+}
+
+/// What a call was addressed to, for the page's list.
+fn target_of(args: &Value) -> String {
+    if let Some(i) = args["element_index"].as_u64() {
+        return format!("element [{i}]");
+    }
+    if let Some(text) = args["text"].as_str() {
+        return format!("{text:?}");
+    }
+    if let Some(key) = args["key"].as_str() {
+        return key.to_string();
+    }
+    match (args["x"].as_f64(), args["y"].as_f64()) {
+        (Some(x), Some(y)) => format!("({x:.0}, {y:.0})"),
+        _ => String::new(),
+    }
+}
+
+/// The connected page.
+struct Client {
+    ws: WebSocket<TcpStream>,
+    frames: frames::Frames,
+    last_frame: Instant,
+    last_window: Option<input::Window>,
+}
+
+impl Client {
+    fn new(ws: WebSocket<TcpStream>) -> Client {
+        Client {
+            ws,
+            frames: frames::Frames::default(),
+            last_frame: Instant::now() - FRAME_EVERY,
+            last_window: None,
+        }
+    }
+
+    /// Sends a JSON message; a page gone is noticed at its next read.
+    fn say(&mut self, message: Value) {
+        let _ = self.ws.send(Message::text(message.to_string()));
+    }
+}
+
+/// The WebSocket handshake of a new connection: only at `/<token>/ws`, for `Host`
+/// `127.0.0.1:<port>`, and only while no other page is connected.
+fn handshake(
+    stream: TcpStream,
+    token: &str,
+    port: u16,
+    busy: bool,
+) -> Result<WebSocket<TcpStream>, String> {
+    use tungstenite::handshake::server::{ErrorResponse, Request, Response};
+    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(HANDSHAKE_WAIT))
+        .map_err(|e| e.to_string())?;
+    let host = format!("127.0.0.1:{port}");
+    let refuse = |status: u16, why: &str| {
+        let mut r = ErrorResponse::new(Some(why.to_string()));
+        *r.status_mut() = tungstenite::http::StatusCode::from_u16(status).unwrap_or_default();
+        r
+    };
+    // tungstenite's handshake callback returns its own (large) error response.
+    #[allow(clippy::result_large_err)]
+    let check = |req: &Request, resp: Response| {
+        let host_ok = req
+            .headers()
+            .get("host")
+            .is_some_and(|h| h.as_bytes() == host.as_bytes());
+        if req.uri().path() != format!("/{token}/ws") {
+            return Err(refuse(404, "not found"));
+        }
+        if !host_ok {
+            return Err(refuse(403, "forbidden: unexpected Host"));
+        }
+        if busy {
+            return Err(refuse(409, "another page is recording already"));
+        }
+        Ok(resp)
+    };
+    let ws = tungstenite::accept_hdr(stream, check).map_err(|e| e.to_string())?;
+    ws.get_ref()
+        .set_read_timeout(Some(READ_WAIT))
+        .map_err(|e| e.to_string())?;
+    Ok(ws)
+}
+
+/// The page's HTTP server, running until `done`.
+struct PageServer {
+    url: String,
+    thread: std::thread::JoinHandle<()>,
+}
+
+fn serve_page(token: &str, ws_port: u16, done: Arc<AtomicBool>) -> Result<PageServer, String> {
+    let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| format!("listening: {e}"))?;
+    let port = server
+        .server_addr()
+        .to_ip()
+        .map(|a| a.port())
+        .ok_or("the page server has no TCP port")?;
+    let host = format!("127.0.0.1:{port}");
+    let url = format!("http://{host}/{token}/");
+    let html = PAGE
+        .replace("__WS_PORT__", &ws_port.to_string())
+        .replace("__TOKEN__", token);
+    let page_path = format!("/{token}/");
+    let thread = std::thread::spawn(move || {
+        while !done.load(Ordering::SeqCst) {
+            let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(100)) else {
+                continue;
+            };
+            let host_ok = request
+                .headers()
+                .iter()
+                .any(|h| h.field.equiv("Host") && h.value.as_str() == host);
+            let (status, body, kind) = match (host_ok, request.url() == page_path) {
+                (false, _) => (403, "forbidden: unexpected Host".to_string(), "text/plain"),
+                (true, false) => (404, "not found".to_string(), "text/plain"),
+                (true, true) => (200, html.clone(), "text/html; charset=utf-8"),
+            };
+            let header = tiny_http::Header::from_bytes("Content-Type", kind).expect("a header");
+            let response = tiny_http::Response::from_string(body)
+                .with_status_code(status)
+                .with_header(header);
+            let _ = request.respond(response);
+        }
+    });
+    Ok(PageServer { url, thread })
+}
