@@ -2,8 +2,9 @@
 //! serves the live page; this test is the page's other end (its WebSocket): it gets the
 //! screen's frames, clicks 7 × 6 = where the calculator's buttons are on the screen, and
 //! each click comes back as a recorded turn addressed by element. The calculator's own tree
-//! shows 42; the turn folders hold the flow, which replays on a fresh calculator. A second
-//! page, a wrong token, another Host and a malformed event are refused by name.
+//! shows 42; the turn folders hold the flow. "Save as scenario" writes a scenario of it, and
+//! `cua test` makes its golden and then passes against it. A second page, a wrong token,
+//! another Host, a malformed event and a scenario name taken are refused by name.
 
 mod common;
 
@@ -88,13 +89,16 @@ fn centre(elements: &[Value], names: &[&str], tree: &str) -> (f64, f64) {
 #[test]
 fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     let session = common::Session::private();
-    let dir = std::env::temp_dir().join(format!("cua-live-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let root = std::env::temp_dir().join(format!("cua-live-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("trajectories/calc");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
         .args(["record", "--live"])
         .arg(&dir)
         .args(["--app", "Calculator", "--display"])
         .arg(session.sandbox().display().to_string())
+        .arg("--harness")
+        .arg(root.join("harness"))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -212,6 +216,21 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
+    // Save as scenario; the name is then taken.
+    let save = json!({ "kind": "save", "name": "calc-live" }).to_string();
+    ws.send(Message::text(save.clone())).unwrap();
+    let saved = next_message(&mut ws);
+    assert_eq!(saved["kind"], "saved", "{saved}");
+    ws.send(Message::text(save)).unwrap();
+    let taken = next_message(&mut ws);
+    assert!(
+        taken["message"]
+            .as_str()
+            .unwrap()
+            .contains("exists already"),
+        "{taken}"
+    );
+
     // The page goes; Ctrl-C ends the recording, which is complete on disk.
     drop(ws);
     nix::sys::signal::kill(
@@ -242,9 +261,31 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     }
     assert!(dir.join("session.json").is_file());
 
-    // The recording replays on a fresh calculator (its launch_app turn starts one).
-    session.ok("kill_app", json!({ "pid": pid }));
-    let replayed = session.ok("replay_trajectory", json!({ "dir": dir, "delay_ms": 0 }));
-    assert_eq!(replayed["failed"], 0, "{replayed}");
-    let _ = std::fs::remove_dir_all(&dir);
+    // The saved scenario: its first run is the golden, its second passes against it.
+    let cua_test = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+            .current_dir(&root)
+            .args([
+                "test",
+                "calc-live",
+                "--harness",
+                "harness",
+                "--goldens",
+                "goldens",
+            ])
+            .args(extra)
+            .env_remove("CI")
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "cua test {extra:?}:\n{said}");
+    };
+    cua_test(&["--update"]);
+    assert!(root.join("goldens/calc-live").is_dir());
+    cua_test(&[]);
+    let _ = std::fs::remove_dir_all(&root);
 }

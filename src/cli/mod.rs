@@ -406,6 +406,10 @@ struct RecordArgs {
     /// With --live: the new sandbox's display server.
     #[arg(long, value_enum, default_value = "x11")]
     backend: sandbox::Backend,
+    /// With --live: where "Save as scenario" writes `<name>.toml` (its parent is the
+    /// project root the scenario's trajectory is named from).
+    #[arg(long, value_name = "DIR", default_value = "harness")]
+    harness: PathBuf,
     #[command(subcommand)]
     command: Option<RecordCommand>,
 }
@@ -540,7 +544,14 @@ pub fn main() -> i32 {
         Command::Serve(a) => run_serve(a),
         Command::Record(a) => match (a.command, a.live) {
             (Some(cmd), _) => run_record(cmd),
-            (None, Some(dir)) => run_live(&dir, a.app.as_deref(), a.display, a.size, a.backend),
+            (None, Some(dir)) => run_live(
+                &dir,
+                a.app.as_deref(),
+                a.display,
+                a.size,
+                a.backend,
+                &a.harness,
+            ),
             (None, None) => fail(
                 2,
                 "cua record: give start DIR, stop or status, or --live DIR --app NAME",

@@ -238,6 +238,7 @@ pub(super) fn run_live(
     display: Option<u32>,
     size: (u32, u32),
     backend: sandbox::Backend,
+    harness: &Path,
 ) -> i32 {
     let Some(app) = app else {
         return fail(2, "cua record --live: --app NAME names the app to record");
@@ -255,6 +256,7 @@ pub(super) fn run_live(
         ctx: std::sync::Arc::new(ToolContext::for_desktop(sb.desktop())),
         registry: ToolRegistry::new(),
         runtime: rt.handle().clone(),
+        harness: harness.to_path_buf(),
     };
     let recorded = live.record(&dir, app, |url| {
         out(&format!("record by doing in the browser: {url}"));

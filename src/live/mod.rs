@@ -12,9 +12,10 @@
 
 mod frames;
 pub mod input;
+mod scenario;
 
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -35,11 +36,13 @@ const HANDSHAKE_WAIT: Duration = Duration::from_secs(5);
 
 const PAGE: &str = include_str!("page.html");
 
-/// A live recording: the context its calls run in, and the app it recorded launching.
+/// A live recording: the context its calls run in, and where "Save as scenario" writes.
 pub struct Live {
     pub ctx: Arc<ToolContext>,
     pub registry: ToolRegistry,
     pub runtime: tokio::runtime::Handle,
+    /// The folder of scenario files (`cua test --harness`).
+    pub harness: PathBuf,
 }
 
 impl Live {
@@ -59,16 +62,35 @@ impl Live {
             "set_recording",
             json!({ "enabled": true, "output_dir": dir }),
         )?;
-        let served = self.launch_and_serve(app, ready);
+        let served = self.launch_and_serve(dir, app, ready);
         let stopped = self.call("set_recording", json!({ "enabled": false }));
         served.and(stopped.map(|_| ()))
     }
 
-    fn launch_and_serve(&self, app: &str, ready: impl FnOnce(&str)) -> Result<(), String> {
+    fn launch_and_serve(
+        &self,
+        dir: &Path,
+        app: &str,
+        ready: impl FnOnce(&str),
+    ) -> Result<(), String> {
         let launched = self.call("launch_app", json!({ "name": app }))?;
         let pid = launched["pid"]
             .as_u64()
             .ok_or_else(|| format!("launch_app gave no pid: {launched}"))?;
+        let window = &launched["windows"][0];
+        let platform = self.runtime.block_on(self.ctx.platform());
+        let screen = match platform {
+            Ok(p) => self.runtime.block_on(p.screen_size()).unwrap_or((0, 0)),
+            Err(_) => (0, 0),
+        };
+        let recorded = scenario::Recorded {
+            dir: dir.to_path_buf(),
+            harness: self.harness.clone(),
+            app: app.to_string(),
+            window_title: window["title"].as_str().unwrap_or_default().to_string(),
+            window_id: window["window_id"].as_u64().unwrap_or(0),
+            screen,
+        };
         let token = crate::loopback::one_time_token()?;
         let sockets = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("listening: {e}"))?;
         let ws_port = sockets.local_addr().map_err(|e| e.to_string())?.port();
@@ -78,7 +100,7 @@ impl Live {
         let done = Arc::new(AtomicBool::new(false));
         let page = serve_page(&token, ws_port, done.clone())?;
         ready(&page.url);
-        let result = self.serve_sockets(&sockets, &token, ws_port, pid as u32);
+        let result = self.serve_sockets(&sockets, &token, ws_port, pid as u32, &recorded);
         done.store(true, Ordering::SeqCst);
         let _ = page.thread.join();
         result
@@ -91,6 +113,7 @@ impl Live {
         token: &str,
         port: u16,
         pid: u32,
+        recorded: &scenario::Recorded,
     ) -> Result<(), String> {
         let mut client: Option<Client> = None;
         let mut checked = Instant::now();
@@ -120,7 +143,7 @@ impl Live {
             }
             match client.as_mut() {
                 Some(c) => {
-                    if !self.serve_client(c) {
+                    if !self.serve_client(c, recorded) {
                         client = None;
                     }
                 }
@@ -131,7 +154,7 @@ impl Live {
 
     /// One round with the page: a new frame when due, then one event if it sent one.
     /// False once the page has gone.
-    fn serve_client(&self, c: &mut Client) -> bool {
+    fn serve_client(&self, c: &mut Client, recorded: &scenario::Recorded) -> bool {
         if c.last_frame.elapsed() >= FRAME_EVERY {
             c.last_frame = Instant::now();
             let platform = self.runtime.block_on(self.ctx.platform());
@@ -145,7 +168,7 @@ impl Live {
         }
         match c.ws.read() {
             Ok(Message::Text(text)) => {
-                let reply = self.event(text.as_str(), &mut c.last_window);
+                let reply = self.message(text.as_str(), &mut c.last_window, recorded);
                 c.say(reply);
                 true
             }
@@ -163,8 +186,32 @@ impl Live {
         }
     }
 
-    /// An event from the page, made a recorded call; the page's line for it.
-    fn event(&self, text: &str, last: &mut Option<input::Window>) -> Value {
+    /// A message from the page: "Save as scenario", or an event to make a recorded call;
+    /// the page's line for it.
+    fn message(
+        &self,
+        text: &str,
+        last: &mut Option<input::Window>,
+        recorded: &scenario::Recorded,
+    ) -> Value {
+        let parsed: Value = serde_json::from_str(text).unwrap_or_default();
+        if parsed["kind"] == "save" {
+            let name = parsed["name"].as_str().unwrap_or_default();
+            let size = self.runtime.block_on(async {
+                let p = self.ctx.platform().await.ok()?;
+                let shot = p.capture_window(recorded.window_id).await.ok()?;
+                Some((shot.width, shot.height))
+            });
+            let Some(size) = size else {
+                return json!({ "kind": "error",
+                    "message": "the app's window cannot be captured now (closed?): not saved" });
+            };
+            return match scenario::save(recorded, name, size) {
+                Ok(file) => json!({ "kind": "saved", "path": file,
+                    "next": format!("cua test {name} --update --harness {}", recorded.harness.display()) }),
+                Err(message) => json!({ "kind": "error", "message": message }),
+            };
+        }
         let event: input::Event = match serde_json::from_str(text) {
             Ok(e) => e,
             Err(e) => return json!({ "kind": "error", "message": format!("a page event: {e}") }),
