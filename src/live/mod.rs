@@ -5,13 +5,15 @@
 //!
 //! This module owns the serving: the page (over HTTP) and its one WebSocket (frames out,
 //! events and turns), both on 127.0.0.1 under a one-time token ([`crate::loopback`]); a
-//! second page is refused while one is connected. Frames are pushed when the screen
-//! changes ([`frames`]). The recording ends on Ctrl-C or when the app exits; every turn is
+//! second page is refused while one is connected. The connected page has threads of its
+//! own ([`link`]), so frames keep coming while a call runs; a frame is pushed when the
+//! screen changed ([`frames`]). The recording ends on Ctrl-C or when the app exits; every turn is
 //! written whole by the recorder, so a page closed or a process stopped mid-way leaves a
 //! valid trajectory.
 
 mod frames;
 pub mod input;
+mod link;
 mod scenario;
 
 use std::net::{TcpListener, TcpStream};
@@ -21,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tungstenite::{Message, WebSocket};
+use tungstenite::WebSocket;
 
 use crate::dispatch::{ToolContext, ToolRegistry};
 
@@ -115,74 +117,56 @@ impl Live {
         pid: u32,
         recorded: &scenario::Recorded,
     ) -> Result<(), String> {
-        let mut client: Option<Client> = None;
+        let platform = self
+            .runtime
+            .block_on(self.ctx.platform())
+            .map_err(|e| e.to_string())?;
+        let mut page: Option<link::PageLink> = None;
         let mut checked = Instant::now();
         loop {
-            if crate::loopback::interrupted() {
-                if let Some(c) = client.as_mut() {
-                    c.say(json!({ "kind": "ended", "reason": "recording stopped (interrupted)" }));
+            let ended = if crate::loopback::interrupted() {
+                Some("recording stopped (interrupted)".to_string())
+            } else if checked.elapsed() >= ALIVE_EVERY && !app_alive(pid) {
+                Some(format!("the app (pid {pid}) exited: recording stopped"))
+            } else {
+                None
+            };
+            if let Some(reason) = ended {
+                eprintln!("{reason}");
+                if let Some(p) = &page {
+                    p.say(json!({ "kind": "ended", "reason": reason }));
                 }
                 return Ok(());
             }
             if checked.elapsed() >= ALIVE_EVERY {
                 checked = Instant::now();
-                if !app_alive(pid) {
-                    let reason = format!("the app (pid {pid}) exited: recording stopped");
-                    if let Some(c) = client.as_mut() {
-                        c.say(json!({ "kind": "ended", "reason": reason }));
-                    }
-                    eprintln!("{reason}");
-                    return Ok(());
-                }
             }
             if let Ok((stream, _)) = sockets.accept() {
-                match handshake(stream, token, port, client.is_some()) {
-                    Ok(ws) => client = Some(Client::new(ws)),
+                match handshake(stream, token, port, page.is_some()) {
+                    Ok(ws) => {
+                        let runtime = self.runtime.clone();
+                        page = Some(link::PageLink::start(
+                            ws,
+                            platform.clone(),
+                            runtime,
+                            FRAME_EVERY,
+                        ));
+                    }
                     Err(why) => eprintln!("a page's connection refused: {why}"),
                 }
             }
-            match client.as_mut() {
-                Some(c) => {
-                    if !self.serve_client(c, recorded) {
-                        client = None;
-                    }
+            let Some(p) = page.as_mut() else {
+                std::thread::sleep(READ_WAIT);
+                continue;
+            };
+            match p.next_event(READ_WAIT) {
+                link::Next::Event(text) => {
+                    let reply = self.message(&text, &mut p.last_window, recorded);
+                    p.say(reply);
                 }
-                None => std::thread::sleep(READ_WAIT),
+                link::Next::Nothing => {}
+                link::Next::Gone => page = None,
             }
-        }
-    }
-
-    /// One round with the page: a new frame when due, then one event if it sent one.
-    /// False once the page has gone.
-    fn serve_client(&self, c: &mut Client, recorded: &scenario::Recorded) -> bool {
-        if c.last_frame.elapsed() >= FRAME_EVERY {
-            c.last_frame = Instant::now();
-            let platform = self.runtime.block_on(self.ctx.platform());
-            if let Ok(p) = platform {
-                if let Some(jpeg) = self.runtime.block_on(c.frames.next(p.as_ref())) {
-                    if c.ws.send(Message::binary(jpeg)).is_err() {
-                        return false;
-                    }
-                }
-            }
-        }
-        match c.ws.read() {
-            Ok(Message::Text(text)) => {
-                let reply = self.message(text.as_str(), &mut c.last_window, recorded);
-                c.say(reply);
-                true
-            }
-            Ok(Message::Close(_)) => false,
-            Ok(_) => true,
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                true
-            }
-            Err(_) => false,
         }
     }
 
@@ -263,30 +247,6 @@ fn target_of(args: &Value) -> String {
     match (args["x"].as_f64(), args["y"].as_f64()) {
         (Some(x), Some(y)) => format!("({x:.0}, {y:.0})"),
         _ => String::new(),
-    }
-}
-
-/// The connected page.
-struct Client {
-    ws: WebSocket<TcpStream>,
-    frames: frames::Frames,
-    last_frame: Instant,
-    last_window: Option<input::Window>,
-}
-
-impl Client {
-    fn new(ws: WebSocket<TcpStream>) -> Client {
-        Client {
-            ws,
-            frames: frames::Frames::default(),
-            last_frame: Instant::now() - FRAME_EVERY,
-            last_window: None,
-        }
-    }
-
-    /// Sends a JSON message; a page gone is noticed at its next read.
-    fn say(&mut self, message: Value) {
-        let _ = self.ws.send(Message::text(message.to_string()));
     }
 }
 
