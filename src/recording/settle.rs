@@ -261,6 +261,11 @@ async fn by_events(
     let deadline = effect.action_started + QUIET_MAX;
     // Events before this instant do not count as the effect showing.
     let mut since = effect.action_started;
+    // A web engine focuses a clicked control before the page's handler runs, so a change
+    // of focus alone is not yet the effect there. Elsewhere a first state change counts,
+    // as it always did (a Swing button's press is followed by its action, then a repaint
+    // that the after-state's screenshot waits for from there).
+    let web = platform.app_quirks(pid).await.web_engine;
     let waiting_for_effect = !effect.confirmed;
     loop {
         if waiting_for_effect {
@@ -285,13 +290,14 @@ async fn by_events(
                 None => read_state(platform, pid, window).await,
             };
         // An event that was not the effect (a focus change, an event our own reads
-        // caused) can end the first wait early: with the tree still as before but for the
-        // states a click passes through (Chromium focuses a clicked button before its
-        // handler runs), wait on for an event after this read while the effect may still
-        // come. A focus that is the whole effect is kept at the effect wait's end.
-        let unchanged = effect
-            .before
-            .is_some_and(|b| crate::snapshot::same_but_passing(b, &state));
+        // caused) can end the first wait early: with the tree still as before (in a web
+        // engine, but for the states a click passes through), wait on for an event after
+        // this read while the effect may still come. A focus that is the whole effect is
+        // kept at the effect wait's end.
+        let unchanged = effect.before.is_some_and(|b| match web {
+            true => crate::snapshot::same_but_passing(b, &state),
+            false => *b == state,
+        });
         if !(unchanged && waiting_for_effect && Instant::now() < effect_deadline) || cut.fired() {
             return Some((state, frame));
         }
