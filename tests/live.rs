@@ -8,40 +8,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tungstenite::Message;
 
-/// The `cua record --live` process, interrupted however the test ends.
-struct Recorder(std::process::Child);
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
-
-/// A raw HTTP GET with the given Host header: the whole reply (bounded).
-fn http_get(addr: &str, path: &str, host: &str) -> String {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
-}
 
 /// The next JSON message, skipping frames (bounded).
 fn next_message(ws: &mut Socket) -> Value {
@@ -102,7 +76,7 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut recorder = Recorder(child);
+    let mut recorder = common::KillOnDrop(child);
     let mut first = String::new();
     BufReader::new(recorder.0.stdout.take().unwrap())
         .read_line(&mut first)
@@ -119,9 +93,9 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         .unwrap();
     let path = format!("/{path}");
     // The page: only at its token's path, only for its own Host.
-    assert!(http_get(host, "/", host).starts_with("HTTP/1.1 404"));
-    assert!(http_get(host, &path, "evil.example").starts_with("HTTP/1.1 403"));
-    let page = http_get(host, &path, host);
+    assert!(common::http_get(host, "/", host).starts_with("HTTP/1.1 404"));
+    assert!(common::http_get(host, &path, "evil.example").starts_with("HTTP/1.1 403"));
+    let page = common::http_get(host, &path, host);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     let ws_url = page
         .split("new WebSocket(`ws://${location.hostname}:")

@@ -55,7 +55,7 @@ fn web_review_in(browser: &str) {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut server = KillOnDrop(server);
+    let mut server = common::KillOnDrop(server);
     let mut first = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
@@ -73,12 +73,16 @@ fn web_review_in(browser: &str) {
         .split_once('/')
         .unwrap();
     // Nothing without the token, for another Host, or outside the report.
-    assert!(http_get(host, "/", host).starts_with("HTTP/1.1 404"));
-    assert!(http_get(host, &format!("/{token_path}"), "evil.example").starts_with("HTTP/1.1 403"));
+    assert!(common::http_get(host, "/", host).starts_with("HTTP/1.1 404"));
     assert!(
-        http_get(host, &format!("/{token_path}../../etc/passwd"), host).starts_with("HTTP/1.1 404")
+        common::http_get(host, &format!("/{token_path}"), "evil.example")
+            .starts_with("HTTP/1.1 403")
     );
-    assert!(http_get(host, &format!("/{token_path}"), host).starts_with("HTTP/1.1 200"));
+    assert!(
+        common::http_get(host, &format!("/{token_path}../../etc/passwd"), host)
+            .starts_with("HTTP/1.1 404")
+    );
+    assert!(common::http_get(host, &format!("/{token_path}"), host).starts_with("HTTP/1.1 200"));
 
     let session = common::Session::private();
     // Chromium's first window has no fixed size: in 2 runs of 10 it was small enough that
@@ -219,31 +223,4 @@ fn web_review_in(browser: &str) {
     };
     assert!(status.success());
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The review server, stopped however the test ends.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A raw HTTP/1.1 GET with the given Host header; the whole reply (bounded: 10 s).
-fn http_get(addr: &str, path: &str, host: &str) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply
 }

@@ -564,3 +564,31 @@ pub fn probe_video(video: &std::path::Path) -> Value {
         .expect("ffprobe runs");
     serde_json::from_slice(&probe.stdout).expect("ffprobe json")
 }
+
+/// A raw HTTP/1.1 GET with the given Host header (a test of a loopback page's Host check):
+/// the whole reply, waited for 10 s at most.
+pub fn http_get(addr: &str, path: &str, host: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply
+}
+
+/// A child process (a server the test started), killed and reaped however the test ends.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
