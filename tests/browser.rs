@@ -85,36 +85,10 @@ impl Browser {
 fn open() -> Browser {
     let session = common::Session::private();
     let app = session.chromium_on("browser.html");
-    // The page loads after the window maps: bind once its title names the tab.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let bound = loop {
-        let got = session.call(
-            "get_browser_state",
-            json!({ "pid": app.pid, "window_id": app.window_id }),
-        );
-        if let Ok(out) = &got {
-            let tabs = out.structured["tabs"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            if out.structured["binding_quality"] == "exact"
-                && tabs.iter().any(|t| t["title"] == "cua browser page")
-            {
-                break out.structured.clone();
-            }
-        }
-        assert!(Instant::now() < deadline, "never bound: {got:?}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let tab = bound["tabs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["active"] == true)
-        .expect("an active tab");
+    let (target_id, tab_id) = common::bind_browser(&session, &app, "cua browser page");
     Browser {
-        target_id: bound["target_id"].as_str().unwrap().to_string(),
-        tab_id: tab["tab_id"].as_str().unwrap().to_string(),
+        target_id,
+        tab_id,
         session,
         app,
     }

@@ -3,17 +3,20 @@
 //! screen's frames, clicks 7 × 6 = where the calculator's buttons are on the screen, and
 //! each click comes back as a recorded turn addressed by element. The calculator's own tree
 //! shows 42; the turn folders hold the flow. "Save as scenario" writes a scenario of it, and
-//! `cua test` makes its golden and then passes against it. A second page, a wrong token,
-//! another Host, a malformed event and a scenario name taken are refused by name.
+//! `cua test` makes its golden and then passes against it. The app exiting ends the
+//! recording and the page is told. A second page, a wrong token,
+//! another Host, a malformed event, an undo with nothing to undo and a scenario name taken
+//! are refused by name.
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tungstenite::Message;
+
+use common::live::{LiveRecorder, calculator_shows, calculator_window, centre};
 
 type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
@@ -49,43 +52,11 @@ fn first_frame(ws: &mut Socket) -> image::DynamicImage {
     }
 }
 
-/// The centre, in screen points, of the calculator's button named one of `names`.
-fn centre(elements: &[Value], names: &[&str], tree: &str) -> (f64, f64) {
-    let e = elements
-        .iter()
-        .find(|e| e["role"] == "button" && names.iter().any(|n| e["name"] == *n))
-        .unwrap_or_else(|| panic!("no button {names:?}:\n{tree}"));
-    let f = &e["frame"];
-    let at = |k: &str| f[k].as_f64().unwrap();
-    (at("x") + at("w") / 2.0, at("y") + at("h") / 2.0)
-}
-
 #[test]
 fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     let session = common::Session::private();
-    let root = std::env::temp_dir().join(format!("cua-live-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let dir = root.join("trajectories/calc");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["record", "--live"])
-        .arg(&dir)
-        .args(["--app", "Calculator", "--display"])
-        .arg(session.sandbox().display().to_string())
-        .arg("--harness")
-        .arg(root.join("harness"))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut recorder = common::KillOnDrop(child);
-    let mut first = String::new();
-    BufReader::new(recorder.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("record by doing in the browser: ")
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
+    let mut recorder = LiveRecorder::calculator(&session, "live");
+    let url = recorder.url.clone();
     let (host, path) = url
         .strip_prefix("http://")
         .unwrap()
@@ -93,7 +64,7 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         .unwrap();
     let path = format!("/{path}");
     // The page: only at its token's path, only for its own Host.
-    assert!(common::http_get(host, "/", host).starts_with("HTTP/1.1 404"));
+    assert!(common::http_get(host, "/", host).starts_with("HTTP/1.1 403"));
     assert!(common::http_get(host, &path, "evil.example").starts_with("HTTP/1.1 403"));
     let page = common::http_get(host, &path, host);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
@@ -116,33 +87,11 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     assert!(second.contains("409"), "{second}");
     let wrong = ws_url.replace(&path[1..33], "0123456789abcdef0123456789abcdef");
     let refused = tungstenite::connect(&wrong).unwrap_err().to_string();
-    assert!(refused.contains("404"), "{refused}");
+    assert!(refused.contains("403"), "{refused}");
 
     // Where the calculator's buttons are on the screen, read through this test's own
     // session (the app's tree, not the recorder's).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (pid, window_id) = loop {
-        let windows = session.ok("list_windows", json!({}));
-        let calc = windows["windows"].as_array().unwrap().iter().find(|w| {
-            w["title"]
-                .as_str()
-                .is_some_and(|t| t.contains("Calculator"))
-        });
-        if let Some(w) = calc {
-            break (w["pid"].as_u64().unwrap(), w["window_id"].as_u64().unwrap());
-        }
-        assert!(Instant::now() < deadline, "no calculator window: {windows}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let state = session.ok(
-        "get_window_state",
-        json!({ "pid": pid, "window_id": window_id, "include_screenshot": false }),
-    );
-    let elements = state["elements"].as_array().unwrap().clone();
-    let tree = state["tree_markdown"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let (pid, window_id, elements) = calculator_window(&session);
 
     // A malformed event is answered by name, and records nothing.
     ws.send(Message::text(r#"{"kind":"click","x":3}"#)).unwrap();
@@ -150,13 +99,26 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     assert_eq!(bad["kind"], "error", "{bad}");
     assert!(bad["message"].as_str().unwrap().contains("`y`"), "{bad}");
 
+    // Nothing to undo yet: the app's launch stays.
+    ws.send(Message::text(r#"{"kind":"undo"}"#)).unwrap();
+    let nothing = next_message(&mut ws);
+    assert_eq!(nothing["kind"], "error", "{nothing}");
+    assert!(
+        nothing["message"].as_str().unwrap().contains("launch"),
+        "{nothing}"
+    );
+    ws.send(Message::text(r#"{"kind":"inspect","x":"a"}"#))
+        .unwrap();
+    let bad = next_message(&mut ws);
+    assert!(bad["message"].as_str().unwrap().contains("`x`"), "{bad}");
+
     for names in [
         &["7"][..],
         &["×", "Multiply"],
         &["6"],
         &["=", "Calculate result"],
     ] {
-        let (x, y) = centre(&elements, names, &tree);
+        let (x, y) = centre(&elements, names);
         ws.send(Message::text(
             json!({ "kind": "click", "x": x, "y": y }).to_string(),
         ))
@@ -165,30 +127,12 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         assert_eq!(turn["kind"], "turn", "{turn}");
         assert_eq!(turn["tool"], "click", "{turn}");
         assert!(
-            turn["target"].as_str().unwrap().starts_with("element ["),
+            turn["target"].as_str().unwrap().starts_with("button \""),
             "{turn}"
         );
     }
     // The calculator itself shows the product.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let md = session.ok(
-            "get_window_state",
-            json!({ "pid": pid, "window_id": window_id, "include_screenshot": false }),
-        )["tree_markdown"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        // The result field, not an element index [42].
-        if md.contains("text value=\"42\"") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the calculator never showed 42:\n{md}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    calculator_shows(&session, &pid, &window_id, "42");
 
     // Save as scenario; the name is then taken.
     let save = json!({ "kind": "save", "name": "calc-live" }).to_string();
@@ -205,23 +149,16 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         "{taken}"
     );
 
-    // The page goes; Ctrl-C ends the recording, which is complete on disk.
-    drop(ws);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(recorder.0.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = recorder.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "cua record --live did not stop");
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(status.success(), "{status}");
-    let turns = cua::replay::turn_dirs(&dir).unwrap();
+    // The app exits: the page is told, and the recording ends, complete on disk.
+    session.ok("kill_app", json!({ "pid": pid }));
+    let ended = next_message(&mut ws);
+    assert_eq!(ended["kind"], "ended", "{ended}");
+    assert!(
+        ended["reason"].as_str().unwrap().contains("exited"),
+        "{ended}"
+    );
+    recorder.exits("when the app exited");
+    let turns = cua::replay::turn_dirs(&recorder.dir).unwrap();
     assert_eq!(turns.len(), 5, "{turns:?}");
     let action = |n: usize| -> Value {
         serde_json::from_slice(&std::fs::read(turns[n].1.join("action.json")).unwrap()).unwrap()
@@ -233,33 +170,11 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         assert!(a["arguments"]["element_index"].is_u64(), "{a}");
         assert_eq!(a["target"]["role"], "button", "{a}");
     }
-    assert!(dir.join("session.json").is_file());
+    assert!(recorder.dir.join("session.json").is_file());
 
     // The saved scenario: its first run is the golden, its second passes against it.
-    let cua_test = |extra: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
-            .current_dir(&root)
-            .args([
-                "test",
-                "calc-live",
-                "--harness",
-                "harness",
-                "--goldens",
-                "goldens",
-            ])
-            .args(extra)
-            .env_remove("CI")
-            .output()
-            .unwrap();
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "cua test {extra:?}:\n{said}");
-    };
-    cua_test(&["--update"]);
-    assert!(root.join("goldens/calc-live").is_dir());
-    cua_test(&[]);
-    let _ = std::fs::remove_dir_all(&root);
+    recorder.cua_test("calc-live", &["--update"]);
+    assert!(recorder.root.join("goldens/calc-live").is_dir());
+    recorder.cua_test("calc-live", &[]);
+    let _ = std::fs::remove_dir_all(&recorder.root);
 }

@@ -394,7 +394,8 @@ struct RecordArgs {
     /// recorded turns. Prints the page's URL; Ctrl-C (or the app exiting) ends it.
     #[arg(long, value_name = "DIR")]
     live: Option<PathBuf>,
-    /// With --live: the app to launch and record (a name, desktop id or path).
+    /// With --live: the app to launch and record: a launch_app name or desktop id, or a
+    /// program's path (anything with a `/`, e.g. ./harness/apps/fixture.py).
     #[arg(long, requires = "live")]
     app: Option<String>,
     /// With --live: use the running sandbox on this display instead of starting one.

@@ -70,6 +70,8 @@ pub struct Made {
     pub tool: &'static str,
     pub arguments: Value,
     pub result: Value,
+    /// The element a pointer call went to, as `role "name"`.
+    pub element: Option<String>,
 }
 
 /// Runs `event` as a tool call; `last` is the window last acted in (where keys go), and
@@ -80,6 +82,7 @@ pub async fn act(
     event: &Event,
     last: &mut Option<Window>,
 ) -> Result<Made, String> {
+    let mut element = None;
     let (tool, arguments) = match event {
         Event::Click {
             x,
@@ -92,7 +95,8 @@ pub async fn act(
                 (_, 2..) => "double_click",
                 _ => "click",
             };
-            let mut args = at_point(ctx, registry, *x, *y, last).await?;
+            let (mut args, under) = at_point(ctx, registry, *x, *y, last).await?;
+            element = under;
             if *button == Button::Middle {
                 args["button"] = json!("middle");
             }
@@ -132,50 +136,104 @@ pub async fn act(
             ("press_key", args)
         }
     };
-    let result = call(ctx, registry, tool, arguments.clone()).await?;
+    // A call that failed may still be a turn (the recorder keeps failures): the caller
+    // learns which from the recorder.
+    let result = call(ctx, registry, tool, arguments.clone())
+        .await
+        .unwrap_or_else(|e| json!({ "error": e, "summary": e }));
     Ok(Made {
         tool,
         arguments,
         result,
+        element,
     })
 }
 
-/// A pointer tool's address for a screen point: the actionable element under it, or the
-/// window-local point.
+/// A pointer tool's address for a screen point: the actionable element under it (with its
+/// role and name), or the window-local point.
 async fn at_point(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     x: f64,
     y: f64,
     last: &mut Option<Window>,
-) -> Result<Value, String> {
+) -> Result<(Value, Option<String>), String> {
+    let under = under_point(ctx, registry, x, y).await?;
+    *last = Some(under.window);
+    let mut args = json!({ "pid": under.window.pid, "window_id": under.window.window_id });
+    let Some(e) = under.element().filter(|e| e["element_index"].is_u64()) else {
+        let (lx, ly) = under.local();
+        args["x"] = json!(lx);
+        args["y"] = json!(ly);
+        return Ok((args, None));
+    };
+    args["element_index"] = e["element_index"].clone();
+    let named = format!(
+        "{} {:?}",
+        e["role"].as_str().unwrap_or_default(),
+        e["name"].as_str().unwrap_or_default()
+    );
+    Ok((args, Some(named)))
+}
+
+/// What is at a screen point: the window on top there, its elements as just read, and the
+/// smallest of them whose frame holds the point.
+pub struct Under {
+    pub window: Window,
+    pub elements: Vec<Value>,
+    /// The element's place in `elements`.
+    pub hit: Option<usize>,
+    pub at: (f64, f64),
+}
+
+impl Under {
+    pub fn element(&self) -> Option<&Value> {
+        self.hit.map(|i| &self.elements[i])
+    }
+
+    /// The point in the window's own coordinates.
+    pub fn local(&self) -> (f64, f64) {
+        (
+            self.at.0 - self.window.origin.0,
+            self.at.1 - self.window.origin.1,
+        )
+    }
+}
+
+/// Reads what is at screen point (`x`, `y`) ([`Under`]).
+pub async fn under_point(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    x: f64,
+    y: f64,
+) -> Result<Under, String> {
     let window = window_at(ctx, registry, x, y).await?;
-    *last = Some(window);
-    let state = call(
+    let mut state = call(
         ctx,
         registry,
         "get_window_state",
         json!({ "pid": window.pid, "window_id": window.window_id, "include_screenshot": false }),
     )
     .await?;
-    let under = state["elements"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| frame_holds(&e["frame"], x, y))
-        .min_by_key(|e| {
+    let elements = match state["elements"].take() {
+        Value::Array(elements) => elements,
+        _ => Vec::new(),
+    };
+    let hit = elements
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| frame_holds(&e["frame"], x, y))
+        .min_by_key(|(_, e)| {
             let f = &e["frame"];
             f["w"].as_i64().unwrap_or(i64::MAX) * f["h"].as_i64().unwrap_or(1)
-        });
-    let mut args = json!({ "pid": window.pid, "window_id": window.window_id });
-    match under.and_then(|e| e["element_index"].as_u64()) {
-        Some(index) => args["element_index"] = json!(index),
-        None => {
-            args["x"] = json!(x - window.origin.0);
-            args["y"] = json!(y - window.origin.1);
-        }
-    }
-    Ok(args)
+        })
+        .map(|(i, _)| i);
+    Ok(Under {
+        window,
+        elements,
+        hit,
+        at: (x, y),
+    })
 }
 
 /// Whether a `{x, y, w, h}` frame in screen points holds the point.

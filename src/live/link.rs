@@ -56,10 +56,12 @@ impl PageLink {
             std::thread::spawn(move || {
                 let mut frames = Frames::default();
                 while !stop.load(Ordering::SeqCst) {
+                    let started = std::time::Instant::now();
                     if let Some(jpeg) = runtime.block_on(frames.next(platform.as_ref())) {
                         *newest.lock().unwrap() = Some(jpeg);
                     }
-                    std::thread::sleep(every);
+                    // A frame starts every period: the capture's own time is part of it.
+                    std::thread::sleep(every.saturating_sub(started.elapsed()));
                 }
             })
         };

@@ -11,8 +11,10 @@
 //! written whole by the recorder, so a page closed or a process stopped mid-way leaves a
 //! valid trajectory.
 
+mod answer;
 mod frames;
 pub mod input;
+mod inspect;
 mod link;
 mod scenario;
 
@@ -59,6 +61,7 @@ impl Live {
     /// until an interrupt or the app's exit, then stops the recording. `ready` gets the
     /// page's URL once both servers listen.
     pub fn record(&self, dir: &Path, app: &str, ready: impl FnOnce(&str)) -> Result<(), String> {
+        let app = scenario::App::from_arg(app)?;
         crate::loopback::stop_on_interrupt()?;
         self.call(
             "set_recording",
@@ -72,26 +75,36 @@ impl Live {
     fn launch_and_serve(
         &self,
         dir: &Path,
-        app: &str,
+        app: scenario::App,
         ready: impl FnOnce(&str),
     ) -> Result<(), String> {
-        let launched = self.call("launch_app", json!({ "name": app }))?;
+        // A fresh recording: the launch is its first turn.
+        let launch_turn = self.ctx.recorder.state().next_turn;
+        let launched = self.call("launch_app", app.launch_args())?;
         let pid = launched["pid"]
             .as_u64()
             .ok_or_else(|| format!("launch_app gave no pid: {launched}"))?;
         let window = &launched["windows"][0];
-        let platform = self.runtime.block_on(self.ctx.platform());
-        let screen = match platform {
-            Ok(p) => self.runtime.block_on(p.screen_size()).unwrap_or((0, 0)),
-            Err(_) => (0, 0),
-        };
+        let platform = self
+            .runtime
+            .block_on(self.ctx.platform())
+            .map_err(|e| e.to_string())?;
+        let screen = self
+            .runtime
+            .block_on(platform.screen_size())
+            .unwrap_or((0, 0));
         let recorded = scenario::Recorded {
             dir: dir.to_path_buf(),
             harness: self.harness.clone(),
-            app: app.to_string(),
+            app,
             window_title: window["title"].as_str().unwrap_or_default().to_string(),
             window_id: window["window_id"].as_u64().unwrap_or(0),
             screen,
+        };
+        let recording = answer::Recording {
+            scenario: recorded,
+            launch_turn,
+            next_turn: std::cell::Cell::new(launch_turn + 1),
         };
         let token = crate::loopback::one_time_token()?;
         let sockets = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("listening: {e}"))?;
@@ -102,7 +115,12 @@ impl Live {
         let done = Arc::new(AtomicBool::new(false));
         let page = serve_page(&token, ws_port, done.clone())?;
         ready(&page.url);
-        let result = self.serve_sockets(&sockets, &token, ws_port, pid as u32, &recorded);
+        let listening = Listening {
+            sockets,
+            token,
+            port: ws_port,
+        };
+        let result = self.serve_sockets(&listening, platform, pid as u32, &recording);
         done.store(true, Ordering::SeqCst);
         let _ = page.thread.join();
         result
@@ -111,16 +129,11 @@ impl Live {
     /// The page's sockets, one at a time, until an interrupt or the app's exit.
     fn serve_sockets(
         &self,
-        sockets: &TcpListener,
-        token: &str,
-        port: u16,
+        listening: &Listening,
+        platform: Arc<dyn crate::platform::Platform>,
         pid: u32,
-        recorded: &scenario::Recorded,
+        recording: &answer::Recording,
     ) -> Result<(), String> {
-        let platform = self
-            .runtime
-            .block_on(self.ctx.platform())
-            .map_err(|e| e.to_string())?;
         let mut page: Option<link::PageLink> = None;
         let mut checked = Instant::now();
         loop {
@@ -141,8 +154,8 @@ impl Live {
             if checked.elapsed() >= ALIVE_EVERY {
                 checked = Instant::now();
             }
-            if let Ok((stream, _)) = sockets.accept() {
-                match handshake(stream, token, port, page.is_some()) {
+            if let Ok((stream, _)) = listening.sockets.accept() {
+                match handshake(stream, &listening.token, listening.port, page.is_some()) {
                     Ok(ws) => {
                         let runtime = self.runtime.clone();
                         page = Some(link::PageLink::start(
@@ -161,7 +174,7 @@ impl Live {
             };
             match p.next_event(READ_WAIT) {
                 link::Next::Event(text) => {
-                    let reply = self.message(&text, &mut p.last_window, recorded);
+                    let reply = self.message(&text, &mut p.last_window, recording);
                     p.say(reply);
                 }
                 link::Next::Nothing => {}
@@ -169,55 +182,13 @@ impl Live {
             }
         }
     }
+}
 
-    /// A message from the page: "Save as scenario", or an event to make a recorded call;
-    /// the page's line for it.
-    fn message(
-        &self,
-        text: &str,
-        last: &mut Option<input::Window>,
-        recorded: &scenario::Recorded,
-    ) -> Value {
-        let parsed: Value = serde_json::from_str(text).unwrap_or_default();
-        if parsed["kind"] == "save" {
-            let name = parsed["name"].as_str().unwrap_or_default();
-            let size = self.runtime.block_on(async {
-                let p = self.ctx.platform().await.ok()?;
-                let shot = p.capture_window(recorded.window_id).await.ok()?;
-                Some((shot.width, shot.height))
-            });
-            let Some(size) = size else {
-                return json!({ "kind": "error",
-                    "message": "the app's window cannot be captured now (closed?): not saved" });
-            };
-            return match scenario::save(recorded, name, size) {
-                Ok(file) => json!({ "kind": "saved", "path": file,
-                    "next": format!("cua test {name} --update --harness {}", recorded.harness.display()) }),
-                Err(message) => json!({ "kind": "error", "message": message }),
-            };
-        }
-        let event: input::Event = match serde_json::from_str(text) {
-            Ok(e) => e,
-            Err(e) => return json!({ "kind": "error", "message": format!("a page event: {e}") }),
-        };
-        let made = self
-            .runtime
-            .block_on(input::act(&self.ctx, &self.registry, &event, last));
-        match made {
-            Ok(made) => {
-                let turn = self
-                    .call("get_recording_state", json!({}))
-                    .ok()
-                    .and_then(|s| s["next_turn"].as_u64())
-                    .map(|n| n.saturating_sub(1));
-                json!({ "kind": "turn", "turn": turn, "tool": made.tool,
-                        "target": target_of(&made.arguments),
-                        "effect": made.result["effect"],
-                        "summary": made.result["summary"] })
-            }
-            Err(message) => json!({ "kind": "error", "message": message }),
-        }
-    }
+/// The page's WebSocket listener, its token and port.
+struct Listening {
+    sockets: TcpListener,
+    token: String,
+    port: u16,
 }
 
 /// Whether process `pid` still runs (a zombie, exited but not yet reaped, does not).
@@ -233,24 +204,7 @@ fn app_alive(pid: u32) -> bool {
     }
 }
 
-/// What a call was addressed to, for the page's list.
-fn target_of(args: &Value) -> String {
-    if let Some(i) = args["element_index"].as_u64() {
-        return format!("element [{i}]");
-    }
-    if let Some(text) = args["text"].as_str() {
-        return format!("{text:?}");
-    }
-    if let Some(key) = args["key"].as_str() {
-        return key.to_string();
-    }
-    match (args["x"].as_f64(), args["y"].as_f64()) {
-        (Some(x), Some(y)) => format!("({x:.0}, {y:.0})"),
-        _ => String::new(),
-    }
-}
-
-/// The WebSocket handshake of a new connection: only at `/<token>/ws`, for `Host`
+/// The WebSocket handshake of a new connection: only at `/<token>/ws` (else 403), for `Host`
 /// `127.0.0.1:<port>`, and only while no other page is connected.
 fn handshake(
     stream: TcpStream,
@@ -277,7 +231,7 @@ fn handshake(
             .get("host")
             .is_some_and(|h| h.as_bytes() == host.as_bytes());
         if req.uri().path() != format!("/{token}/ws") {
-            return Err(refuse(404, "not found"));
+            return Err(refuse(403, "forbidden: wrong token"));
         }
         if !host_ok {
             return Err(refuse(403, "forbidden: unexpected Host"));
@@ -324,7 +278,7 @@ fn serve_page(token: &str, ws_port: u16, done: Arc<AtomicBool>) -> Result<PageSe
                 .any(|h| h.field.equiv("Host") && h.value.as_str() == host);
             let (status, body, kind) = match (host_ok, request.url() == page_path) {
                 (false, _) => (403, "forbidden: unexpected Host".to_string(), "text/plain"),
-                (true, false) => (404, "not found".to_string(), "text/plain"),
+                (true, false) => (403, "forbidden: wrong token".to_string(), "text/plain"),
                 (true, true) => (200, html.clone(), "text/html; charset=utf-8"),
             };
             let header = tiny_http::Header::from_bytes("Content-Type", kind).expect("a header");

@@ -64,6 +64,9 @@ pub async fn record_call(
     let Some((tx, t_ms)) = recorder.sender() else {
         return result;
     };
+    recorder
+        .turns_begun
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let action = action_of(&call, &at, &result, before.as_ref(), t_ms);
     let after = AfterState {
         platform,
@@ -80,7 +83,7 @@ pub async fn record_call(
     let (last_state, observed) = (recorder.last_state.clone(), recorder.observed.clone());
     let task = tokio::spawn(async move {
         let job = after.take(check, cut_now, last_state, observed).await;
-        let _ = tx.send(job);
+        let _ = tx.send(super::writer::Job::Write(Box::new(job)));
     });
     *recorder.pending.lock().await = Some(PendingTurn { task, cut, checked });
     result

@@ -9,21 +9,22 @@
 //! test runs, whose after-states are compared with goldens, settle every turn instead
 //! ([`Recorder::settle_each_turn`]).
 //!
-//! The writer assembles `turn-NNNNN/` under a hidden temporary name and renames it into
-//! place when complete, so neither a reader nor a crash ever sees a half-written turn. Turn
-//! numbers are given at write time, so a failed write leaves no hole; the failure goes to
-//! `last_error` and never fails the action itself.
+//! One writer thread ([`writer`]) assembles `turn-NNNNN/` under a hidden temporary name and
+//! renames it into place when complete, so neither a reader nor a crash ever sees a
+//! half-written turn. Turn numbers are given at write time, so a failed write leaves no
+//! hole; the failure goes to `last_error` and never fails the action itself.
 
 mod call;
 pub mod redact;
 mod settle;
 pub mod stable;
 pub mod video;
+mod writer;
 
 pub use call::{Call, record_call};
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -54,7 +55,7 @@ struct Active {
     dir: PathBuf,
     started: Instant,
     session: Session,
-    tx: Sender<TurnJob>,
+    tx: Sender<writer::Job>,
     writer: std::thread::JoinHandle<()>,
 }
 
@@ -133,6 +134,9 @@ pub struct Recorder {
     /// Every turn settles before the next action runs (a replay or test run, whose
     /// after-states are compared with a golden's): never cut short, and stable.
     each_turn: Mutex<Option<EachTurn>>,
+    /// How many calls have become turns since the process started (written or still
+    /// taking their after-state): a caller learns whether its call was recorded.
+    turns_begun: std::sync::atomic::AtomicU64,
 }
 
 /// Makes `dir` ready to record into: created, writable, without a crash's leftovers, and
@@ -192,29 +196,6 @@ fn start_video(dir: &Path, source: &video::VideoSource) -> Result<video::VideoRe
     video::VideoRecorder::start(source, &file).map_err(ToolError::failed)
 }
 
-/// The one thread that writes turns into `dir`, in the order they are sent, numbering
-/// them as it writes (a failed write leaves no hole; it goes to `last_error`).
-fn turn_writer(
-    dir: &Path,
-    progress: Arc<Mutex<Progress>>,
-) -> (Sender<TurnJob>, std::thread::JoinHandle<()>) {
-    let (tx, rx) = channel::<TurnJob>();
-    let out = dir.to_path_buf();
-    let writer = std::thread::spawn(move || {
-        for job in rx {
-            let turn = progress.lock().unwrap().next_turn;
-            match write_turn(&out, turn, job) {
-                Ok(()) => progress.lock().unwrap().next_turn = turn + 1,
-                Err(e) => {
-                    progress.lock().unwrap().last_error =
-                        Some(format!("turn {turn} not written: {e}"))
-                }
-            }
-        }
-    });
-    (tx, writer)
-}
-
 /// Existing turn numbers in a folder.
 fn existing_turns(dir: &Path) -> std::io::Result<Vec<u32>> {
     let mut turns = Vec::new();
@@ -229,6 +210,11 @@ fn existing_turns(dir: &Path) -> std::io::Result<Vec<u32>> {
 }
 
 impl Recorder {
+    /// How many calls have become turns so far (see [`Recorder::turns_begun`]'s field).
+    pub fn turns_begun(&self) -> u64 {
+        self.turns_begun.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub fn is_recording(&self) -> bool {
         self.active.lock().unwrap().is_some()
     }
@@ -294,7 +280,7 @@ impl Recorder {
             p.next_turn = first_turn;
             p.last_error = None;
         }
-        let (tx, writer) = turn_writer(dir, self.progress.clone());
+        let (tx, writer) = writer::start(dir, first_turn, self.progress.clone());
         *active = Some(Active {
             video,
             dir: dir.to_path_buf(),
@@ -348,7 +334,7 @@ impl Recorder {
     }
 
     /// Where to send a turn, and its time since the start; None when not recording.
-    fn sender(&self) -> Option<(Sender<TurnJob>, u64)> {
+    fn sender(&self) -> Option<(Sender<writer::Job>, u64)> {
         let active = self.active.lock().unwrap();
         active
             .as_ref()
@@ -408,6 +394,21 @@ impl Recorder {
         }
     }
 
+    /// Takes back the last turn this recording wrote ("Undo last"): the previous action's
+    /// turn is completed first, so the one taken back is the one the person saw. The app
+    /// is not undone, and turns numbered below `floor` stay. Answers the turn's number,
+    /// which the next turn gets.
+    pub async fn undo_last(&self, floor: u32) -> Result<u32, String> {
+        self.finish_pending().await;
+        let (tx, _) = self.sender().ok_or("not recording: nothing to undo")?;
+        let (answer, undone) = tokio::sync::oneshot::channel();
+        tx.send(writer::Job::Undo { floor, answer })
+            .map_err(|_| "the recording's writer has stopped".to_string())?;
+        undone
+            .await
+            .map_err(|_| "the recording's writer has stopped".to_string())?
+    }
+
     /// Stops recording once the previous turn is complete (see [`Recorder::stop`]).
     pub async fn stop_when_done(&self) -> Option<RecordingState> {
         self.finish_pending().await;
@@ -421,71 +422,6 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn write_turn(dir: &Path, turn: u32, mut job: TurnJob) -> std::io::Result<()> {
-    let name = turn_dir_name(turn);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let result = (|| {
-        if tmp.exists() {
-            std::fs::remove_dir_all(&tmp)?;
-        }
-        std::fs::create_dir(&tmp)?;
-        job.action.turn = turn;
-        std::fs::write(
-            tmp.join("action.json"),
-            serde_json::to_vec_pretty(&job.action).map_err(std::io::Error::other)?,
-        )?;
-        let png = |c: &Capture| crate::images::encode_png(c).map_err(std::io::Error::other);
-        if let Some(before) = &job.before {
-            std::fs::write(
-                tmp.join("before_state.json"),
-                serde_json::to_vec_pretty(&before.json).map_err(std::io::Error::other)?,
-            )?;
-            if let Some(p) = &before.pixels {
-                std::fs::write(tmp.join("before.png"), png(p)?)?;
-            }
-        }
-        if let Some(after) = &job.after {
-            std::fs::write(
-                tmp.join("app_state.json"),
-                serde_json::to_vec_pretty(&after.json).map_err(std::io::Error::other)?,
-            )?;
-            if let Some(p) = &after.pixels {
-                std::fs::write(tmp.join("screenshot.png"), png(p)?)?;
-            }
-        }
-        if let Some(point) = job.action.click_point {
-            let base = job
-                .before
-                .as_ref()
-                .and_then(|b| b.pixels.as_ref())
-                .or(job.after.as_ref().and_then(|a| a.pixels.as_ref()));
-            if let Some(base) = base {
-                let mut marked = base.clone();
-                draw_dot(&mut marked, point.x, point.y);
-                std::fs::write(tmp.join("click.png"), png(&marked)?)?;
-            }
-        }
-        std::fs::rename(&tmp, dir.join(&name))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    result
-}
-
-/// A filled red dot (radius 6) with a white ring, visible on any background.
-fn draw_dot(c: &mut Capture, cx: i32, cy: i32) {
-    use imageproc::drawing::draw_filled_circle_mut;
-    let Some(mut image) =
-        image::RgbaImage::from_raw(c.width, c.height, std::mem::take(&mut c.rgba))
-    else {
-        return;
-    };
-    draw_filled_circle_mut(&mut image, (cx, cy), 8, image::Rgba([255, 255, 255, 255]));
-    draw_filled_circle_mut(&mut image, (cx, cy), 6, image::Rgba([255, 0, 0, 255]));
-    c.rgba = image.into_raw();
 }
 
 /// The window an action addresses: `window_id`, else the pid's frontmost on-screen window.

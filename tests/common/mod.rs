@@ -2,6 +2,7 @@
 //! apps launched into it through `launch_app`, and helpers to call tools.
 #![allow(dead_code)]
 
+pub mod live;
 pub mod order_form;
 
 use std::sync::OnceLock;
@@ -581,6 +582,41 @@ pub fn http_get(addr: &str, path: &str, host: &str) -> String {
     let mut reply = String::new();
     let _ = stream.read_to_string(&mut reply);
     reply
+}
+
+/// Binds Chromium window `app` (get_browser_state's bind mode) once it shows the tab titled
+/// `title` (the page loads after the window maps): the target's id and the active tab's.
+pub fn bind_browser(session: &Session, app: &App, title: &str) -> (String, String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let bound = loop {
+        let got = session.call(
+            "get_browser_state",
+            json!({ "pid": app.pid, "window_id": app.window_id }),
+        );
+        if let Ok(out) = &got {
+            let tabs = out.structured["tabs"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if out.structured["binding_quality"] == "exact"
+                && tabs.iter().any(|t| t["title"] == title)
+            {
+                break out.structured.clone();
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "never bound: {got:?}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let tab = bound["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["active"] == true)
+        .expect("an active tab");
+    (
+        bound["target_id"].as_str().unwrap().to_string(),
+        tab["tab_id"].as_str().unwrap().to_string(),
+    )
 }
 
 /// A child process (a server the test started), killed and reaped however the test ends.

@@ -1,0 +1,155 @@
+//! `cua record --live` as the live tests start and end it: the recorder on a sandbox's
+//! display, its page's URL, the calculator's buttons, and `cua test` on what it saved.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{KillOnDrop, Session};
+
+/// A running `cua record --live DIR --app Calculator`, and its page's URL.
+pub struct LiveRecorder {
+    pub process: KillOnDrop,
+    pub url: String,
+    /// The project root the test made: `trajectories/calc`, `harness/`, `goldens/`.
+    pub root: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl LiveRecorder {
+    /// Starts recording the calculator on `session`'s display, under a fresh `root`
+    /// named after `name`; returns once the page's URL is printed.
+    pub fn calculator(session: &Session, name: &str) -> LiveRecorder {
+        let root = std::env::temp_dir().join(format!("cua-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("trajectories/calc");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+            .args(["record", "--live"])
+            .arg(&dir)
+            .args(["--app", "Calculator", "--display"])
+            .arg(session.sandbox().display().to_string())
+            .arg("--harness")
+            .arg(root.join("harness"))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut process = KillOnDrop(child);
+        let mut first = String::new();
+        BufReader::new(process.0.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let url = first
+            .trim()
+            .strip_prefix("record by doing in the browser: ")
+            .unwrap_or_else(|| panic!("{first}"))
+            .to_string();
+        LiveRecorder {
+            process,
+            url,
+            root,
+            dir,
+        }
+    }
+
+    /// Waits (bounded) for the recorder to exit by itself (`why` says what should end it);
+    /// it must exit 0.
+    pub fn exits(&mut self, why: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = self.process.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cua record --live did not stop {why}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(status.success(), "{status}");
+    }
+
+    /// Ctrl-C, then [`LiveRecorder::exits`].
+    pub fn interrupt(&mut self) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.process.0.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap();
+        self.exits("on Ctrl-C");
+    }
+
+    /// `cua test NAME` in the root (with `extra` flags); it must pass.
+    pub fn cua_test(&self, name: &str, extra: &[&str]) {
+        cua_test(&self.root, name, extra);
+    }
+}
+
+fn cua_test(root: &Path, name: &str, extra: &[&str]) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .current_dir(root)
+        .args(["test", name, "--harness", "harness", "--goldens", "goldens"])
+        .args(extra)
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "cua test {name} {extra:?}:\n{said}");
+}
+
+/// The calculator's window (pid, window id) and its elements, through `session` (the
+/// test's own reading, not the recorder's), once it shows.
+pub fn calculator_window(session: &Session) -> (Value, Value, Vec<Value>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let windows = session.ok("list_windows", json!({}));
+        let calc = windows["windows"].as_array().unwrap().iter().find(|w| {
+            w["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("Calculator"))
+        });
+        if let Some(w) = calc {
+            let (pid, window) = (w["pid"].clone(), w["window_id"].clone());
+            let state = session.state(&pid, &window);
+            return (pid, window, state["elements"].as_array().unwrap().clone());
+        }
+        assert!(Instant::now() < deadline, "no calculator window: {windows}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The centre, in screen points, of the calculator's button named one of `names`.
+pub fn centre(elements: &[Value], names: &[&str]) -> (f64, f64) {
+    let e = elements
+        .iter()
+        .find(|e| e["role"] == "button" && names.iter().any(|n| e["name"] == *n))
+        .unwrap_or_else(|| panic!("no button {names:?}"));
+    let f = &e["frame"];
+    let at = |k: &str| f[k].as_f64().unwrap();
+    (at("x") + at("w") / 2.0, at("y") + at("h") / 2.0)
+}
+
+/// Waits (bounded) until the calculator's result field shows `value` (the field, not an
+/// element index like [42]).
+pub fn calculator_shows(session: &Session, pid: &Value, window: &Value, value: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let md = session.state(pid, window)["tree_markdown"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if md.contains(&format!("text value=\"{value}\"")) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the calculator never showed {value}:\n{md}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
