@@ -7,6 +7,10 @@
 //! recording and the page is told. A second page, a wrong token,
 //! another Host, a malformed event, an undo with nothing to undo and a scenario name taken
 //! are refused by name.
+//!
+//! The second test records every kind of input the page sends (a right click, a double
+//! click, a click and typing, a key with a modifier, the wheel, a drag) on the GTK 3
+//! fixture given by its path, and reads each effect in the fixture's own journal.
 
 mod common;
 
@@ -19,6 +23,32 @@ use tungstenite::Message;
 use common::live::{LiveRecorder, calculator_shows, calculator_window, centre};
 
 type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+/// One live recorder at a time: each has a sandbox and its app, on two cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The page's WebSocket, found in the page as a browser finds it; reads time out.
+fn connect(url: &str) -> Socket {
+    let (host, path) = url
+        .strip_prefix("http://")
+        .unwrap()
+        .split_once('/')
+        .unwrap();
+    let page = common::http_get(host, &format!("/{path}"), host);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    let ws_url = page
+        .split("new WebSocket(`ws://${location.hostname}:")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .map(|rest| format!("ws://127.0.0.1:{rest}"))
+        .expect("the page names its socket");
+    let (ws, _) = tungstenite::connect(&ws_url).expect("the page's socket");
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+    }
+    ws
+}
 
 /// The next JSON message, skipping frames (bounded).
 fn next_message(ws: &mut Socket) -> Value {
@@ -54,6 +84,7 @@ fn first_frame(ws: &mut Socket) -> image::DynamicImage {
 
 #[test]
 fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let session = common::Session::private();
     let mut recorder = LiveRecorder::calculator(&session, "live");
     let url = recorder.url.clone();
@@ -177,4 +208,164 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     assert!(recorder.root.join("goldens/calc-live").is_dir());
     recorder.cua_test("calc-live", &[]);
     let _ = std::fs::remove_dir_all(&recorder.root);
+}
+
+/// Sends `event` and waits for its turn's line, which must be `tool`'s.
+fn turn(ws: &mut Socket, event: Value, tool: &str) -> Value {
+    ws.send(Message::text(event.to_string())).unwrap();
+    let line = next_message(ws);
+    assert_eq!(line["kind"], "turn", "{event}: {line}");
+    assert_eq!(line["tool"], tool, "{event}: {line}");
+    line
+}
+
+#[test]
+fn every_kind_of_page_input_reaches_the_gtk3_fixture_as_its_recorded_tool() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let session = common::Session::private();
+    let journal =
+        std::env::temp_dir().join(format!("cua-live-journal-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&journal);
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/harness/apps/fixture.py");
+    let mut recorder = LiveRecorder::start(
+        &session,
+        "live-fixture",
+        fixture,
+        &[("CUA_FIXTURE_JOURNAL", journal.as_path())],
+    );
+    let mut ws = connect(&recorder.url);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (pid, window) = loop {
+        let windows = session.ok("list_windows", json!({}));
+        let found = windows["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["title"] == "cua fixture")
+            .cloned();
+        if let Some(w) = found {
+            break (w["pid"].clone(), w["window_id"].clone());
+        }
+        assert!(Instant::now() < deadline, "no fixture window: {windows}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let elements = session.state(&pid, &window)["elements"]
+        .as_array()
+        .unwrap()
+        .clone();
+    // The centre of an element (screen points), and its width and height.
+    let at = |role: &str, name: &str| -> (f64, f64, f64, f64) {
+        let e = elements
+            .iter()
+            .find(|e| e["role"] == role && e["name"].as_str().is_some_and(|n| n.starts_with(name)))
+            .unwrap_or_else(|| panic!("no {role} {name:?}: {elements:?}"));
+        let f = &e["frame"];
+        let n = |k: &str| f[k].as_f64().unwrap();
+        (n("x") + n("w") / 2.0, n("y") + n("h") / 2.0, n("w"), n("h"))
+    };
+    let events = |event: &str| -> Vec<Value> {
+        common::journal(&journal)
+            .into_iter()
+            .filter(|e| e["event"] == event)
+            .collect()
+    };
+    let journalled = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(
+                Instant::now() < deadline,
+                "the fixture never journalled {what}: {:?}",
+                common::journal(&journal)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+
+    // Above Increment, on the counter's label: no element, so by point.
+    let (x, y, w, _) = at("button", "Increment");
+    let (x, y) = (x - w / 2.0 + 10.0, y - 30.0);
+    turn(
+        &mut ws,
+        json!({ "kind": "click", "x": x, "y": y, "button": "right" }),
+        "right_click",
+    );
+    journalled("a right button press", &|| {
+        events("button-press").iter().any(|e| e["button"] == 3)
+    });
+
+    let (x, y, _, _) = at("button", "Increment");
+    turn(
+        &mut ws,
+        json!({ "kind": "click", "x": x, "y": y, "count": 2 }),
+        "double_click",
+    );
+    journalled("two increments", &|| events("clicked").len() == 2);
+
+    let (x, y, _, _) = at("text", "Name");
+    turn(&mut ws, json!({ "kind": "click", "x": x, "y": y }), "click");
+    turn(
+        &mut ws,
+        json!({ "kind": "type", "text": "cua" }),
+        "type_text",
+    );
+    journalled("the typed name", &|| {
+        events("changed").last().is_some_and(|e| e["text"] == "cua")
+    });
+    turn(
+        &mut ws,
+        json!({ "kind": "key", "key": "a", "modifiers": ["ctrl"] }),
+        "press_key",
+    );
+    journalled("the key", &|| {
+        events("key-press").iter().any(|e| e["key"] == "a")
+    });
+
+    // A drag from the slider's handle (at 0, the left end) to the middle, then the wheel.
+    let (x, y, w, _) = at("slider", "Level");
+    turn(
+        &mut ws,
+        json!({ "kind": "drag", "x": x - w / 2.0 + 6.0, "y": y, "to_x": x, "to_y": y }),
+        "drag",
+    );
+    journalled("the drag's change", &|| {
+        events("value-changed")
+            .iter()
+            .any(|e| e["value"].as_f64() > Some(0.0))
+    });
+    let moved = events("value-changed").len();
+    turn(
+        &mut ws,
+        json!({ "kind": "scroll", "x": x, "y": y, "direction": "up", "amount": 2 }),
+        "scroll",
+    );
+    journalled("the wheel's change", &|| {
+        events("value-changed").len() > moved
+    });
+
+    drop(ws);
+    recorder.interrupt();
+    let tools: Vec<String> = cua::replay::turn_dirs(&recorder.dir)
+        .unwrap()
+        .iter()
+        .map(|(_, d)| {
+            let a: Value =
+                serde_json::from_slice(&std::fs::read(d.join("action.json")).unwrap()).unwrap();
+            a["tool"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "launch_app",
+            "right_click",
+            "double_click",
+            "click",
+            "type_text",
+            "press_key",
+            "drag",
+            "scroll"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&recorder.root);
+    let _ = std::fs::remove_file(&journal);
 }

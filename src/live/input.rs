@@ -2,12 +2,19 @@
 //! double or right click, a drag or the wheel at a point of the screen goes to the window
 //! on top there, by element when an actionable element is under the point (so the turn
 //! keeps its locator), by window-local point otherwise; typed text and keys go to the window
-//! last acted in.
+//! last acted in. Pointer input that is not an element's action (a point, a double or
+//! right click, a drag, the wheel) goes with the sandbox's real pointer ([`FOR_POINTS`]).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::dispatch::{ToolContext, ToolRegistry};
+
+/// How input at a point (no element under it), drags and the wheel are delivered: with the
+/// sandbox's real pointer, as the person's own hand would. In background, toolkits such
+/// as GTK 3 ignore synthetic pointer events while the real pointer is elsewhere, and a
+/// recording must hold what reached the app.
+const FOR_POINTS: &str = "foreground";
 
 /// One event from the page, in screen pixels.
 #[derive(Debug, Deserialize)]
@@ -100,6 +107,11 @@ pub async fn act(
             if *button == Button::Middle {
                 args["button"] = json!("middle");
             }
+            // A double or right click is pointer input even on an element (no
+            // accessibility action stands for it).
+            if tool != "click" {
+                args["delivery_mode"] = json!(FOR_POINTS);
+            }
             (tool, args)
         }
         Event::Drag { x, y, to_x, to_y } => {
@@ -107,7 +119,8 @@ pub async fn act(
             *last = Some(window);
             let (ox, oy) = window.origin;
             let args = json!({ "pid": window.pid, "window_id": window.window_id,
-                "from_x": x - ox, "from_y": y - oy, "to_x": to_x - ox, "to_y": to_y - oy });
+                "from_x": x - ox, "from_y": y - oy, "to_x": to_x - ox, "to_y": to_y - oy,
+                "delivery_mode": FOR_POINTS });
             ("drag", args)
         }
         Event::Scroll {
@@ -120,7 +133,8 @@ pub async fn act(
             *last = Some(window);
             let (ox, oy) = window.origin;
             let args = json!({ "pid": window.pid, "window_id": window.window_id,
-                "x": x - ox, "y": y - oy, "direction": direction, "amount": amount });
+                "x": x - ox, "y": y - oy, "direction": direction, "amount": amount,
+                "delivery_mode": FOR_POINTS });
             ("scroll", args)
         }
         Event::Type { text } => {
@@ -165,6 +179,7 @@ async fn at_point(
         let (lx, ly) = under.local();
         args["x"] = json!(lx);
         args["y"] = json!(ly);
+        args["delivery_mode"] = json!(FOR_POINTS);
         return Ok((args, None));
     };
     args["element_index"] = e["element_index"].clone();

@@ -13,7 +13,7 @@ use super::{KillOnDrop, Session};
 pub struct LiveRecorder {
     pub process: KillOnDrop,
     pub url: String,
-    /// The project root the test made: `trajectories/calc`, `harness/`, `goldens/`.
+    /// The project root the test made: `trajectories/live` (`dir`), `harness/`, `goldens/`.
     pub root: PathBuf,
     pub dir: PathBuf,
 }
@@ -22,16 +22,25 @@ impl LiveRecorder {
     /// Starts recording the calculator on `session`'s display, under a fresh `root`
     /// named after `name`; returns once the page's URL is printed.
     pub fn calculator(session: &Session, name: &str) -> LiveRecorder {
+        LiveRecorder::start(session, name, "Calculator", &[])
+    }
+
+    /// Starts recording `app` (a name, or a program's path) on `session`'s display, the
+    /// recorder (and so the app) with `envs` added, under a fresh `root` named after
+    /// `name`; returns once the page's URL is printed.
+    pub fn start(session: &Session, name: &str, app: &str, envs: &[(&str, &Path)]) -> LiveRecorder {
         let root = std::env::temp_dir().join(format!("cua-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        let dir = root.join("trajectories/calc");
+        std::fs::create_dir_all(&root).unwrap();
+        let dir = root.join("trajectories/live");
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
             .args(["record", "--live"])
             .arg(&dir)
-            .args(["--app", "Calculator", "--display"])
+            .args(["--app", app, "--display"])
             .arg(session.sandbox().display().to_string())
             .arg("--harness")
             .arg(root.join("harness"))
+            .envs(envs.iter().map(|(k, v)| (*k, *v)))
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
