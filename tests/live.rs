@@ -234,21 +234,7 @@ fn every_kind_of_page_input_reaches_the_gtk3_fixture_as_its_recorded_tool() {
         &[("CUA_FIXTURE_JOURNAL", journal.as_path())],
     );
     let mut ws = connect(&recorder.url);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (pid, window) = loop {
-        let windows = session.ok("list_windows", json!({}));
-        let found = windows["windows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["title"] == "cua fixture")
-            .cloned();
-        if let Some(w) = found {
-            break (w["pid"].clone(), w["window_id"].clone());
-        }
-        assert!(Instant::now() < deadline, "no fixture window: {windows}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let (pid, window) = common::live::window_titled(&session, "cua fixture");
     let elements = session.state(&pid, &window)["elements"]
         .as_array()
         .unwrap()

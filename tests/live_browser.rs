@@ -1,10 +1,13 @@
 //! `cua record --live` driven as a person drives it: through the page in a real browser.
 //! cua records the calculator in one sandbox; a headless Chromium in a second sandbox opens
-//! the page, and the project's own CDP tools (browser_click, browser_type, browser_pointer)
-//! click on the screen's picture, type into it, use "Undo last", the inspector and "Save
-//! as scenario". The calculator's own tree must show the product, the turn folders must
+//! the page. The project's own CDP tools (browser_click, browser_pointer, browser_type)
+//! click and hover on the screen's picture and fill the page's form, and cua's type_text
+//! types into the picture as keys, to record, use "Undo last", the inspector and "Save as
+//! scenario". The calculator's own tree must show the product, the turn folders must
 //! hold the flow without the undone turn, the inspector's step pasted into a scenario must
-//! run, and `cua test` must pass against the golden the saved scenario makes.
+//! run, and `cua test` must pass against the golden the saved scenario makes. Then the GTK 3
+//! fixture, given by its path, recorded the same way: its own journal must hold each
+//! input, and its saved scenario must pass.
 //!
 //! With `CUA_DOCS_SHOTS=DIR` the page's screenshots for docs/harness.md are written there.
 
@@ -119,6 +122,38 @@ impl Page {
         );
     }
 
+    /// Types `text` as a person types it: keys to the browser window, whose focus is the
+    /// picture (clicked last); waits for the burst's turn in the side panel.
+    fn type_keys(&self, text: &str) {
+        let listed = self.turns_listed();
+        self.session.ok(
+            "type_text",
+            json!({ "pid": self.app.pid, "window_id": self.app.window_id, "text": text,
+                "as_keys": true }),
+        );
+        self.until(
+            &format!("typing {text:?} was never a turn"),
+            &format!("document.querySelectorAll('#turns li[data-turn]').length > {listed}"),
+        );
+    }
+
+    /// "Save as scenario" under `name`, typed into the form's field.
+    fn save_as(&self, name: &str) {
+        let field = self.act("get_browser_state", json!({}))["refs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == "Scenario name")
+            .map(|r| r["ref"].clone())
+            .expect("the scenario name field");
+        self.act("browser_type", json!({ "ref": field, "text": name }));
+        self.press("Save as scenario");
+        self.until(
+            "Save as scenario said nothing",
+            "document.getElementById('saved').textContent.startsWith('saved ')",
+        );
+    }
+
     /// The browser window's screenshot, into `dir/name` when docs' screenshots are asked.
     fn shot(&self, name: &str) {
         let Some(dir) = std::env::var_os("CUA_DOCS_SHOTS") else {
@@ -139,8 +174,12 @@ impl Page {
     }
 }
 
+/// One recording with its browser at a time: each has two sandboxes and a Chromium.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_person_records_7_times_6_in_the_live_page_in_chromium_and_cua_test_passes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let app_side = common::Session::private();
     let mut recorder = LiveRecorder::calculator(&app_side, "live-browser");
     let (pid, window, elements) = calculator_window(&app_side);
@@ -153,16 +192,7 @@ fn a_person_records_7_times_6_in_the_live_page_in_chromium_and_cua_test_passes()
     // 7 × by clicks on the picture, 6 typed into it, = by a click.
     page.click_screen(centre(&elements, &["7"]));
     page.click_screen(centre(&elements, &["×", "Multiply"]));
-    // Keys go where a person's go: to the browser window, whose focus is the picture.
-    let listed = page.turns_listed();
-    page.session.ok(
-        "type_text",
-        json!({ "pid": page.app.pid, "window_id": page.app.window_id, "text": "6", "as_keys": true }),
-    );
-    page.until(
-        "the typed burst was never a turn",
-        &format!("document.querySelectorAll('#turns li[data-turn]').length > {listed}"),
-    );
+    page.type_keys("6");
     page.click_screen(centre(&elements, &["=", "Calculate result"]));
     calculator_shows(&app_side, &pid, &window, "42");
     page.shot("live-recording.png");
@@ -201,22 +231,7 @@ fn a_person_records_7_times_6_in_the_live_page_in_chromium_and_cua_test_passes()
     page.press("Inspect");
 
     // Save as scenario, by typing its name into the form.
-    let name_ref = page.act("get_browser_state", json!({}))["refs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["label"] == "Scenario name")
-        .map(|r| r["ref"].clone())
-        .expect("the scenario name field");
-    page.act(
-        "browser_type",
-        json!({ "ref": name_ref, "text": "calc-live" }),
-    );
-    page.press("Save as scenario");
-    page.until(
-        "Save as scenario said nothing",
-        "document.getElementById('saved').textContent.startsWith('saved ')",
-    );
+    page.save_as("calc-live");
 
     // The page goes (its browser and sandbox stop); then Ctrl-C ends the recording, which
     // is complete on disk without the undone turn.
@@ -266,4 +281,90 @@ fn a_person_records_7_times_6_in_the_live_page_in_chromium_and_cua_test_passes()
     let after = std::fs::read_to_string(golden.last().unwrap().1.join("app_state.json")).unwrap();
     assert!(after.contains("text value=\\\"7\\\""), "{after}");
     let _ = std::fs::remove_dir_all(&recorder.root);
+}
+
+/// The GTK 3 fixture (given by its path) recorded through the page in Chromium: a click on
+/// Increment and a name typed into its field reach the fixture (its journal), the turn
+/// folders hold them, and the saved scenario (its `[app] path`) passes `cua test`.
+#[test]
+fn a_fixture_recorded_in_the_page_in_chromium_journals_each_input_and_its_scenario_passes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let app_side = common::Session::private();
+    let journal = std::env::temp_dir().join(format!(
+        "cua-live-browser-journal-{}.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&journal);
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/harness/apps/fixture.py");
+    let mut recorder = LiveRecorder::start(
+        &app_side,
+        "live-browser-fixture",
+        fixture,
+        &[("CUA_FIXTURE_JOURNAL", journal.as_path())],
+    );
+    let (pid, window) = common::live::window_titled(&app_side, "cua fixture");
+    let elements = app_side.state(&pid, &window)["elements"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let centre_of = |role: &str, name: &str| {
+        let e = elements
+            .iter()
+            .find(|e| e["role"] == role && e["name"] == name)
+            .unwrap_or_else(|| panic!("no {role} {name:?}"));
+        let f = &e["frame"];
+        let n = |k: &str| f[k].as_f64().unwrap();
+        (n("x") + n("w") / 2.0, n("y") + n("h") / 2.0)
+    };
+
+    let page = Page::open(&recorder.url);
+    page.until(
+        "the page never showed the screen",
+        "document.getElementById('screen').naturalWidth === 1280",
+    );
+    page.click_screen(centre_of("button", "Increment"));
+    page.click_screen(centre_of("text", "Name"));
+    page.type_keys("cua");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = common::journal(&journal);
+        let clicked = events.iter().filter(|e| e["event"] == "clicked").count();
+        let typed = events
+            .iter()
+            .rev()
+            .find(|e| e["event"] == "changed")
+            .is_some_and(|e| e["text"] == "cua");
+        if clicked == 1 && typed {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the fixture's journal: {events:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    page.save_as("fixture-live");
+    drop(page);
+    recorder.interrupt();
+
+    let tools: Vec<String> = cua::replay::turn_dirs(&recorder.dir)
+        .unwrap()
+        .iter()
+        .map(|(_, d)| {
+            let a: Value =
+                serde_json::from_slice(&std::fs::read(d.join("action.json")).unwrap()).unwrap();
+            a["tool"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(tools, ["launch_app", "click", "click", "type_text"]);
+    let scenario =
+        std::fs::read_to_string(recorder.root.join("harness/fixture-live.toml")).unwrap();
+    assert!(
+        scenario.contains(&format!("path = \"{fixture}\"")),
+        "{scenario}"
+    );
+    recorder.cua_test("fixture-live", &["--update"]);
+    recorder.cua_test("fixture-live", &[]);
+    let _ = std::fs::remove_dir_all(&recorder.root);
+    let _ = std::fs::remove_file(&journal);
 }

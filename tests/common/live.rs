@@ -114,20 +114,25 @@ fn cua_test(root: &Path, name: &str, extra: &[&str]) {
 /// The calculator's window (pid, window id) and its elements, through `session` (the
 /// test's own reading, not the recorder's), once it shows.
 pub fn calculator_window(session: &Session) -> (Value, Value, Vec<Value>) {
+    let (pid, window) = window_titled(session, "Calculator");
+    let state = session.state(&pid, &window);
+    (pid, window, state["elements"].as_array().unwrap().clone())
+}
+
+/// The pid and id of the window whose title contains `title`, once it shows (bounded).
+pub fn window_titled(session: &Session, title: &str) -> (Value, Value) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let windows = session.ok("list_windows", json!({}));
-        let calc = windows["windows"].as_array().unwrap().iter().find(|w| {
-            w["title"]
-                .as_str()
-                .is_some_and(|t| t.contains("Calculator"))
-        });
-        if let Some(w) = calc {
-            let (pid, window) = (w["pid"].clone(), w["window_id"].clone());
-            let state = session.state(&pid, &window);
-            return (pid, window, state["elements"].as_array().unwrap().clone());
+        let found = windows["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["title"].as_str().is_some_and(|t| t.contains(title)));
+        if let Some(w) = found {
+            return (w["pid"].clone(), w["window_id"].clone());
         }
-        assert!(Instant::now() < deadline, "no calculator window: {windows}");
+        assert!(Instant::now() < deadline, "no window {title:?}: {windows}");
         std::thread::sleep(Duration::from_millis(200));
     }
 }
