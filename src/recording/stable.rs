@@ -37,6 +37,27 @@ struct Read {
     at: Instant,
 }
 
+/// A window just launched, once it holds still as an after-state must (or `timeout` runs
+/// out): what a replay waits for before its next turn reads the window, when no recorder
+/// settles the launch for it. A browser builds its page's tree after its window shows; a
+/// next turn that read its before-state then would take the page's arrival for its own
+/// change.
+pub async fn first_screen(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    timeout: Duration,
+) -> Settle {
+    let effect = Effect {
+        before: None,
+        action_started: Instant::now(),
+        confirmed: true,
+    };
+    stable_state(platform, pid, window, effect, None, timeout)
+        .await
+        .1
+}
+
 /// The window's state once it holds still (or the bound runs out), and how that went.
 /// `shown`: when a replay saw the turn's recorded change, if it did.
 pub async fn stable_state(

@@ -252,6 +252,9 @@ impl Tool for BoundLaunch<'_> {
     }
 }
 
+/// How long a replayed launch's window may take to hold still before the next turn.
+const FIRST_SCREEN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A recorded launch_app turn: the app is launched again (from a new build when one is
 /// given for it), or bound to the scenario's running app under `cua test`; the recorded
 /// pid and window are bound to the live ones.
@@ -313,6 +316,9 @@ pub(super) async fn replay_launch(
         bindings.windows.insert(old, new);
     }
     bindings.last_launched = window.or(bindings.last_launched);
+    if let (Some(pid), Some(window)) = (pid, window) {
+        first_screen(ctx, pid as u32, window).await;
+    }
     result.rebinding = Some(match (&opts.bound_app, new_build) {
         (Some(_), _) => format!("bound to the scenario's app, pid {}", pid.unwrap_or(0)),
         (None, Some(o)) => format!(
@@ -323,6 +329,23 @@ pub(super) async fn replay_launch(
         (None, None) => format!("launched pid {}", pid.unwrap_or(0)),
     });
     Ok(out.summary)
+}
+
+/// Waits for a launched window to hold still before the next turn reads it, unless the
+/// recorder settles every turn already (a recorded replay, `cua test`).
+async fn first_screen(ctx: &ToolContext, pid: u32, window_id: u64) {
+    if ctx.recorder.is_recording() {
+        return;
+    }
+    let Ok(platform) = ctx.platform().await else {
+        return;
+    };
+    let Ok(list) = platform.list_windows().await else {
+        return;
+    };
+    if let Some(window) = list.windows.into_iter().find(|w| w.window_id == window_id) {
+        crate::recording::stable::first_screen(&platform, pid, &window, FIRST_SCREEN_WAIT).await;
+    }
 }
 
 #[cfg(test)]
