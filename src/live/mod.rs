@@ -7,9 +7,10 @@
 //! events and turns), both on 127.0.0.1 under a one-time token ([`crate::loopback`]); a
 //! second page is refused while one is connected. The connected page has threads of its
 //! own ([`link`]), so frames keep coming while a call runs; a frame is pushed when the
-//! screen changed ([`frames`]). The recording ends on Ctrl-C or when the app exits; every turn is
-//! written whole by the recorder, so a page closed or a process stopped mid-way leaves a
-//! valid trajectory.
+//! screen changed ([`frames`]). What the page asks is answered in [`answer`] (a turn's
+//! line, "Undo last", "Save as scenario") and [`inspect`] (the inspector). The recording
+//! ends on Ctrl-C or when the app exits; every turn is written whole by the recorder, so a
+//! page closed or a process stopped mid-way leaves a valid trajectory.
 
 mod answer;
 mod frames;
