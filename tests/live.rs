@@ -27,6 +27,17 @@ type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStre
 /// One live recorder at a time: each has a sandbox and its app, on two cores.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The WebSocket URL the page (an HTTP reply, checked to be 200) names, as a browser
+/// finds it.
+fn socket_url(page: &str) -> String {
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    page.split("new WebSocket(`ws://${location.hostname}:")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .map(|rest| format!("ws://127.0.0.1:{rest}"))
+        .expect("the page names its socket")
+}
+
 /// The page's WebSocket, found in the page as a browser finds it; reads time out.
 fn connect(url: &str) -> Socket {
     let (host, path) = url
@@ -35,14 +46,7 @@ fn connect(url: &str) -> Socket {
         .split_once('/')
         .unwrap();
     let page = common::http_get(host, &format!("/{path}"), host);
-    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
-    let ws_url = page
-        .split("new WebSocket(`ws://${location.hostname}:")
-        .nth(1)
-        .and_then(|rest| rest.split('`').next())
-        .map(|rest| format!("ws://127.0.0.1:{rest}"))
-        .expect("the page names its socket");
-    let (ws, _) = tungstenite::connect(&ws_url).expect("the page's socket");
+    let (ws, _) = tungstenite::connect(socket_url(&page)).expect("the page's socket");
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
         s.set_read_timeout(Some(Duration::from_millis(200)))
             .unwrap();
@@ -97,14 +101,7 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
     // The page: only at its token's path, only for its own Host.
     assert!(common::http_get(host, "/", host).starts_with("HTTP/1.1 403"));
     assert!(common::http_get(host, &path, "evil.example").starts_with("HTTP/1.1 403"));
-    let page = common::http_get(host, &path, host);
-    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
-    let ws_url = page
-        .split("new WebSocket(`ws://${location.hostname}:")
-        .nth(1)
-        .and_then(|rest| rest.split('`').next())
-        .map(|rest| format!("ws://127.0.0.1:{rest}"))
-        .expect("the page names its socket");
+    let ws_url = socket_url(&common::http_get(host, &path, host));
 
     let (mut ws, _) = tungstenite::connect(&ws_url).expect("the page's socket");
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
@@ -189,14 +186,10 @@ fn a_person_records_7_times_6_by_clicking_in_the_live_page() {
         "{ended}"
     );
     recorder.exits("when the app exited");
-    let turns = cua::replay::turn_dirs(&recorder.dir).unwrap();
-    assert_eq!(turns.len(), 5, "{turns:?}");
-    let action = |n: usize| -> Value {
-        serde_json::from_slice(&std::fs::read(turns[n].1.join("action.json")).unwrap()).unwrap()
-    };
-    assert_eq!(action(0)["tool"], "launch_app");
-    for n in 1..5 {
-        let a = action(n);
+    let actions = recorder.actions();
+    assert_eq!(actions.len(), 5, "{actions:?}");
+    assert_eq!(actions[0]["tool"], "launch_app");
+    for a in &actions[1..] {
         assert_eq!(a["tool"], "click", "{a}");
         assert!(a["arguments"]["element_index"].is_u64(), "{a}");
         assert_eq!(a["target"]["role"], "button", "{a}");
@@ -330,15 +323,7 @@ fn every_kind_of_page_input_reaches_the_gtk3_fixture_as_its_recorded_tool() {
 
     drop(ws);
     recorder.interrupt();
-    let tools: Vec<String> = cua::replay::turn_dirs(&recorder.dir)
-        .unwrap()
-        .iter()
-        .map(|(_, d)| {
-            let a: Value =
-                serde_json::from_slice(&std::fs::read(d.join("action.json")).unwrap()).unwrap();
-            a["tool"].as_str().unwrap().to_string()
-        })
-        .collect();
+    let tools = recorder.tools();
     assert_eq!(
         tools,
         [

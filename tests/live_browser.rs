@@ -237,14 +237,10 @@ fn a_person_records_7_times_6_in_the_live_page_in_chromium_and_cua_test_passes()
     // is complete on disk without the undone turn.
     drop(page);
     recorder.interrupt();
-    let turns = cua::replay::turn_dirs(&recorder.dir).unwrap();
-    let tools: Vec<String> = turns
+    let tools: Vec<String> = recorder
+        .actions()
         .iter()
-        .map(|(_, d)| {
-            let a: Value =
-                serde_json::from_slice(&std::fs::read(d.join("action.json")).unwrap()).unwrap();
-            format!("{} {}", a["tool"].as_str().unwrap(), a["target"]["name"])
-        })
+        .map(|a| format!("{} {}", a["tool"].as_str().unwrap(), a["target"]["name"]))
         .collect();
     assert_eq!(
         tools
@@ -347,15 +343,7 @@ fn a_fixture_recorded_in_the_page_in_chromium_journals_each_input_and_its_scenar
     drop(page);
     recorder.interrupt();
 
-    let tools: Vec<String> = cua::replay::turn_dirs(&recorder.dir)
-        .unwrap()
-        .iter()
-        .map(|(_, d)| {
-            let a: Value =
-                serde_json::from_slice(&std::fs::read(d.join("action.json")).unwrap()).unwrap();
-            a["tool"].as_str().unwrap().to_string()
-        })
-        .collect();
+    let tools = recorder.tools();
     assert_eq!(tools, ["launch_app", "click", "click", "type_text"]);
     let scenario =
         std::fs::read_to_string(recorder.root.join("harness/fixture-live.toml")).unwrap();

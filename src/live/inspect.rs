@@ -41,7 +41,7 @@ pub async fn inspect(
 
 /// A `[[step]]` that clicks the element with this role, exact name and place among its
 /// look-alikes.
-pub fn element_step(role: &str, name: &str, nth: usize) -> String {
+fn element_step(role: &str, name: &str, nth: usize) -> String {
     let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
     let nth = if nth > 0 {
         format!(", nth = {nth}")

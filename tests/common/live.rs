@@ -89,6 +89,25 @@ impl LiveRecorder {
         self.exits("on Ctrl-C");
     }
 
+    /// Each turn's `action.json` in the recording, in turn order.
+    pub fn actions(&self) -> Vec<Value> {
+        cua::replay::turn_dirs(&self.dir)
+            .unwrap()
+            .iter()
+            .map(|(_, d)| {
+                serde_json::from_slice(&std::fs::read(d.join("action.json")).unwrap()).unwrap()
+            })
+            .collect()
+    }
+
+    /// Each turn's tool in the recording, in turn order.
+    pub fn tools(&self) -> Vec<String> {
+        self.actions()
+            .iter()
+            .map(|a| a["tool"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// `cua test NAME` in the root (with `extra` flags); it must pass.
     pub fn cua_test(&self, name: &str, extra: &[&str]) {
         cua_test(&self.root, name, extra);
