@@ -340,7 +340,10 @@ async fn first_screen(ctx: &ToolContext, pid: u32, window_id: u64) {
     let Ok(platform) = ctx.platform().await else {
         return;
     };
-    if let Ok(window) = crate::tools::window_of(platform.as_ref(), None, window_id).await {
+    let Ok(list) = platform.list_windows().await else {
+        return;
+    };
+    if let Some(window) = list.windows.into_iter().find(|w| w.window_id == window_id) {
         crate::recording::stable::first_screen(&platform, pid, &window, FIRST_SCREEN_WAIT).await;
     }
 }
