@@ -230,6 +230,9 @@ fn wayland_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down()
         height: 480,
         backend: cua::sandbox::Backend::Wayland,
     };
+    // A marker left by a sandbox that was killed, on the number both would take: both
+    // see it stale at once, and only one may take it over (CI once gave both 1000).
+    let stale = plant_stale_wayland_marker();
     // A sandbox's processes die with the thread that started it: each starts on the
     // thread that owns it, both at once.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -273,4 +276,22 @@ fn wayland_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down()
     for pid in owned_pids(&first) {
         assert!(alive(pid), "first sandbox lost pid {pid}");
     }
+    let _ = std::fs::remove_dir(stale);
+}
+
+/// Makes the lowest free Wayland sandbox marker as a killed sandbox leaves it: there, and
+/// older than any start could take.
+fn plant_stale_wayland_marker() -> std::path::PathBuf {
+    let root = cua::sandbox::state_root();
+    std::fs::create_dir_all(&root).unwrap();
+    let marker = (1000..2000)
+        .map(|n| root.join(format!(".wayland-{n}")))
+        .find(|m| std::fs::create_dir(m).is_ok())
+        .unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(&marker)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    marker
 }

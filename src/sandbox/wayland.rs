@@ -131,7 +131,18 @@ fn claim_path(root: &Path, number: u32) -> PathBuf {
 /// Claims the lowest free Wayland sandbox number: its marker folder is made atomically, so
 /// sandboxes started at the same moment get numbers of their own (as Xvfb's lock files give
 /// X displays). A marker whose sandbox no longer runs is taken over.
+///
+/// Claims are made one at a time under a lock on the root: taking a stale marker over is a
+/// remove then a create, and two claimers that both saw it stale would otherwise each
+/// remove the other's fresh marker and both get its number (seen in CI).
 fn claim_number(root: &Path) -> Result<u32, SandboxError> {
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(root.join(".wayland-numbers.lock"))?;
+    let _held = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| std::io::Error::from(errno))?;
     let running: Vec<u32> = list_running().iter().map(|(s, _)| s.display).collect();
     for number in WAYLAND_NUMBERS..WAYLAND_NUMBERS + 1000 {
         let marker = claim_path(root, number);
