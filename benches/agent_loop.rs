@@ -10,7 +10,8 @@
 //! The SDL fixture (pygame) has no tree: each of its reads is OCR of the window.
 //!
 //! The GTK 3, GTK 4 and Qt 6 fixtures run again as native Wayland clients in a headless
-//! sway: the same loop through the Wayland backend (cua-driver has none).
+//! sway, and in a headless GNOME Shell: the same loop through the Wayland and GNOME
+//! backends (cua-driver has neither).
 //!
 //! cua-driver runs where it is built: `CUA_DRIVER_BIN=/path/to/cua-driver cargo bench
 //! --bench agent_loop` (docs/performance.md says how to build it); without it, its
@@ -107,6 +108,22 @@ const TOOLKITS: &[Toolkit] = &[
         label: "Qt 6 (Wayland)",
         launch: || script("fixture_qt.py", &["6"]),
         backend: Backend::Wayland,
+    },
+    // And in a headless GNOME Shell, through cua's Shell extension.
+    Toolkit {
+        label: "GTK 3 (GNOME)",
+        launch: || script("fixture_gtk3.py", &[]),
+        backend: Backend::Gnome,
+    },
+    Toolkit {
+        label: "GTK 4 (GNOME)",
+        launch: || script("fixture_gtk4.py", &[]),
+        backend: Backend::Gnome,
+    },
+    Toolkit {
+        label: "Qt 6 (GNOME)",
+        launch: || script("fixture_qt.py", &["6"]),
+        backend: Backend::Gnome,
     },
 ];
 
@@ -309,7 +326,7 @@ fn main() {
                 [("cua", false, &mut cua_on), ("video", true, &mut cua_video)]
             {
                 // Video grabs an X screen: not on Wayland yet.
-                if video && toolkit.backend == Backend::Wayland {
+                if video && toolkit.backend.is_wayland() {
                     continue;
                 }
                 let folder = dir(&format!("{tag}-{round}"));
@@ -327,7 +344,7 @@ fn main() {
         };
         let peer_shown = |t: &Tally| match peer {
             Some(_) => t.shown(),
-            None if toolkit.backend == Backend::Wayland => "no Wayland backend".to_string(),
+            None if toolkit.backend.is_wayland() => "no Wayland backend".to_string(),
             None => "not built (CUA_DRIVER_BIN)".to_string(),
         };
         let ratio = match (peer_on.median(), cua_on.median()) {
@@ -340,7 +357,7 @@ fn main() {
             cua_off.shown(),
             cua_on.shown(),
             added,
-            if toolkit.backend == Backend::Wayland {
+            if toolkit.backend.is_wayland() {
                 "not on Wayland yet".to_string()
             } else {
                 cua_video.shown()

@@ -106,6 +106,7 @@ fn run_inner(out: &Path, backend: crate::sandbox::Backend) -> Result<(), String>
         match backend {
             crate::sandbox::Backend::X11 => "Xvfb, D-Bus, AT-SPI, openbox",
             crate::sandbox::Backend::Wayland => "a headless sway, D-Bus, AT-SPI",
+            crate::sandbox::Backend::Gnome => "a headless GNOME Shell, D-Bus, AT-SPI",
         }
     );
     let sandbox = Sandbox::start(SandboxOptions {

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 /// Environment variable naming the state directory of the sandbox a process runs in.
 pub const SANDBOX_DIR_ENV: &str = "CUA_SANDBOX_DIR";
-/// Environment variable choosing the display server: `x11` or `wayland`.
+/// Environment variable choosing the display server: `x11`, `wayland` (a wlroots
+/// compositor such as sway) or `gnome` (GNOME Shell, through cua's Shell extension).
 pub const BACKEND_ENV: &str = "CUA_BACKEND";
 
 /// A display server cua drives.
@@ -30,7 +31,10 @@ pub const BACKEND_ENV: &str = "CUA_BACKEND";
 pub enum Backend {
     #[default]
     X11,
+    /// A wlroots compositor (sway).
     Wayland,
+    /// GNOME Shell (mutter) on Wayland, through cua's Shell extension.
+    Gnome,
 }
 
 impl Backend {
@@ -38,15 +42,22 @@ impl Backend {
         match self {
             Backend::X11 => "x11",
             Backend::Wayland => "wayland",
+            Backend::Gnome => "gnome",
         }
+    }
+
+    /// Whether apps on it are Wayland clients.
+    pub fn is_wayland(self) -> bool {
+        matches!(self, Backend::Wayland | Backend::Gnome)
     }
 
     pub fn parse(s: &str) -> Result<Backend, String> {
         match s.to_ascii_lowercase().as_str() {
             "x11" => Ok(Backend::X11),
             "wayland" => Ok(Backend::Wayland),
+            "gnome" => Ok(Backend::Gnome),
             other => Err(format!(
-                "{BACKEND_ENV}={other:?} is not a backend (x11 or wayland)"
+                "{BACKEND_ENV}={other:?} is not a backend (x11, wayland or gnome)"
             )),
         }
     }
@@ -173,6 +184,12 @@ impl DesktopEnv {
                 // GTK on Wayland reads its font, caret blink and animations from GSettings:
                 // the sandbox's keyfile holds the values settings.ini gives it on X11.
                 env.push(("GSETTINGS_BACKEND".into(), "keyfile".into()));
+            }
+            if self.backend == Some(Backend::Gnome) {
+                // Mutter draws no title bars for Wayland clients: Qt then draws its own
+                // inside its window, and reports element extents from below it, by an
+                // offset no one tells. Without it Qt windows look as in the sway sandbox.
+                env.push(("QT_WAYLAND_DISABLE_WINDOWDECORATION".into(), "1".into()));
             }
         }
         env.extend(self.app_env.iter().cloned());

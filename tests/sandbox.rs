@@ -225,10 +225,21 @@ fn a_new_sandbox_parks_the_pointer_in_the_bottom_right_corner() {
 /// and leaves the other running.
 #[test]
 fn wayland_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down() {
+    sandboxes_start_side_by_side_and_tear_down(cua::sandbox::Backend::Wayland);
+}
+
+/// The same for GNOME Shell sandboxes, whose shell starts helpers of its own: none of
+/// them may outlive the sandbox either.
+#[test]
+fn gnome_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down() {
+    sandboxes_start_side_by_side_and_tear_down(cua::sandbox::Backend::Gnome);
+}
+
+fn sandboxes_start_side_by_side_and_tear_down(backend: cua::sandbox::Backend) {
     let options = SandboxOptions {
         width: 640,
         height: 480,
-        backend: cua::sandbox::Backend::Wayland,
+        backend,
     };
     // A marker left by a sandbox that was killed, on the number both would take: both
     // see it stale at once, and only one may take it over (CI once gave both 1000).
@@ -271,6 +282,15 @@ fn wayland_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down()
         assert!(!o.exists(), "{} left behind", o.display());
     }
     assert!(!std::path::Path::new(&socket).exists());
+    assert!(
+        !processes_of(first.dir()).is_empty(),
+        "the running sandbox's processes are found by their environment"
+    );
+    let left = processes_of(&dir);
+    assert!(
+        left.is_empty(),
+        "processes of the dropped sandbox still run: {left:?}"
+    );
     // The first one still answers on its socket.
     assert!(std::os::unix::net::UnixStream::connect(first.display_name()).is_ok());
     for pid in owned_pids(&first) {
@@ -294,4 +314,24 @@ fn plant_stale_wayland_marker() -> std::path::PathBuf {
         .set_modified(hour_ago)
         .unwrap();
     marker
+}
+
+/// Live processes whose environment puts them in the sandbox at `dir` (helpers a display
+/// server started, which the sandbox never listed).
+fn processes_of(dir: &std::path::Path) -> Vec<String> {
+    let wanted = format!("CUA_SANDBOX_DIR={}", dir.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| alive(*pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == wanted.as_bytes()))
+        })
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!("{pid} {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
+        })
+        .collect()
 }

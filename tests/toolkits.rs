@@ -94,6 +94,25 @@ const WAYLAND_FIXTURES: &[Fixture] = &[
     },
 ];
 
+/// The same fixtures on GNOME Shell (mutter), through cua's Shell extension.
+const GNOME_FIXTURES: &[Fixture] = &[
+    Fixture {
+        toolkit: "GTK 3 (GNOME)",
+        launch: Launch::Script("harness/apps/fixture_gtk3.py", &[]),
+        backend: Backend::Gnome,
+    },
+    Fixture {
+        toolkit: "GTK 4 (GNOME)",
+        launch: Launch::Script("harness/apps/fixture_gtk4.py", &[]),
+        backend: Backend::Gnome,
+    },
+    Fixture {
+        toolkit: "Qt 6 (GNOME)",
+        launch: Launch::Script("harness/apps/fixture_qt.py", &["6"]),
+        backend: Backend::Gnome,
+    },
+];
+
 /// One row of the matrix: a tool call on an element found by role (and name), and the
 /// journal event that shows its effect.
 struct Case {
@@ -840,9 +859,11 @@ fn foreground_element_actions_land_on_their_element() {
 fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
     let (_x11, x11_journal, x11) = sandboxed();
     let (_wayland, wayland_journal, wayland) = sandboxed_on(Backend::Wayland);
+    let (_gnome, gnome_journal, gnome) = sandboxed_on(Backend::Gnome);
     let on = |fx: &Fixture| match fx.backend {
         Backend::X11 => (&x11, &x11_journal),
         Backend::Wayland => (&wayland, &wayland_journal),
+        Backend::Gnome => (&gnome, &gnome_journal),
     };
     // CUA_MATRIX_COLUMNS=Wayland runs only the columns whose name contains one of those
     // words (the docs are then neither checked nor written).
@@ -850,6 +871,7 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
     let columns: Vec<&Fixture> = FIXTURES
         .iter()
         .chain(WAYLAND_FIXTURES)
+        .chain(GNOME_FIXTURES)
         .filter(|fx| {
             columns_wanted
                 .as_deref()
@@ -909,11 +931,17 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
 fn a_focused_text_field_draws_the_same_pixels_through_two_blink_periods() {
     let (_x11, _journal, x11) = sandboxed();
     let (_wayland, _wayland_journal, wayland) = sandboxed_on(Backend::Wayland);
+    let (_gnome, _gnome_journal, gnome) = sandboxed_on(Backend::Gnome);
     let mut blinking = Vec::new();
-    for fx in FIXTURES.iter().chain(WAYLAND_FIXTURES) {
+    for fx in FIXTURES
+        .iter()
+        .chain(WAYLAND_FIXTURES)
+        .chain(GNOME_FIXTURES)
+    {
         let h = match fx.backend {
             Backend::X11 => &x11,
             Backend::Wayland => &wayland,
+            Backend::Gnome => &gnome,
         };
         let (pid, window_id) = launch(h, fx);
         let at = json!({ "pid": pid, "window_id": window_id });

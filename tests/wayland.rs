@@ -36,10 +36,15 @@ impl std::ops::Deref for Wayland {
 
 impl Wayland {
     fn start() -> Wayland {
+        Wayland::start_on(Backend::Wayland)
+    }
+
+    /// On sway (`Backend::Wayland`) or GNOME Shell (`Backend::Gnome`).
+    fn start_on(backend: Backend) -> Wayland {
         let session = common::Session::on(SandboxOptions {
             width: 1280,
             height: 800,
-            backend: Backend::Wayland,
+            backend,
         });
         let journal = session.sandbox().dir().join("journal.jsonl");
         let path = journal.to_string_lossy().into_owned();
@@ -141,7 +146,17 @@ fn event_is(e: &Value, event: &str, widget: &str) -> bool {
 /// turn written whole (action, before and after states, screenshot).
 #[test]
 fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
-    let w = Wayland::start();
+    fixtures_are_listed_captured_driven_and_recorded(Backend::Wayland);
+}
+
+/// The same on GNOME Shell (mutter), through cua's Shell extension.
+#[test]
+fn on_gnome_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
+    fixtures_are_listed_captured_driven_and_recorded(Backend::Gnome);
+}
+
+fn fixtures_are_listed_captured_driven_and_recorded(backend: Backend) {
+    let w = Wayland::start_on(backend);
     for (toolkit, script, args) in FIXTURES {
         let (pid, window_id) = w.launch(script, args);
         let at = json!({ "pid": pid, "window_id": window_id });
@@ -283,7 +298,29 @@ fn without_the_compositors_ipc_a_window_gets_its_pid_from_the_accessibility_bus(
 /// foreground, never `confirmed`.
 #[test]
 fn background_input_on_wayland_escalates_and_sends_nothing() {
-    let w = Wayland::start();
+    background_input_escalates_and_sends_nothing(
+        Backend::Wayland,
+        &[
+            "foreign_toplevel",
+            "screencopy",
+            "virtual_pointer",
+            "virtual_keyboard",
+        ],
+    );
+}
+
+#[test]
+fn background_input_on_gnome_escalates_and_sends_nothing() {
+    background_input_escalates_and_sends_nothing(
+        Backend::Gnome,
+        &["gnome_shell", "window_list", "screenshots", "seat_input"],
+    );
+}
+
+/// Background input is refused with an escalation and reaches nothing; the display's own
+/// checks (`checks`) pass, and health_report calls the desktop healthy.
+fn background_input_escalates_and_sends_nothing(backend: Backend, checks: &[&str]) {
+    let w = Wayland::start_on(backend);
     let (pid, window_id) = w.launch(FIXTURES[0].1, FIXTURES[0].2);
     let at = json!({ "pid": pid, "window_id": window_id });
     let state = w.ok("get_window_state", at.clone());
@@ -310,19 +347,14 @@ fn background_input_on_wayland_escalates_and_sends_nothing() {
         "background input reached the app: {:?}",
         journal(&w.journal).iter().skip(seen).collect::<Vec<_>>()
     );
-    let checks = w.ok("check_permissions", json!({}));
-    for name in [
-        "foreign_toplevel",
-        "screencopy",
-        "virtual_pointer",
-        "virtual_keyboard",
-    ] {
-        let check = checks["checks"]
+    let answered = w.ok("check_permissions", json!({}));
+    for name in checks {
+        let check = answered["checks"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} check: {checks}"));
+            .find(|c| c["name"] == *name)
+            .unwrap_or_else(|| panic!("no {name} check: {answered}"));
         assert_eq!(check["ok"], true, "{check}");
     }
     // health_report reads the same checks by what they are about, not by X11 names: a

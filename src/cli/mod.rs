@@ -81,7 +81,7 @@ enum Command {
     ListTools,
     /// Print a tool's JSON Schema and description.
     Describe { tool: String },
-    /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox).
+    /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox; or a headless sway or GNOME Shell).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
     /// Run regression scenarios (harness/<name>.toml), each in its own sandbox, and diff

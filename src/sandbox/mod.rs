@@ -1,6 +1,6 @@
 //! The headless desktop: a display server (Xvfb with openbox and a Composite redirect
-//! holder, or a headless sway: [`wayland`]), a private D-Bus session bus and the AT-SPI
-//! bus, started together and ended together.
+//! holder, a headless sway: [`wayland`], or a headless GNOME Shell: [`gnome`]), a private
+//! D-Bus session bus and the AT-SPI bus, started together and ended together.
 //!
 //! [`Sandbox::start`] returns a guard that tears the desktop down on drop (panics
 //! included; its processes also die with the thread that started them). The CLI uses
@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "wayland")]
+mod gnome;
 #[cfg(feature = "wayland")]
 mod wayland;
 
@@ -174,7 +176,7 @@ impl SandboxState {
     pub fn display_label(&self) -> String {
         match self.backend {
             Backend::X11 => format!(":{}", self.display),
-            Backend::Wayland => self.display.to_string(),
+            Backend::Wayland | Backend::Gnome => self.display.to_string(),
         }
     }
 }
@@ -246,6 +248,7 @@ impl Sandbox {
                 require("openbox", "openbox")?;
             }
             Backend::Wayland => require("sway", "sway")?,
+            Backend::Gnome => require("gnome-shell", "gnome-shell")?,
         }
         require("dbus-daemon", "dbus")?;
         require("/usr/libexec/at-spi-bus-launcher", "at-spi2-core")?;
@@ -282,8 +285,10 @@ impl Sandbox {
             Backend::X11 => sandbox.boot(&root, &unique, owned)?,
             #[cfg(feature = "wayland")]
             Backend::Wayland => sandbox.boot_wayland(&root, &unique, owned)?,
+            #[cfg(feature = "wayland")]
+            Backend::Gnome => sandbox.boot_gnome(&root, &unique, owned)?,
             #[cfg(not(feature = "wayland"))]
-            Backend::Wayland => {
+            Backend::Wayland | Backend::Gnome => {
                 return Err(SandboxError::Start(
                     "this build of cua has no Wayland backend (build it with the `wayland` feature, on by default)".into(),
                 ));
@@ -472,7 +477,7 @@ impl Sandbox {
 
     /// How the platform layer addresses this desktop.
     pub fn desktop(&self) -> DesktopEnv {
-        let wayland = self.state.backend == Backend::Wayland;
+        let wayland = self.state.backend.is_wayland();
         DesktopEnv {
             display: (!wayland).then(|| self.display_name()),
             wayland_display: self.state.wayland_socket.clone(),
@@ -890,6 +895,9 @@ fn is_zombie(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
+/// The processes a sandbox runs while its display server does (by their listed names).
+const DISPLAY_SERVERS: &[&str] = &["Xvfb", "sway", "gnome-shell"];
+
 /// Sandboxes whose display server still runs; stale state directories are removed.
 pub fn list_running() -> Vec<(SandboxState, PathBuf)> {
     let mut out = Vec::new();
@@ -907,7 +915,7 @@ pub fn list_running() -> Vec<(SandboxState, PathBuf)> {
         let server_alive = state
             .processes
             .iter()
-            .any(|p| (p.name == "Xvfb" || p.name == "sway") && alive_and_same(p));
+            .any(|p| DISPLAY_SERVERS.contains(&p.name.as_str()) && alive_and_same(p));
         if server_alive {
             out.push((state, dir));
         } else {

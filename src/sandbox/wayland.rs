@@ -124,7 +124,7 @@ fn sway_config(width: u32, height: u32) -> String {
 }
 
 /// The marker that holds a Wayland sandbox number while its sandbox runs.
-fn claim_path(root: &Path, number: u32) -> PathBuf {
+pub(super) fn claim_path(root: &Path, number: u32) -> PathBuf {
     root.join(format!(".wayland-{number}"))
 }
 
@@ -135,7 +135,7 @@ fn claim_path(root: &Path, number: u32) -> PathBuf {
 /// Claims are made one at a time under a lock on the root: taking a stale marker over is a
 /// remove then a create, and two claimers that both saw it stale would otherwise each
 /// remove the other's fresh marker and both get its number (seen in CI).
-fn claim_number(root: &Path) -> Result<u32, SandboxError> {
+pub(super) fn claim_number(root: &Path) -> Result<u32, SandboxError> {
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

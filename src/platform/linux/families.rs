@@ -164,7 +164,7 @@ fn chromium_flags(user_args: &[String], scratch: &Path, backend: Backend) -> Pla
         // Automation mode: no infobar about the flags above.
         "--test-type".into(),
     ];
-    if backend == Backend::Wayland && !user_args.iter().any(|a| a.starts_with("--ozone-platform")) {
+    if backend.is_wayland() && !user_args.iter().any(|a| a.starts_with("--ozone-platform")) {
         flags.push("--ozone-platform=wayland".into());
     }
     if nix::unistd::geteuid().is_root() && !user_args.iter().any(|a| a == "--no-sandbox") {

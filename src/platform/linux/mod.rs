@@ -10,6 +10,8 @@ mod damage;
 mod display;
 mod events;
 mod families;
+#[cfg(feature = "wayland")]
+pub mod gnome;
 mod input;
 mod overlay;
 mod popups;
@@ -161,6 +163,16 @@ impl LinuxPlatform {
 /// The display server `desktop` names: its Wayland compositor when it has the protocols
 /// cua needs, or when Wayland was chosen (then its checks say what is missing); else X11.
 fn connect_display(desktop: &DesktopEnv) -> PlatformResult<Arc<dyn DisplayServer>> {
+    #[cfg(feature = "wayland")]
+    if desktop.backend == Some(crate::desktop::Backend::Gnome) {
+        let address = desktop.dbus_address.as_deref().ok_or_else(|| {
+            PlatformError::NoDesktop(
+                "GNOME is reached over the session bus, and DBUS_SESSION_BUS_ADDRESS is not set"
+                    .into(),
+            )
+        })?;
+        return Ok(Arc::new(gnome::GnomeShell::connect(address)?));
+    }
     #[cfg(feature = "wayland")]
     if let Some(socket) = desktop.wayland_socket() {
         let chosen =

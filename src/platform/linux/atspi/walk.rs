@@ -39,7 +39,7 @@ impl Atspi {
         let gtk4 = gtk && version.starts_with('4');
         let (window_relative, csd_origin) = match frames {
             FrameOrigin::Screen { toolkit_frame } => (gtk4, toolkit_frame),
-            FrameOrigin::WindowRelative => (true, None),
+            FrameOrigin::WindowRelative { surface } => (true, surface),
         };
         let reading = Reading {
             bus,

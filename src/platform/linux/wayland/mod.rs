@@ -136,7 +136,7 @@ impl Wayland {
                 format!("{what}: not offered by this compositor; {without}")
             },
             fix: (!ok).then(|| {
-                "run a wlroots compositor (sway, labwc, wayfire: `cua sandbox start --backend wayland` starts sway); GNOME and KDE offer input and capture only through xdg-desktop-portal, which cua does not speak yet".into()
+                "run a wlroots compositor (sway, labwc, wayfire: `cua sandbox start --backend wayland` starts sway); on GNOME Shell cua works through a Shell extension of its own (`cua sandbox start --backend gnome` loads it; CUA_BACKEND=gnome uses it); KDE's KWin offers input and capture only through xdg-desktop-portal, which cua does not speak yet".into()
             }),
         }
         };
@@ -506,7 +506,7 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn frame_origin(&self, _id: u64) -> super::atspi::FrameOrigin {
-        super::atspi::FrameOrigin::WindowRelative
+        super::atspi::FrameOrigin::WindowRelative { surface: None }
     }
 
     fn background_input_caveat(&self) -> Option<&'static str> {
@@ -594,7 +594,7 @@ impl super::display::DisplayServer for Wayland {
 }
 
 /// What every window tool says on a compositor without the window list.
-const NO_WINDOW_LIST: &str = "this Wayland compositor offers no window list (zwlr_foreign_toplevel_manager_v1; GNOME's mutter and KDE's kwin do not): windows cannot be listed, captured or given input here; run a wlroots compositor such as sway (`cua sandbox start --backend wayland`), or use X11";
+const NO_WINDOW_LIST: &str = "this Wayland compositor offers no window list (zwlr_foreign_toplevel_manager_v1; GNOME's mutter and KDE's kwin do not): windows cannot be listed, captured or given input here; run a wlroots compositor such as sway (`cua sandbox start --backend wayland`), GNOME Shell with cua's Shell extension (`cua sandbox start --backend gnome`), or X11";
 
 /// A toplevel and, where the compositor has IPC, its place there.
 struct Joined {

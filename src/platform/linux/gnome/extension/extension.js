@@ -1,0 +1,194 @@
+// cua's bridge inside GNOME Shell: what mutter tells no outside caller (the window list
+// with pids, a window's pixels) and the seat's input, served on the session bus as
+// org.cua.Shell at /org/cua/Shell. cua's GNOME display server (gnome.rs) is its only
+// client; every method answers at once or fails with a message naming what went wrong.
+'use strict';
+
+const { Clutter, Gio, GLib, Meta, Shell } = imports.gi;
+const Main = imports.ui.main;
+
+const BUS_NAME = 'org.cua.Shell';
+const OBJECT_PATH = '/org/cua/Shell';
+const IFACE = `
+<node>
+  <interface name="org.cua.Shell">
+    <method name="Windows">
+      <arg type="s" direction="out" name="json"/>
+    </method>
+    <method name="Capture">
+      <arg type="i" direction="in" name="x"/>
+      <arg type="i" direction="in" name="y"/>
+      <arg type="i" direction="in" name="width"/>
+      <arg type="i" direction="in" name="height"/>
+      <arg type="ay" direction="out" name="png"/>
+    </method>
+    <method name="Input">
+      <arg type="s" direction="in" name="events"/>
+    </method>
+    <method name="Pointer">
+      <arg type="i" direction="out" name="x"/>
+      <arg type="i" direction="out" name="y"/>
+    </method>
+    <method name="Activate">
+      <arg type="t" direction="in" name="id"/>
+    </method>
+    <method name="Place">
+      <arg type="t" direction="in" name="id"/>
+      <arg type="b" direction="in" name="move"/>
+      <arg type="i" direction="in" name="x"/>
+      <arg type="i" direction="in" name="y"/>
+      <arg type="i" direction="in" name="width"/>
+      <arg type="i" direction="in" name="height"/>
+    </method>
+  </interface>
+</node>`;
+
+// Buttons go by the numbers X gives them, which Clutter's are (1 left, 2 middle, 3
+// right, 8 back, 9 forward; mutter turns them into evdev codes); 4 to 7 are the wheel.
+const BUTTONS = [1, 2, 3, 8, 9];
+const WHEEL = {
+    4: Clutter.ScrollDirection.UP,
+    5: Clutter.ScrollDirection.DOWN,
+    6: Clutter.ScrollDirection.LEFT,
+    7: Clutter.ScrollDirection.RIGHT,
+};
+
+function windowById(id) {
+    const found = global.get_window_actors()
+        .map(a => a.meta_window)
+        .find(w => w.get_id() === id);
+    if (!found)
+        throw new Error(`no window ${id}`);
+    return found;
+}
+
+function rect(r) {
+    return { x: r.x, y: r.y, width: r.width, height: r.height };
+}
+
+class Bridge {
+    constructor() {
+        const seat = Clutter.get_default_backend().get_default_seat();
+        this._pointer = seat.create_virtual_device(Clutter.InputDeviceType.POINTER_DEVICE);
+        this._keyboard = seat.create_virtual_device(Clutter.InputDeviceType.KEYBOARD_DEVICE);
+    }
+
+    // The screen's size, the pointer, and the windows bottom to top, as the stacking
+    // order has them.
+    Windows() {
+        const focus = global.display.get_focus_window();
+        const windows = global.get_window_actors().map(a => a.meta_window);
+        const [px, py] = global.get_pointer();
+        return JSON.stringify({
+            screen: global.display.get_size(),
+            pointer: [px, py],
+            windows: windows.map(w => ({
+                id: w.get_id(),
+                pid: w.get_pid(),
+                title: w.get_title() || '',
+                app_id: w.get_wm_class() || '',
+                kind: Object.keys(Meta.WindowType).find(k => Meta.WindowType[k] === w.get_window_type()) || 'NORMAL',
+                parent: w.get_transient_for() ? w.get_transient_for().get_id() : null,
+                frame: rect(w.get_frame_rect()),
+                buffer: rect(w.get_buffer_rect()),
+                focused: w === focus,
+                minimized: w.minimized,
+                hidden: w.is_hidden(),
+            })),
+        });
+    }
+
+    async CaptureAsync([x, y, width, height], invocation) {
+        try {
+            const stream = Gio.MemoryOutputStream.new_resizable();
+            const shooter = new Shell.Screenshot();
+            await new Promise((resolve, reject) => {
+                shooter.screenshot_area(x, y, width, height, stream, (s, result) => {
+                    try {
+                        s.screenshot_area_finish(result);
+                        resolve();
+                    } catch (e) {
+                        reject(e);
+                    }
+                });
+            });
+            stream.close(null);
+            const bytes = stream.steal_as_bytes();
+            invocation.return_value(new GLib.Variant('(ay)', [bytes.toArray()]));
+        } catch (e) {
+            invocation.return_error_literal(Gio.IOErrorEnum, Gio.IOErrorEnum.FAILED, `capture: ${e.message}`);
+        }
+    }
+
+    // Events in screen pixels: {move: [x, y]}, {button: n, down: bool},
+    // {keysym: k, down: bool}.
+    Input(json) {
+        for (const e of JSON.parse(json)) {
+            const now = GLib.get_monotonic_time();
+            if (e.move) {
+                this._pointer.notify_absolute_motion(now, e.move[0], e.move[1]);
+            } else if (e.button !== undefined && WHEEL[e.button] !== undefined) {
+                if (e.down)
+                    this._pointer.notify_discrete_scroll(now, WHEEL[e.button], Clutter.ScrollSource.WHEEL);
+            } else if (e.button !== undefined) {
+                if (!BUTTONS.includes(e.button))
+                    throw new Error(`no button ${e.button}`);
+                this._pointer.notify_button(now, e.button,
+                    e.down ? Clutter.ButtonState.PRESSED : Clutter.ButtonState.RELEASED);
+            } else if (e.keysym !== undefined) {
+                this._keyboard.notify_keyval(now, e.keysym,
+                    e.down ? Clutter.KeyState.PRESSED : Clutter.KeyState.RELEASED);
+            } else {
+                throw new Error(`not an input event: ${JSON.stringify(e)}`);
+            }
+        }
+    }
+
+    Pointer() {
+        const [x, y] = global.get_pointer();
+        return [x, y];
+    }
+
+    Activate(id) {
+        Main.activateWindow(windowById(id));
+    }
+
+    Place(id, move, x, y, width, height) {
+        const w = windowById(id);
+        if (w.maximized_horizontally || w.maximized_vertically)
+            w.unmaximize(Meta.MaximizeFlags.BOTH);
+        const at = w.get_frame_rect();
+        w.move_resize_frame(true, move ? x : at.x, move ? y : at.y, width, height);
+    }
+}
+
+class Extension {
+    enable() {
+        this._bridge = new Bridge();
+        this._exported = Gio.DBusExportedObject.wrapJSObject(IFACE, this._bridge);
+        this._exported.export(Gio.DBus.session, OBJECT_PATH);
+        this._owner = Gio.bus_own_name_on_connection(Gio.DBus.session, BUS_NAME,
+            Gio.BusNameOwnerFlags.NONE, null, null);
+        // A headless shell starts in the overview; cua's sandbox shows the desktop, as a
+        // person sees it after closing the overview.
+        if (GLib.getenv('CUA_GNOME_SANDBOX')) {
+            if (Main.layoutManager._startingUp)
+                this._startup = Main.layoutManager.connect('startup-complete', () => Main.overview.hide());
+            else
+                Main.overview.hide();
+        }
+    }
+
+    disable() {
+        if (this._startup)
+            Main.layoutManager.disconnect(this._startup);
+        Gio.bus_unown_name(this._owner);
+        this._exported.unexport();
+        this._exported = null;
+        this._bridge = null;
+    }
+}
+
+function init() {
+    return new Extension();
+}

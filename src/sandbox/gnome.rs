@@ -1,0 +1,160 @@
+//! The GNOME sandbox: a headless GNOME Shell (`--headless --wayland --no-x11
+//! --virtual-monitor WxH`), with the session bus and accessibility bus every sandbox has,
+//! and cua's Shell extension loaded through a session mode of its own (`cua`: GNOME's user
+//! session without the welcome dialog and notifications, whose banners would cover
+//! windows in screenshots). Apps started in it are native Wayland clients.
+//!
+//! The shell dies without a system bus (it asks logind and others there): a private bus
+//! of the sandbox's stands in for it, so nothing of the machine's is reached. The shell's
+//! settings come from the sandbox's keyfile, as its apps' do (no animations).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::wayland::{claim_number, claim_path};
+use super::{START_TIMEOUT, Sandbox, SandboxError};
+use crate::platform::linux::gnome::{EXTENSION_JS, EXTENSION_METADATA, EXTENSION_UUID};
+
+/// The session mode cua's sandbox runs the shell in.
+const SESSION_MODE: &str = "cua";
+
+impl Sandbox {
+    pub(super) fn boot_gnome(
+        &mut self,
+        root: &Path,
+        unique: &str,
+        owned: bool,
+    ) -> Result<(), SandboxError> {
+        self.state.display = claim_number(root)?;
+        self.state
+            .outside_dirs
+            .push(claim_path(root, self.state.display));
+        self.name_folder(root, unique)?;
+        self.start_session_bus(owned)?;
+        let system_bus = self.start_stand_in_system_bus(owned)?;
+
+        let runtime = self.dir.join("compositor-runtime");
+        std::fs::create_dir_all(&runtime)?;
+        std::fs::set_permissions(
+            &runtime,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )?;
+        let data = self.dir.join("shell-data");
+        write_shell_data(&data)?;
+
+        let mut shell = self.command("gnome-shell");
+        shell
+            .args(["--headless", "--wayland", "--no-x11", "--virtual-monitor"])
+            .arg(format!("{}x{}", self.state.width, self.state.height))
+            .arg(format!("--mode={SESSION_MODE}"))
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_DATA_DIRS", data_dirs(&data))
+            .env("DBUS_SYSTEM_BUS_ADDRESS", system_bus)
+            .env("GSETTINGS_BACKEND", "keyfile")
+            .env("CUA_GNOME_SANDBOX", "1");
+        let pid = self.spawn("gnome-shell", shell, owned)?;
+        let socket = wait_for_shell(&runtime, pid, &self.dir, &self.state.dbus_address)?;
+        self.state.wayland_socket = Some(socket);
+        self.save_state()?;
+        Ok(())
+    }
+
+    /// A bus of the sandbox's own where the shell looks for the system bus.
+    fn start_stand_in_system_bus(&mut self, owned: bool) -> Result<String, SandboxError> {
+        let mut dbus = Command::new("dbus-daemon");
+        dbus.args([
+            "--session",
+            "--nofork",
+            "--print-address=1",
+            &format!(
+                "--address=unix:path={}",
+                self.dir.join("system-bus").display()
+            ),
+        ])
+        .stdout(Stdio::piped());
+        let mut child = self.spawn_child("dbus-daemon (system stand-in)", dbus, owned)?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| SandboxError::Start("dbus-daemon stdout".into()))?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+        match line.trim() {
+            "" => Err(SandboxError::Start(
+                "the stand-in system bus did not print its address".into(),
+            )),
+            address => Ok(address.to_string()),
+        }
+    }
+}
+
+/// The shell's data folder: the `cua` session mode and cua's extension.
+fn write_shell_data(data: &Path) -> std::io::Result<()> {
+    let shell = data.join("gnome-shell");
+    let extension = shell.join("extensions").join(EXTENSION_UUID);
+    std::fs::create_dir_all(&extension)?;
+    std::fs::write(extension.join("metadata.json"), EXTENSION_METADATA)?;
+    std::fs::write(extension.join("extension.js"), EXTENSION_JS)?;
+    std::fs::create_dir_all(shell.join("modes"))?;
+    let mode = serde_json::json!({
+        "parentMode": "user",
+        "showWelcomeDialog": false,
+        "hasNotifications": false,
+        "enabledExtensions": [EXTENSION_UUID],
+    });
+    std::fs::write(
+        shell.join("modes").join(format!("{SESSION_MODE}.json")),
+        mode.to_string(),
+    )
+}
+
+/// The data folders the shell searches: the sandbox's first, then the system's.
+fn data_dirs(data: &Path) -> String {
+    let system = std::env::var("XDG_DATA_DIRS")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    format!("{}:{system}", data.display())
+}
+
+/// Waits until the shell listens (its Wayland socket in `runtime`) and cua's extension
+/// answers on the session bus; the shell's log tail says why when it does not.
+fn wait_for_shell(
+    runtime: &Path,
+    pid: u32,
+    dir: &Path,
+    bus: &str,
+) -> Result<PathBuf, SandboxError> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    let socket = runtime.join("wayland-0");
+    loop {
+        if socket.exists() && crate::platform::linux::gnome::GnomeShell::connect(bus).is_ok() {
+            return Ok(socket);
+        }
+        let exited = super::is_zombie(pid) || !Path::new(&format!("/proc/{pid}")).exists();
+        if exited || Instant::now() >= deadline {
+            let log = std::fs::read_to_string(dir.join("gnome-shell.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(5).collect();
+            return Err(SandboxError::Start(format!(
+                "gnome-shell {} (log: {:?})",
+                if exited {
+                    "exited at start".to_string()
+                } else {
+                    format!(
+                        "did not listen with cua's extension within {} s",
+                        START_TIMEOUT.as_secs()
+                    )
+                },
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
