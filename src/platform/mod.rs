@@ -17,6 +17,12 @@ pub mod page_relay;
 /// the check that it has them.
 #[cfg(all(target_os = "linux", feature = "wayland"))]
 pub use linux::{hold_seat as hold_wayland_seat, seat_has_devices as wayland_seat_ready};
+/// What the GNOME sandbox needs: cua's Shell extension to load, and the check that it
+/// answers.
+#[cfg(all(target_os = "linux", feature = "wayland"))]
+pub mod gnome_shell {
+    pub use super::linux::gnome::{EXTENSION_JS, EXTENSION_METADATA, EXTENSION_UUID, GnomeShell};
+}
 mod quirks;
 
 pub use quirks::{AppQuirks, PointerCaveat};

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::wayland::{claim_number, claim_path};
 use super::{START_TIMEOUT, Sandbox, SandboxError};
-use crate::platform::linux::gnome::{EXTENSION_JS, EXTENSION_METADATA, EXTENSION_UUID};
+use crate::platform::gnome_shell::{EXTENSION_JS, EXTENSION_METADATA, EXTENSION_UUID, GnomeShell};
 
 /// The session mode cua's sandbox runs the shell in.
 const SESSION_MODE: &str = "cua";
@@ -135,7 +135,7 @@ fn wait_for_shell(
     let deadline = Instant::now() + START_TIMEOUT;
     let socket = runtime.join("wayland-0");
     loop {
-        if socket.exists() && crate::platform::linux::gnome::GnomeShell::connect(bus).is_ok() {
+        if socket.exists() && GnomeShell::connect(bus).is_ok() {
             return Ok(socket);
         }
         let exited = super::is_zombie(pid) || !Path::new(&format!("/proc/{pid}")).exists();

@@ -953,10 +953,10 @@ pub enum FrameOrigin {
     /// so (`_GTK_FRAME_EXTENTS`), else it is taken to be centred in it.
     Screen { toolkit_frame: Option<(i32, i32)> },
     /// Relative to the window, every toolkit alike (Wayland, where no window knows its
-    /// place on the screen). Toolkits count from their surface, which holds client-side
-    /// shadows outside the window's frame: `surface` is where it starts in the window
-    /// when the compositor says (GNOME's buffer rectangle), else the toolkit's top-level
-    /// is taken to be centred in the window.
+    /// place on the screen). GTK 3 and Qt count from their surface, which holds
+    /// client-side shadows outside the window's frame: `surface` is where it starts in
+    /// the window when the compositor says (GNOME's buffer rectangle), else the toolkit's
+    /// top-level is taken to be centred in the window. GTK 4 counts from its frame.
     WindowRelative { surface: Option<(i32, i32)> },
 }
 

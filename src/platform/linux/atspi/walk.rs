@@ -39,7 +39,9 @@ impl Atspi {
         let gtk4 = gtk && version.starts_with('4');
         let (window_relative, csd_origin) = match frames {
             FrameOrigin::Screen { toolkit_frame } => (gtk4, toolkit_frame),
-            FrameOrigin::WindowRelative { surface } => (true, surface),
+            // GTK 4 counts from its frame, inside its surface's shadows, as on X11; the
+            // others from their surface.
+            FrameOrigin::WindowRelative { surface } => (true, surface.filter(|_| !gtk4)),
         };
         let reading = Reading {
             bus,
