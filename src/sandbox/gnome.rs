@@ -8,9 +8,8 @@
 //! of the sandbox's stands in for it, so nothing of the machine's is reached. The shell's
 //! settings come from the sandbox's keyfile, as its apps' do (no animations).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::wayland::{claim_number, claim_path};
@@ -65,33 +64,8 @@ impl Sandbox {
 
     /// A bus of the sandbox's own where the shell looks for the system bus.
     fn start_stand_in_system_bus(&mut self, owned: bool) -> Result<String, SandboxError> {
-        let mut dbus = Command::new("dbus-daemon");
-        dbus.args([
-            "--session",
-            "--nofork",
-            "--print-address=1",
-            &format!(
-                "--address=unix:path={}",
-                self.dir.join("system-bus").display()
-            ),
-        ])
-        .stdout(Stdio::piped());
-        let mut child = self.spawn_child("dbus-daemon (system stand-in)", dbus, owned)?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| SandboxError::Start("dbus-daemon stdout".into()))?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        std::thread::spawn(move || {
-            let _ = child.wait();
-        });
-        match line.trim() {
-            "" => Err(SandboxError::Start(
-                "the stand-in system bus did not print its address".into(),
-            )),
-            address => Ok(address.to_string()),
-        }
+        let dbus = Command::new("dbus-daemon");
+        self.start_bus("dbus-daemon (system stand-in)", dbus, "system-bus", owned)
     }
 }
 

@@ -413,35 +413,47 @@ impl Sandbox {
         Ok(())
     }
 
+    /// Starts `dbus` (a dbus-daemon) as a private bus listening at `socket` in the
+    /// sandbox folder, and returns its address.
+    fn start_bus(
+        &mut self,
+        name: &str,
+        mut dbus: Command,
+        socket: &str,
+        owned: bool,
+    ) -> Result<String, SandboxError> {
+        dbus.args([
+            "--session",
+            "--nofork",
+            "--print-address=1",
+            &format!("--address=unix:path={}", self.dir.join(socket).display()),
+        ])
+        .stdout(Stdio::piped());
+        let mut child = self.spawn_child(name, dbus, owned)?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| SandboxError::Start(format!("{name}: no stdout")))?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+        match line.trim() {
+            "" => Err(SandboxError::Start(format!(
+                "{name} did not print its address"
+            ))),
+            address => Ok(address.to_string()),
+        }
+    }
+
     /// The private session bus and the accessibility bus on it, switched on.
     fn start_session_bus(&mut self, owned: bool) -> Result<(), SandboxError> {
         // The session bus starts the services it activates with its own environment:
         // inside the sandbox it gets the apps' hermetic one, so nothing it activates
         // writes into the user's home or shares a socket with another sandbox.
-        let mut dbus = self.command("dbus-daemon");
-        dbus.args([
-            "--session",
-            "--nofork",
-            "--print-address=1",
-            &format!("--address=unix:path={}", self.dir.join("bus").display()),
-        ])
-        .stdout(Stdio::piped());
-        let mut child = self.spawn_child("dbus-daemon", dbus, owned)?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| SandboxError::Start("dbus-daemon stdout".into()))?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        self.state.dbus_address = line.trim().to_string();
-        if self.state.dbus_address.is_empty() {
-            return Err(SandboxError::Start(
-                "dbus-daemon did not print its address".into(),
-            ));
-        }
-        std::thread::spawn(move || {
-            let _ = child.wait();
-        });
+        let dbus = self.command("dbus-daemon");
+        self.state.dbus_address = self.start_bus("dbus-daemon", dbus, "bus", owned)?;
 
         // The accessibility bus socket is named after the display number under
         // XDG_RUNTIME_DIR; a private runtime dir keeps a dying sandbox that had the same
