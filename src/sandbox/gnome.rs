@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::wayland::{claim_number, claim_path};
 use super::{START_TIMEOUT, Sandbox, SandboxError};
 use crate::platform::gnome_shell::{EXTENSION_JS, EXTENSION_METADATA, EXTENSION_UUID, GnomeShell};
 
@@ -26,11 +25,7 @@ impl Sandbox {
         unique: &str,
         owned: bool,
     ) -> Result<(), SandboxError> {
-        self.state.display = claim_number(root)?;
-        self.state
-            .outside_dirs
-            .push(claim_path(root, self.state.display));
-        self.name_folder(root, unique)?;
+        self.claim_wayland_number(root, unique)?;
         self.start_session_bus(owned)?;
         let system_bus = self.start_stand_in_system_bus(owned)?;
 
@@ -112,7 +107,7 @@ fn wait_for_shell(
         if socket.exists() && GnomeShell::connect(bus).is_ok() {
             return Ok(socket);
         }
-        let exited = super::is_zombie(pid) || !Path::new(&format!("/proc/{pid}")).exists();
+        let exited = super::is_zombie(pid);
         if exited || Instant::now() >= deadline {
             let log = std::fs::read_to_string(dir.join("gnome-shell.log")).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(5).collect();

@@ -25,11 +25,7 @@ impl Sandbox {
         unique: &str,
         owned: bool,
     ) -> Result<(), SandboxError> {
-        self.state.display = claim_number(root)?;
-        self.state
-            .outside_dirs
-            .push(claim_path(root, self.state.display));
-        self.name_folder(root, unique)?;
+        self.claim_wayland_number(root, unique)?;
         self.start_session_bus(owned)?;
 
         let as_root = nix::unistd::getuid().is_root();
@@ -87,6 +83,20 @@ impl Sandbox {
         Ok(())
     }
 
+    /// Takes a Wayland sandbox number (its marker removed with the sandbox) and names the
+    /// folder after it: every compositor's sandbox starts so.
+    pub(super) fn claim_wayland_number(
+        &mut self,
+        root: &Path,
+        unique: &str,
+    ) -> Result<(), SandboxError> {
+        self.state.display = claim_number(root)?;
+        self.state
+            .outside_dirs
+            .push(claim_path(root, self.state.display));
+        self.name_folder(root, unique)
+    }
+
     /// Gives the seat a pointer and a keyboard that stay while the sandbox runs (see
     /// `hold_seat`): a thread of this process for an owned sandbox, a process of its own
     /// for a detached one; ready once sway lists both devices.
@@ -124,7 +134,7 @@ fn sway_config(width: u32, height: u32) -> String {
 }
 
 /// The marker that holds a Wayland sandbox number while its sandbox runs.
-pub(super) fn claim_path(root: &Path, number: u32) -> PathBuf {
+fn claim_path(root: &Path, number: u32) -> PathBuf {
     root.join(format!(".wayland-{number}"))
 }
 
@@ -135,7 +145,7 @@ pub(super) fn claim_path(root: &Path, number: u32) -> PathBuf {
 /// Claims are made one at a time under a lock on the root: taking a stale marker over is a
 /// remove then a create, and two claimers that both saw it stale would otherwise each
 /// remove the other's fresh marker and both get its number (seen in CI).
-pub(super) fn claim_number(root: &Path) -> Result<u32, SandboxError> {
+fn claim_number(root: &Path) -> Result<u32, SandboxError> {
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

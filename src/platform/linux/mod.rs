@@ -389,6 +389,11 @@ impl crate::platform::Input for LinuxPlatform {
         events: &[InputEvent],
         delivery: Delivery,
     ) -> PlatformResult<()> {
+        if delivery == Delivery::Background && self.display.background_input_caveat().is_some() {
+            // Nothing can be sent: every app's quirks say so (`background_input_caveat`),
+            // and the tools answer with an escalation to foreground.
+            return Ok(());
+        }
         let (window, events) = (window.clone(), events.to_vec());
         self.on_display("input", move |d| d.send_input(&window, &events, delivery))
             .await

@@ -67,7 +67,7 @@ struct Snapshot {
     windows: Vec<ShellWindow>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize)]
 struct ShellWindow {
     id: u64,
     pid: i64,
@@ -383,13 +383,10 @@ impl DisplayServer for GnomeShell {
         &self,
         window: &WindowInfo,
         events: &[InputEvent],
-        delivery: Delivery,
+        _delivery: Delivery,
     ) -> PlatformResult<()> {
-        if delivery == Delivery::Background {
-            // Nothing can be sent: every app's quirks say so (`background_input_caveat`),
-            // and the tools answer with an escalation to foreground.
-            return Ok(());
-        }
+        // Always foreground: the platform sends nothing in the background where
+        // `background_input_caveat` says so.
         let before = self.active_window();
         if before != Some(window.window_id) {
             self.activate(window.window_id)?;

@@ -521,13 +521,10 @@ impl super::display::DisplayServer for Wayland {
         &self,
         window: &WindowInfo,
         events: &[InputEvent],
-        delivery: Delivery,
+        _delivery: Delivery,
     ) -> PlatformResult<()> {
-        if delivery == Delivery::Background {
-            // Nothing can be sent: every app's quirks say so (`background_input_caveat`),
-            // and the tools answer with an escalation to foreground.
-            return Ok(());
-        }
+        // Always foreground: the platform sends nothing in the background where
+        // `background_input_caveat` says so.
         let toplevel = self.window(window.window_id)?.toplevel.id;
         self.with_session(|s| s.send_foreground(window, events, toplevel))
     }

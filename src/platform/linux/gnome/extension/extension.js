@@ -25,10 +25,6 @@ const IFACE = `
     <method name="Input">
       <arg type="s" direction="in" name="events"/>
     </method>
-    <method name="Pointer">
-      <arg type="i" direction="out" name="x"/>
-      <arg type="i" direction="out" name="y"/>
-    </method>
     <method name="Activate">
       <arg type="t" direction="in" name="id"/>
     </method>
@@ -142,11 +138,6 @@ class Bridge {
                 throw new Error(`not an input event: ${JSON.stringify(e)}`);
             }
         }
-    }
-
-    Pointer() {
-        const [x, y] = global.get_pointer();
-        return [x, y];
     }
 
     Activate(id) {
