@@ -452,7 +452,8 @@ pub(super) async fn inline_steps(
 
 /// The element index of a step's target, waiting (bounded by `wait`) for it to show. The
 /// wait ends early when nothing matches and the app has been quiet for [`TARGET_QUIET`]:
-/// no accessibility event from it, and its tree reads the same.
+/// no accessibility event from it, and its tree reads the same, unless an element of the
+/// target's role still has no name.
 pub(super) async fn wait_for_target(
     ctx: &ToolContext,
     registry: &ToolRegistry,
@@ -490,10 +491,18 @@ pub(super) async fn wait_for_target(
         if let Some(event) = platform.app_activity(pid).await.and_then(|a| a.last) {
             changed = changed.max(event);
         }
+        // An unnamed element of the target's role may be the target before the app named
+        // it: Chromium once left a labelled check box nameless for over 5 s of quiet under
+        // CI load. A quiet tree is conclusive only without one; else the full wait runs.
+        let unnamed_kin = !target.name.is_empty()
+            && snapshot.elements.iter().any(|&n| {
+                let n = &snapshot.tree.nodes[n];
+                n.role == target.role && n.name.is_empty()
+            });
         let gave_up = if Instant::now() >= deadline {
             Some(format!("after {} s", wait.as_secs()))
         } else {
-            (changed.elapsed() >= TARGET_QUIET).then(|| {
+            (!unnamed_kin && changed.elapsed() >= TARGET_QUIET).then(|| {
                 format!(
                     "and the app has changed nothing for {} s",
                     TARGET_QUIET.as_secs()
