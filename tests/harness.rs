@@ -186,18 +186,21 @@ fn copy_fixture_scenario(dir: &Path) {
     }
 }
 
-/// A scenario that lists both display servers runs on each, against its one golden: the
-/// shipped golden (recorded on X11) passes on Wayland, whose run is named
-/// `fixture@wayland` and journals in a folder of its own, and a regression fails on both,
-/// on the same turn, with no pending golden from the Wayland run.
+/// A scenario that lists three display servers runs on each: the shipped golden (recorded
+/// on X11) passes on Wayland, whose run is named `fixture@wayland` and journals in a folder
+/// of its own; GNOME, which draws GTK's title bar inside the window, is compared with its
+/// own golden (`own_goldens`). A regression fails on all three, on the same turn, with no
+/// pending golden written in CI.
 #[test]
-fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_a_regression() {
+fn a_scenario_on_three_backends_passes_each_against_its_golden_and_fails_each_on_a_regression() {
     let dir = temp("both-backends");
     copy_fixture_scenario(&dir);
-    common::copy_dir(
-        &project().join("goldens/fixture"),
-        &dir.join("goldens/fixture"),
-    );
+    for golden in ["fixture", "fixture@gnome"] {
+        common::copy_dir(
+            &project().join("goldens").join(golden),
+            &dir.join("goldens").join(golden),
+        );
+    }
     let work = dir.join("runs");
     let test = |variant: Option<&str>| {
         let mut cmd = cua(&["test", "fixture", "--work-dir", work.to_str().unwrap()]);
@@ -210,25 +213,32 @@ fn a_scenario_on_both_backends_passes_each_against_one_golden_and_fails_each_on_
     let out = test(None);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
-    assert!(said.contains("✓ fixture (5 turns"), "{said}");
-    assert!(said.contains("✓ fixture@wayland (5 turns"), "{said}");
-    // The Wayland run drove its own app: its journal has the steps' effects.
-    let journal = std::fs::read_to_string(work.join("fixture@wayland/journal.jsonl")).unwrap();
-    assert!(journal.contains("\"widget\": \"Level\""), "{journal}");
+    for run in ["fixture", "fixture@wayland", "fixture@gnome"] {
+        assert!(said.contains(&format!("✓ {run} (5 turns")), "{said}");
+    }
+    // The other backends' runs drove their own apps: their journals have the effects.
+    for run in ["fixture@wayland", "fixture@gnome"] {
+        let journal = std::fs::read_to_string(work.join(run).join("journal.jsonl")).unwrap();
+        assert!(
+            journal.contains("\"widget\": \"Level\""),
+            "{run}: {journal}"
+        );
+    }
 
     let out = test(Some("relabel"));
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    for run in ["fixture", "fixture@wayland"] {
+    for run in ["fixture", "fixture@wayland", "fixture@gnome"] {
         assert!(said.contains(&format!("✗ {run} (")), "{said}");
     }
     assert_eq!(
         said.matches("label \"Count: 1\" → label \"Total: 1\"")
             .count(),
-        2,
+        3,
         "{said}"
     );
     assert!(!dir.join("goldens/fixture.new").exists());
+    assert!(!dir.join("goldens/fixture@gnome.new").exists());
 }
 
 #[test]
@@ -420,14 +430,22 @@ fn a_changed_fixture_fails_on_the_right_turn_and_accepting_the_change_makes_it_p
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(!dir.join("goldens/fixture.new").exists());
 
-    // A golden whose scenario is gone is reported as obsolete.
+    // A golden whose scenario is gone is reported as obsolete; a backend's own golden
+    // belongs to its scenario's file.
     std::fs::create_dir_all(dir.join("goldens/removed-scenario/turn-00001")).unwrap();
+    std::fs::create_dir_all(dir.join("goldens/fixture@gnome/turn-00001")).unwrap();
     let out = cua(&["golden", "list"]).current_dir(&dir).output().unwrap();
-    assert!(
-        text(&out).contains("removed-scenario") && text(&out).contains("obsolete"),
-        "{}",
-        text(&out)
-    );
+    let listed = text(&out);
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not listed: {listed}"))
+            .to_string()
+    };
+    assert!(line("removed-scenario").contains("obsolete"), "{listed}");
+    assert!(line("fixture@gnome").contains("golden"), "{listed}");
+    assert!(!line("fixture@gnome").contains("obsolete"), "{listed}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

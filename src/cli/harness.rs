@@ -165,7 +165,9 @@ pub(super) fn scenario_config(
     dirs: &HarnessDirs,
     scenario: &str,
 ) -> Result<crate::diff::DiffConfig, String> {
-    let file = dirs.harness.join(format!("{scenario}.toml"));
+    let file = dirs
+        .harness
+        .join(format!("{}.toml", crate::golden::scenario_of(scenario)));
     if !file.is_file() {
         return Ok(crate::diff::DiffConfig::default());
     }
@@ -239,7 +241,8 @@ fn list_goldens(dirs: &HarnessDirs) -> i32 {
         .iter()
         .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
-    names.extend(obsolete.iter().cloned());
+    // Every golden too: obsolete ones, and a backend's own (`fixture@gnome`).
+    names.extend(goldens.list().into_iter().map(|g| g.scenario));
     names.sort();
     names.dedup();
     for name in names {

@@ -255,12 +255,22 @@ fn copy_trajectory(run_dir: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Goldens with no scenario file (`goldens/x/` without `harness/x.toml`).
+/// The scenario file's name of a golden: `x` for `x` and for a backend's own `x@gnome`.
+pub fn scenario_of(golden: &str) -> &str {
+    golden.split_once('@').map_or(golden, |(name, _)| name)
+}
+
+/// Goldens with no scenario file (`goldens/x/` or `goldens/x@backend/` without
+/// `harness/x.toml`).
 pub fn obsolete_goldens(goldens_dir: &Path, harness_dir: &Path) -> Vec<String> {
     Goldens::new(goldens_dir)
         .list()
         .into_iter()
-        .filter(|g| !harness_dir.join(format!("{}.toml", g.scenario)).is_file())
+        .filter(|g| {
+            !harness_dir
+                .join(format!("{}.toml", scenario_of(&g.scenario)))
+                .is_file()
+        })
         .map(|g| g.scenario)
         .collect()
 }

@@ -29,6 +29,12 @@ pub struct ScenarioFile {
     /// The display servers it runs on, each run against the one golden (default
     /// `["x11"]`); the first one's run is what `--update` makes the golden.
     pub backends: Option<Vec<crate::sandbox::Backend>>,
+    /// Display servers whose runs are compared with a golden of their own,
+    /// `goldens/<scenario>@<backend>`, made by `--update` from that backend's run: for a
+    /// desktop that draws the app differently (GNOME draws GTK 3's title bar inside the
+    /// window) or sends some input differently (a step escalated to the foreground).
+    #[serde(default)]
+    pub own_goldens: Vec<crate::sandbox::Backend>,
     /// Seconds the app's window, and each step's target, may take to show (default 30).
     pub timeout: Option<u64>,
     /// Milliseconds a turn's window may take to hold still before its after-state is taken
@@ -100,12 +106,13 @@ pub struct Scenario {
     /// The file's name, with `@<backend>` after it for a run on another backend than the
     /// file's first (`fixture@wayland`): names the run and its report.
     pub name: String,
-    /// The file's name: its golden, shared by the runs on every backend.
+    /// The golden this run is compared with: the file's name, shared by the runs on every
+    /// backend, or `<name>@<backend>` for a backend with a golden of its own.
     pub golden: String,
     /// The display server this run uses.
     pub backend: crate::sandbox::Backend,
-    /// Whether this run's recording may become the golden (`--update`): the run on the
-    /// file's first backend.
+    /// Whether this run's recording may become its golden (`--update`): the run on the
+    /// file's first backend, or on a backend with a golden of its own.
     pub makes_golden: bool,
     pub file: PathBuf,
     pub root: PathBuf,
@@ -131,15 +138,20 @@ impl Scenario {
         };
         backends
             .into_iter()
-            .map(|backend| Scenario {
-                name: if backend == first {
-                    self.golden.clone()
-                } else {
-                    format!("{}@{}", self.golden, backend.name())
-                },
-                backend,
-                makes_golden: backend == first,
-                ..self.clone()
+            .map(|backend| {
+                let suffixed = format!("{}@{}", self.golden, backend.name());
+                let own = self.spec.own_goldens.contains(&backend);
+                Scenario {
+                    name: if backend == first {
+                        self.golden.clone()
+                    } else {
+                        suffixed.clone()
+                    },
+                    golden: if own { suffixed } else { self.golden.clone() },
+                    backend,
+                    makes_golden: backend == first || own,
+                    ..self.clone()
+                }
             })
             .collect()
     }
@@ -235,6 +247,16 @@ impl Scenario {
         if spec.backends.as_ref().is_some_and(Vec::is_empty) {
             return Err(format!(
                 "{label}: `backends`: name at least one (\"x11\", \"wayland\", \"gnome\")"
+            ));
+        }
+        let first = spec
+            .backends
+            .as_ref()
+            .map_or(crate::sandbox::Backend::X11, |b| b[0]);
+        if spec.own_goldens.contains(&first) {
+            return Err(format!(
+                "{label}: `own_goldens`: {} is the first backend, whose run makes the shared golden; list the others",
+                first.name()
             ));
         }
         Ok(Scenario {
@@ -401,6 +423,46 @@ mod tests {
         let scenario = loaded.unwrap();
         assert_eq!(scenario.spec.diff.mask.len(), 1);
         assert_eq!(scenario.step_lines.len(), 2);
+    }
+
+    #[test]
+    fn a_backend_with_its_own_golden_is_compared_with_and_updates_that_golden() {
+        use crate::sandbox::Backend;
+        let dir = std::env::temp_dir().join(format!("cua-own-goldens-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("harness")).unwrap();
+        let file = dir.join("harness/form.toml");
+        let write = |top: &str| {
+            let steps =
+                "[app]\nname = \"x\"\n[[step]]\ntool = \"press_key\"\nargs = { key = \"a\" }\n";
+            std::fs::write(&file, format!("{top}\n{steps}")).unwrap();
+            Scenario::load(&file)
+        };
+        let runs = write("backends = [\"x11\", \"wayland\", \"gnome\"]\nown_goldens = [\"gnome\"]")
+            .unwrap()
+            .per_backend(None);
+        let named: Vec<(&str, &str, bool)> = runs
+            .iter()
+            .map(|r| (r.name.as_str(), r.golden.as_str(), r.makes_golden))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("form", "form", true),
+                ("form@wayland", "form", false),
+                ("form@gnome", "form@gnome", true)
+            ]
+        );
+        // `--backend gnome` alone still uses GNOME's golden.
+        let only = write("own_goldens = [\"gnome\"]")
+            .unwrap()
+            .per_backend(Some(Backend::Gnome));
+        assert_eq!(only[0].golden, "form@gnome");
+        let e = write("backends = [\"gnome\"]\nown_goldens = [\"gnome\"]").unwrap_err();
+        assert!(
+            e.contains("`own_goldens`: gnome is the first backend"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
