@@ -499,7 +499,10 @@ mod tests {
         // A scenario runs once on each display server it lists, the first under its own
         // name; `--backend` runs every one once, on that server.
         let picked = names(&options(&["fixture", "calculator"], None));
-        assert_eq!(picked, ["calculator", "fixture", "fixture@wayland"]);
+        assert_eq!(
+            picked,
+            ["calculator", "fixture", "fixture@wayland", "fixture@gnome"]
+        );
         let mut on_x11 = options(&["fixture", "calculator"], None);
         on_x11.backend = Some(crate::sandbox::Backend::X11);
         assert_eq!(names(&on_x11), ["calculator", "fixture"]);
