@@ -21,8 +21,9 @@ use x11rb::{CURRENT_TIME, NONE};
 
 use crate::platform::{PlatformError, PlatformResult};
 
-/// How long a read waits for the owner's answer, and a write for the selection.
-const ANSWER_WAIT: Duration = Duration::from_secs(2);
+/// How long a read waits for the owner's answer, and a write for the selection: a bound,
+/// not a wait (2 s failed a read of cua's own owner once on a loaded CI machine).
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// How often the owner looks for requests and new content (a paste waits at most this
 /// long for its answer; an idle owner wakes 50 times a second).
 const OWNER_POLL: Duration = Duration::from_millis(20);
@@ -216,7 +217,10 @@ fn fetch(
             None if Instant::now() >= deadline => {
                 return Err(x_err(
                     "read",
-                    "the clipboard's owner did not answer within 2 s",
+                    format!(
+                        "the clipboard's owner did not answer within {} s",
+                        ANSWER_WAIT.as_secs()
+                    ),
                 ));
             }
             None => std::thread::sleep(OWNER_POLL),
