@@ -10,8 +10,8 @@
 //! The SDL fixture (pygame) has no tree: each of its reads is OCR of the window.
 //!
 //! The GTK 3, GTK 4 and Qt 6 fixtures run again as native Wayland clients in a headless
-//! sway, and in a headless GNOME Shell: the same loop through the Wayland and GNOME
-//! backends (cua-driver has neither).
+//! sway, a headless GNOME Shell and a headless KWin: the same loop through the Wayland
+//! and GNOME display servers (cua-driver has neither).
 //!
 //! cua-driver runs where it is built: `CUA_DRIVER_BIN=/path/to/cua-driver cargo bench
 //! --bench agent_loop` (docs/performance.md says how to build it); without it, its
@@ -124,6 +124,22 @@ const TOOLKITS: &[Toolkit] = &[
         label: "Qt 6 (GNOME)",
         launch: || script("fixture_qt.py", &["6"]),
         backend: Backend::Gnome,
+    },
+    // And in a headless KWin, through its own protocols.
+    Toolkit {
+        label: "GTK 3 (KDE)",
+        launch: || script("fixture_gtk3.py", &[]),
+        backend: Backend::Kde,
+    },
+    Toolkit {
+        label: "GTK 4 (KDE)",
+        launch: || script("fixture_gtk4.py", &[]),
+        backend: Backend::Kde,
+    },
+    Toolkit {
+        label: "Qt 6 (KDE)",
+        launch: || script("fixture_qt.py", &["6"]),
+        backend: Backend::Kde,
     },
 ];
 

@@ -107,6 +107,7 @@ fn run_inner(out: &Path, backend: crate::sandbox::Backend) -> Result<(), String>
             crate::sandbox::Backend::X11 => "Xvfb, D-Bus, AT-SPI, openbox",
             crate::sandbox::Backend::Wayland => "a headless sway, D-Bus, AT-SPI",
             crate::sandbox::Backend::Gnome => "a headless GNOME Shell, D-Bus, AT-SPI",
+            crate::sandbox::Backend::Kde => "a headless KWin, D-Bus, AT-SPI",
         }
     );
     let sandbox = Sandbox::start(SandboxOptions {

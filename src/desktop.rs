@@ -35,6 +35,8 @@ pub enum Backend {
     Wayland,
     /// GNOME Shell (mutter) on Wayland, through cua's Shell extension.
     Gnome,
+    /// KDE's KWin on Wayland, through its own protocols and D-Bus interfaces.
+    Kde,
 }
 
 impl Backend {
@@ -43,12 +45,13 @@ impl Backend {
             Backend::X11 => "x11",
             Backend::Wayland => "wayland",
             Backend::Gnome => "gnome",
+            Backend::Kde => "kde",
         }
     }
 
     /// Whether apps on it are Wayland clients.
     pub fn is_wayland(self) -> bool {
-        matches!(self, Backend::Wayland | Backend::Gnome)
+        matches!(self, Backend::Wayland | Backend::Gnome | Backend::Kde)
     }
 
     pub fn parse(s: &str) -> Result<Backend, String> {
@@ -56,8 +59,9 @@ impl Backend {
             "x11" => Ok(Backend::X11),
             "wayland" => Ok(Backend::Wayland),
             "gnome" => Ok(Backend::Gnome),
+            "kde" => Ok(Backend::Kde),
             other => Err(format!(
-                "{BACKEND_ENV}={other:?} is not a backend (x11, wayland or gnome)"
+                "{BACKEND_ENV}={other:?} is not a backend (x11, wayland, gnome or kde)"
             )),
         }
     }

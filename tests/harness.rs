@@ -186,13 +186,14 @@ fn copy_fixture_scenario(dir: &Path) {
     }
 }
 
-/// A scenario that lists three display servers runs on each: the shipped golden (recorded
-/// on X11) passes on Wayland, whose run is named `fixture@wayland` and journals in a folder
-/// of its own; GNOME, which draws GTK's title bar inside the window, is compared with its
-/// own golden (`own_goldens`). A regression fails on all three, on the same turn, with no
-/// pending golden written in CI.
+/// A scenario that lists four display servers runs on each: the shipped golden (recorded
+/// on X11) passes on sway and KWin, whose runs are named `fixture@wayland` and
+/// `fixture@kde` and journal in folders of their own; GNOME, which draws GTK's title bar
+/// inside the window, is compared with its own golden (`own_goldens`). A regression fails
+/// on all four, on the same turn, with no pending golden written in CI.
 #[test]
-fn a_scenario_on_three_backends_passes_each_against_its_golden_and_fails_each_on_a_regression() {
+fn a_scenario_on_four_backends_passes_each_against_its_golden_and_fails_each_on_a_regression() {
+    const RUNS: [&str; 4] = ["fixture", "fixture@wayland", "fixture@kde", "fixture@gnome"];
     let dir = temp("both-backends");
     copy_fixture_scenario(&dir);
     for golden in ["fixture", "fixture@gnome"] {
@@ -213,11 +214,11 @@ fn a_scenario_on_three_backends_passes_each_against_its_golden_and_fails_each_on
     let out = test(None);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
-    for run in ["fixture", "fixture@wayland", "fixture@gnome"] {
+    for run in RUNS {
         assert!(said.contains(&format!("✓ {run} (5 turns")), "{said}");
     }
     // The other backends' runs drove their own apps: their journals have the effects.
-    for run in ["fixture@wayland", "fixture@gnome"] {
+    for run in &RUNS[1..] {
         let journal = std::fs::read_to_string(work.join(run).join("journal.jsonl")).unwrap();
         assert!(
             journal.contains("\"widget\": \"Level\""),
@@ -228,13 +229,13 @@ fn a_scenario_on_three_backends_passes_each_against_its_golden_and_fails_each_on
     let out = test(Some("relabel"));
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    for run in ["fixture", "fixture@wayland", "fixture@gnome"] {
+    for run in RUNS {
         assert!(said.contains(&format!("✗ {run} (")), "{said}");
     }
     assert_eq!(
         said.matches("label \"Count: 1\" → label \"Total: 1\"")
             .count(),
-        3,
+        RUNS.len(),
         "{said}"
     );
     assert!(!dir.join("goldens/fixture.new").exists());

@@ -235,6 +235,12 @@ fn gnome_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down() {
     sandboxes_start_side_by_side_and_tear_down(cua::sandbox::Backend::Gnome);
 }
 
+/// The same for KWin sandboxes, each running its own copy of kwin_wayland.
+#[test]
+fn kde_sandboxes_start_side_by_side_and_a_panicking_owner_still_tears_down() {
+    sandboxes_start_side_by_side_and_tear_down(cua::sandbox::Backend::Kde);
+}
+
 fn sandboxes_start_side_by_side_and_tear_down(backend: cua::sandbox::Backend) {
     let options = SandboxOptions {
         width: 640,

@@ -113,6 +113,25 @@ const GNOME_FIXTURES: &[Fixture] = &[
     },
 ];
 
+/// The same fixtures on KDE's KWin, through its window list, fake input and screenshots.
+const KDE_FIXTURES: &[Fixture] = &[
+    Fixture {
+        toolkit: "GTK 3 (KDE)",
+        launch: Launch::Script("harness/apps/fixture_gtk3.py", &[]),
+        backend: Backend::Kde,
+    },
+    Fixture {
+        toolkit: "GTK 4 (KDE)",
+        launch: Launch::Script("harness/apps/fixture_gtk4.py", &[]),
+        backend: Backend::Kde,
+    },
+    Fixture {
+        toolkit: "Qt 6 (KDE)",
+        launch: Launch::Script("harness/apps/fixture_qt.py", &["6"]),
+        backend: Backend::Kde,
+    },
+];
+
 /// One row of the matrix: a tool call on an element found by role (and name), and the
 /// journal event that shows its effect.
 struct Case {
@@ -860,10 +879,12 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
     let (_x11, x11_journal, x11) = sandboxed();
     let (_wayland, wayland_journal, wayland) = sandboxed_on(Backend::Wayland);
     let (_gnome, gnome_journal, gnome) = sandboxed_on(Backend::Gnome);
+    let (_kde, kde_journal, kde) = sandboxed_on(Backend::Kde);
     let on = |fx: &Fixture| match fx.backend {
         Backend::X11 => (&x11, &x11_journal),
         Backend::Wayland => (&wayland, &wayland_journal),
         Backend::Gnome => (&gnome, &gnome_journal),
+        Backend::Kde => (&kde, &kde_journal),
     };
     // CUA_MATRIX_COLUMNS=Wayland runs only the columns whose name contains one of those
     // words (the docs are then neither checked nor written).
@@ -872,6 +893,7 @@ fn every_input_tool_on_every_toolkit_fixture_tells_the_truth() {
         .iter()
         .chain(WAYLAND_FIXTURES)
         .chain(GNOME_FIXTURES)
+        .chain(KDE_FIXTURES)
         .filter(|fx| {
             columns_wanted
                 .as_deref()
@@ -932,16 +954,19 @@ fn a_focused_text_field_draws_the_same_pixels_through_two_blink_periods() {
     let (_x11, _journal, x11) = sandboxed();
     let (_wayland, _wayland_journal, wayland) = sandboxed_on(Backend::Wayland);
     let (_gnome, _gnome_journal, gnome) = sandboxed_on(Backend::Gnome);
+    let (_kde, _kde_journal, kde) = sandboxed_on(Backend::Kde);
     let mut blinking = Vec::new();
     for fx in FIXTURES
         .iter()
         .chain(WAYLAND_FIXTURES)
         .chain(GNOME_FIXTURES)
+        .chain(KDE_FIXTURES)
     {
         let h = match fx.backend {
             Backend::X11 => &x11,
             Backend::Wayland => &wayland,
             Backend::Gnome => &gnome,
+            Backend::Kde => &kde,
         };
         let (pid, window_id) = launch(h, fx);
         let at = json!({ "pid": pid, "window_id": window_id });

@@ -39,7 +39,7 @@ impl Wayland {
         Wayland::start_on(Backend::Wayland)
     }
 
-    /// On sway (`Backend::Wayland`) or GNOME Shell (`Backend::Gnome`).
+    /// On sway (`Backend::Wayland`), GNOME Shell (`Backend::Gnome`) or KWin (`Backend::Kde`).
     fn start_on(backend: Backend) -> Wayland {
         let session = common::Session::on(SandboxOptions {
             width: 1280,
@@ -153,6 +153,12 @@ fn native_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
 #[test]
 fn on_gnome_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
     fixtures_are_listed_captured_driven_and_recorded(Backend::Gnome);
+}
+
+/// The same on KDE's KWin, through its window list, fake input and screenshots.
+#[test]
+fn on_kde_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
+    fixtures_are_listed_captured_driven_and_recorded(Backend::Kde);
 }
 
 fn fixtures_are_listed_captured_driven_and_recorded(backend: Backend) {
@@ -314,6 +320,14 @@ fn background_input_on_gnome_escalates_and_sends_nothing() {
     background_input_escalates_and_sends_nothing(
         Backend::Gnome,
         &["gnome_shell", "window_list", "screenshots", "seat_input"],
+    );
+}
+
+#[test]
+fn background_input_on_kde_escalates_and_sends_nothing() {
+    background_input_escalates_and_sends_nothing(
+        Backend::Kde,
+        &["plasma_window_management", "kwin_screenshot", "fake_input"],
     );
 }
 

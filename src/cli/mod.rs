@@ -113,7 +113,7 @@ enum Command {
         /// (with the fields that moved); such a scenario fails.
         #[arg(long, value_name = "N", default_value_t = 1)]
         repeat: usize,
-        /// Run every scenario on this display server only (x11, wayland or gnome), whatever
+        /// Run every scenario on this display server only (x11, wayland, gnome or kde), whatever
         /// its `backends` list; each run is compared with the scenario's golden (the
         /// backend's own where `own_goldens` lists it).
         #[arg(long, value_enum)]
@@ -453,7 +453,7 @@ enum SandboxCommand {
         /// Screen size when a new sandbox is started.
         #[arg(long, default_value = "1920x1080", value_parser = crate::sandbox::parse_size)]
         size: (u32, u32),
-        /// The display server when a new sandbox is started: x11, wayland or gnome.
+        /// The display server when a new sandbox is started: x11, wayland, gnome or kde.
         #[arg(long, value_enum, default_value = "x11")]
         backend: sandbox::Backend,
         #[arg(trailing_var_arg = true, required = true, num_args = 1..)]

@@ -501,7 +501,13 @@ mod tests {
         let picked = names(&options(&["fixture", "calculator"], None));
         assert_eq!(
             picked,
-            ["calculator", "fixture", "fixture@wayland", "fixture@gnome"]
+            [
+                "calculator",
+                "fixture",
+                "fixture@wayland",
+                "fixture@kde",
+                "fixture@gnome"
+            ]
         );
         let mut on_x11 = options(&["fixture", "calculator"], None);
         on_x11.backend = Some(crate::sandbox::Backend::X11);

@@ -246,7 +246,7 @@ impl Scenario {
         };
         if spec.backends.as_ref().is_some_and(Vec::is_empty) {
             return Err(format!(
-                "{label}: `backends`: name at least one (\"x11\", \"wayland\", \"gnome\")"
+                "{label}: `backends`: name at least one (\"x11\", \"wayland\", \"gnome\", \"kde\")"
             ));
         }
         let first = spec

@@ -109,20 +109,12 @@ fn wait_for_shell(
         }
         let exited = super::is_zombie(pid);
         if exited || Instant::now() >= deadline {
-            let log = std::fs::read_to_string(dir.join("gnome-shell.log")).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(5).collect();
-            return Err(SandboxError::Start(format!(
-                "gnome-shell {} (log: {:?})",
-                if exited {
-                    "exited at start".to_string()
-                } else {
-                    format!(
-                        "did not listen with cua's extension within {} s",
-                        START_TIMEOUT.as_secs()
-                    )
-                },
-                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-            )));
+            return Err(super::wayland::start_failed(
+                "gnome-shell",
+                dir,
+                exited,
+                "listen with cua's extension",
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "wayland")]
 mod gnome;
 #[cfg(feature = "wayland")]
+mod kde;
+#[cfg(feature = "wayland")]
 mod wayland;
 
 pub use crate::desktop::Backend;
@@ -176,7 +178,7 @@ impl SandboxState {
     pub fn display_label(&self) -> String {
         match self.backend {
             Backend::X11 => format!(":{}", self.display),
-            Backend::Wayland | Backend::Gnome => self.display.to_string(),
+            Backend::Wayland | Backend::Gnome | Backend::Kde => self.display.to_string(),
         }
     }
 }
@@ -249,6 +251,7 @@ impl Sandbox {
             }
             Backend::Wayland => require("sway", "sway")?,
             Backend::Gnome => require("gnome-shell", "gnome-shell")?,
+            Backend::Kde => require("kwin_wayland", "kwin-wayland")?,
         }
         require("dbus-daemon", "dbus")?;
         require("/usr/libexec/at-spi-bus-launcher", "at-spi2-core")?;
@@ -287,8 +290,10 @@ impl Sandbox {
             Backend::Wayland => sandbox.boot_wayland(&root, &unique, owned)?,
             #[cfg(feature = "wayland")]
             Backend::Gnome => sandbox.boot_gnome(&root, &unique, owned)?,
+            #[cfg(feature = "wayland")]
+            Backend::Kde => sandbox.boot_kde(&root, &unique, owned)?,
             #[cfg(not(feature = "wayland"))]
-            Backend::Wayland | Backend::Gnome => {
+            Backend::Wayland | Backend::Gnome | Backend::Kde => {
                 return Err(SandboxError::Start(
                     "this build of cua has no Wayland backend (build it with the `wayland` feature, on by default)".into(),
                 ));
@@ -908,7 +913,7 @@ fn is_zombie(pid: u32) -> bool {
 }
 
 /// The processes a sandbox runs while its display server does (by their listed names).
-const DISPLAY_SERVERS: &[&str] = &["Xvfb", "sway", "gnome-shell"];
+const DISPLAY_SERVERS: &[&str] = &["Xvfb", "sway", "gnome-shell", "kwin_wayland"];
 
 /// Sandboxes whose display server still runs; stale state directories are removed.
 pub fn list_running() -> Vec<(SandboxState, PathBuf)> {

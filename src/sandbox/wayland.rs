@@ -207,18 +207,24 @@ fn wait_for_sockets(
         }
         let exited = super::is_zombie(pid);
         if exited || Instant::now() >= deadline {
-            let log = log();
-            let tail: Vec<&str> = log.lines().rev().take(5).collect();
-            return Err(SandboxError::Start(format!(
-                "sway {} (log: {:?})",
-                if exited {
-                    "exited at start".to_string()
-                } else {
-                    format!("did not listen within {} s", START_TIMEOUT.as_secs())
-                },
-                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-            )));
+            return Err(start_failed("sway", dir, exited, "listen"));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Why a compositor did not come up: it exited, or did not do `what` within the start
+/// bound; with the last lines of its log (`<name>.log` in the sandbox folder `dir`).
+pub(super) fn start_failed(name: &str, dir: &Path, exited: bool, what: &str) -> SandboxError {
+    let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+    let tail: Vec<&str> = log.lines().rev().take(5).collect();
+    SandboxError::Start(format!(
+        "{name} {} (log: {:?})",
+        if exited {
+            "exited at start".to_string()
+        } else {
+            format!("did not {what} within {} s", START_TIMEOUT.as_secs())
+        },
+        tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+    ))
 }

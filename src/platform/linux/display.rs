@@ -103,3 +103,15 @@ pub trait DisplayServer: Send + Sync {
     }
     fn hide_overlay(&self) {}
 }
+
+/// The check every Wayland display answers the same: no background input.
+#[cfg(feature = "wayland")]
+pub fn no_background_input() -> PermissionCheck {
+    PermissionCheck {
+        concern: crate::platform::Concern::Input,
+        name: "background_input".into(),
+        ok: false,
+        detail: "Wayland has no way to send events to one window: pointer and key events go through the seat (delivery_mode foreground); background actions use the element's accessibility interface".into(),
+        fix: None,
+    }
+}

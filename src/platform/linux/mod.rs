@@ -5,6 +5,8 @@
 
 pub mod apps;
 pub mod atspi;
+#[cfg(feature = "wayland")]
+mod bus_client;
 mod clipboard;
 mod damage;
 mod display;
@@ -175,9 +177,13 @@ fn connect_display(desktop: &DesktopEnv) -> PlatformResult<Arc<dyn DisplayServer
     }
     #[cfg(feature = "wayland")]
     if let Some(socket) = desktop.wayland_socket() {
-        let chosen =
-            desktop.backend == Some(crate::desktop::Backend::Wayland) || desktop.wayland_only();
-        match wayland::Wayland::connect(&socket, desktop.sway_socket.as_deref()) {
+        let chosen = matches!(
+            desktop.backend,
+            Some(crate::desktop::Backend::Wayland | crate::desktop::Backend::Kde)
+        ) || desktop.wayland_only();
+        let connected = wayland::Wayland::connect(&socket, desktop.sway_socket.as_deref())
+            .map(|w| w.with_session_bus(desktop.dbus_address.as_deref()));
+        match connected {
             Ok(w) if chosen || w.usable() => return Ok(Arc::new(w)),
             Err(e) if chosen => return Err(e),
             // A GNOME or KDE session names both: their compositors lack the protocols, and

@@ -10,13 +10,12 @@
 //!   mutter gives events to the window under the pointer and the focused one);
 //! - placing and activating windows.
 //!
-//! Calls go over one async D-Bus connection driven by a runtime of this module's own, so
-//! they work from async code and blocking threads alike, each bounded by [`ANSWER_WAIT`].
-
-use std::time::Duration;
+//! Calls go over a [`BusClient`], so they work from async code and blocking threads alike,
+//! each bounded.
 
 use serde::Deserialize;
 
+use super::bus_client::BusClient;
 use super::display::{DisplayServer, ServerWindow};
 use crate::platform::{
     Capture, Concern, Delivery, FocusState, InputEvent, PermissionCheck, PlatformError,
@@ -30,8 +29,6 @@ pub const EXTENSION_JS: &str = include_str!("extension/extension.js");
 
 const BUS_NAME: &str = "org.cua.Shell";
 const OBJECT_PATH: &str = "/org/cua/Shell";
-/// How long one call may wait for the shell's answer.
-const ANSWER_WAIT: Duration = Duration::from_secs(5);
 
 /// Mutter's window types that are popups of another window (menus, drop-downs, tooltips);
 /// the rest are windows of their own.
@@ -52,11 +49,8 @@ const BACKGROUND_INPUT: &str =
 
 /// The bridge inside a running GNOME Shell.
 pub struct GnomeShell {
-    /// Drives the connection's I/O; shut down in the background on drop (a runtime may
-    /// not be dropped inside another's async context).
-    runtime: Option<tokio::runtime::Runtime>,
-    conn: zbus::Connection,
-    bus: String,
+    bus: BusClient,
+    address: String,
 }
 
 /// What the extension's `Windows` answers.
@@ -107,35 +101,15 @@ impl ShellWindow {
     }
 }
 
-impl Drop for GnomeShell {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
 impl GnomeShell {
     /// Connects to the session bus at `address` and checks that cua's extension answers
     /// there.
     pub fn connect(address: &str) -> PlatformResult<GnomeShell> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("cua-gnome-bus")
-            .enable_all()
-            .build()
-            .map_err(|e| PlatformError::Other(format!("GNOME bus runtime: {e}")))?;
-        let owned = address.to_string();
-        let conn = run(&runtime, async move {
-            zbus::connection::Builder::address(owned.as_str())?
-                .build()
-                .await
-        })
-        .map_err(|e| PlatformError::NoDesktop(format!("the session bus at {address}: {e}")))?;
+        let bus = BusClient::connect(address, "cua-gnome-bus")
+            .map_err(|e| PlatformError::NoDesktop(format!("the session bus at {address}: {e}")))?;
         let shell = GnomeShell {
-            runtime: Some(runtime),
-            conn,
-            bus: address.to_string(),
+            bus,
+            address: address.to_string(),
         };
         shell.snapshot().map_err(|e| {
             PlatformError::NoDesktop(format!(
@@ -151,15 +125,14 @@ impl GnomeShell {
         B: serde::Serialize + zbus::zvariant::DynamicType + Send + Sync + 'static,
         R: for<'d> Deserialize<'d> + zbus::zvariant::Type + Send + 'static,
     {
-        let conn = self.conn.clone();
-        let runtime = self.runtime.as_ref().expect("runtime until drop");
-        run(runtime, async move {
-            let reply = conn
-                .call_method(Some(BUS_NAME), OBJECT_PATH, Some(BUS_NAME), method, &body)
-                .await?;
-            reply.body().deserialize::<R>()
-        })
-        .map_err(|e| PlatformError::Other(format!("GNOME Shell ({method}): {e}")))
+        self.bus
+            .call(|conn| async move {
+                let reply = conn
+                    .call_method(Some(BUS_NAME), OBJECT_PATH, Some(BUS_NAME), method, &body)
+                    .await?;
+                reply.body().deserialize::<R>()
+            })
+            .map_err(|e| PlatformError::Other(format!("GNOME Shell ({method}): {e}")))
     }
 
     fn snapshot(&self) -> PlatformResult<Snapshot> {
@@ -226,22 +199,6 @@ impl GnomeShell {
     }
 }
 
-/// Runs `future` on `runtime` and waits for it, at most [`ANSWER_WAIT`], from any thread
-/// (async or not: the caller only blocks on a channel).
-fn run<T: Send + 'static>(
-    runtime: &tokio::runtime::Runtime,
-    future: impl std::future::Future<Output = zbus::Result<T>> + Send + 'static,
-) -> Result<T, String> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    runtime.spawn(async move {
-        let _ = tx.send(future.await);
-    });
-    match rx.recv_timeout(ANSWER_WAIT) {
-        Ok(answer) => answer.map_err(|e| e.to_string()),
-        Err(_) => Err(format!("no answer within {} ms", ANSWER_WAIT.as_millis())),
-    }
-}
-
 impl DisplayServer for GnomeShell {
     fn name(&self) -> &'static str {
         "linux-gnome-atspi"
@@ -276,7 +233,7 @@ impl DisplayServer for GnomeShell {
                 detail: match &answer {
                     Ok(s) => format!(
                         "GNOME Shell answers on the session bus {} ({} windows)",
-                        self.bus,
+                        self.address,
                         s.windows.len()
                     ),
                     Err(e) => e.to_string(),
@@ -286,13 +243,7 @@ impl DisplayServer for GnomeShell {
             bridge(Concern::Session, "window_list", "the window list with pids"),
             bridge(Concern::Capture, "screenshots", "screenshots"),
             bridge(Concern::Input, "seat_input", "pointer and key input"),
-            PermissionCheck {
-                concern: Concern::Input,
-                name: "background_input".into(),
-                ok: false,
-                detail: "Wayland has no way to send events to one window: pointer and key events go through the seat (delivery_mode foreground); background actions use the element's accessibility interface".into(),
-                fix: None,
-            },
+            super::display::no_background_input(),
         ]
     }
 

@@ -23,7 +23,7 @@ const BTN_MIDDLE: u32 = 0x112;
 const BTN_SIDE: u32 = 0x113;
 const BTN_EXTRA: u32 = 0x114;
 /// One wheel notch, in the axis units a mouse reports.
-const WHEEL_STEP: f64 = 15.0;
+pub(super) const WHEEL_STEP: f64 = 15.0;
 /// How long keys wait after the keymap changed, for the app to read it (see `map_keys`).
 const NEW_KEYMAP_GRACE: Duration = Duration::from_millis(100);
 /// How long activating a window may take before input goes ahead anyway.
@@ -38,9 +38,11 @@ pub struct Devices {
     /// The keymap the compositor has (None: none uploaded yet).
     uploaded: Option<Keymap>,
     /// The modifier bits held down now.
-    depressed: u32,
+    pub(super) depressed: u32,
     /// Where this client last put the pointer (Wayland tells no client where it is).
     pub pointer_at: Option<(i32, i32)>,
+    /// KWin's fake input was told who sends (once a connection).
+    pub fake_authenticated: bool,
     started: Option<Instant>,
 }
 
@@ -52,12 +54,7 @@ impl Session {
         events: &[InputEvent],
         toplevel: u64,
     ) -> PlatformResult<()> {
-        let before = self
-            .state
-            .toplevels
-            .complete()
-            .find(|t| t.activated)
-            .map(|t| t.id);
+        let before = self.active_handle();
         let pointer_before = self.state.devices.pointer_at;
         if before != Some(toplevel) {
             self.activate(toplevel)?;
@@ -94,8 +91,27 @@ impl Session {
         self.roundtrip()
     }
 
-    /// Makes toplevel `id` the active window and waits (bounded) until it says so.
+    /// The active window's handle (a toplevel's or a KWin window's number).
+    fn active_handle(&self) -> Option<u64> {
+        let s = &self.state;
+        s.toplevels
+            .complete()
+            .find(|t| t.activated)
+            .map(|t| t.id)
+            .or_else(|| s.plasma.list.iter().find(|w| w.active()).map(|w| w.id))
+    }
+
+    /// Makes window `id` (a toplevel's or a KWin window's number) the active one and waits
+    /// (bounded) until the compositor says so.
     pub fn activate(&mut self, id: u64) -> PlatformResult<()> {
+        if let Some(w) = self.state.plasma.by_id(id) {
+            use wayland_protocols_plasma::plasma_window_management::client::org_kde_plasma_window_management::State;
+            w.handle
+                .set_state(State::Active as u32, State::Active as u32);
+            return self.read_until("the activation of a window", ACTIVATE_WAIT, |s| {
+                s.plasma.by_id(id).is_some_and(|w| w.active())
+            });
+        }
         let seat = self.state.seat.clone().ok_or_else(no_seat)?;
         let toplevel = self
             .state
@@ -109,6 +125,9 @@ impl Session {
     }
 
     fn send(&mut self, event: &InputEvent, (ox, oy): (i32, i32)) -> PlatformResult<()> {
+        if self.uses_fake_input() {
+            return self.fake_send(event, (ox, oy));
+        }
         match *event {
             InputEvent::Move { x, y } => self.move_pointer(ox + x, oy + y),
             InputEvent::Button { x, y, button, down } => {
@@ -145,6 +164,9 @@ impl Session {
     }
 
     fn move_pointer(&mut self, x: i32, y: i32) -> PlatformResult<()> {
+        if self.uses_fake_input() {
+            return self.fake_move(x, y);
+        }
         let pointer = self.pointer()?;
         let (w, h) = self.state.output_size;
         if x < 0 || y < 0 || x as u32 >= w || y as u32 >= h {
@@ -161,15 +183,7 @@ impl Session {
     fn button(&mut self, button: u8, down: bool) -> PlatformResult<()> {
         let pointer = self.pointer()?;
         let time = self.state.devices.time();
-        // X's wheel buttons: 4 up, 5 down, 6 left, 7 right; a notch on press, none on release.
-        let wheel = match button {
-            4 => Some((wl_pointer::Axis::VerticalScroll, -1)),
-            5 => Some((wl_pointer::Axis::VerticalScroll, 1)),
-            6 => Some((wl_pointer::Axis::HorizontalScroll, -1)),
-            7 => Some((wl_pointer::Axis::HorizontalScroll, 1)),
-            _ => None,
-        };
-        if let Some((axis, notches)) = wheel {
+        if let Some((axis, notches)) = wheel(button) {
             if down {
                 pointer.axis_source(wl_pointer::AxisSource::Wheel);
                 pointer.axis_discrete(time, axis, WHEEL_STEP * notches as f64, notches);
@@ -177,18 +191,7 @@ impl Session {
             }
             return Ok(());
         }
-        let code = match button {
-            1 => BTN_LEFT,
-            2 => BTN_MIDDLE,
-            3 => BTN_RIGHT,
-            8 => BTN_SIDE,
-            9 => BTN_EXTRA,
-            other => {
-                return Err(PlatformError::InvalidInput(format!(
-                    "no pointer button {other} (1-9)"
-                )));
-            }
-        };
+        let code = button_code(button)?;
         let state = if down {
             wl_pointer::ButtonState::Pressed
         } else {
@@ -225,7 +228,8 @@ impl Session {
     /// the same reason).
     pub fn map_keys(&mut self, events: &[InputEvent]) -> PlatformResult<()> {
         let wanted = InputEvent::keysyms(events);
-        if wanted.is_empty() {
+        // KWin's fake input presses the compositor's own keys: no keymap to upload.
+        if wanted.is_empty() || self.uses_fake_input() {
             return Ok(());
         }
         let keyboard = self.keyboard()?;
@@ -279,6 +283,31 @@ impl Devices {
     fn time(&mut self) -> u32 {
         let started = *self.started.get_or_insert_with(Instant::now);
         started.elapsed().as_millis() as u32
+    }
+}
+
+/// X's wheel buttons as an axis and notches: 4 up, 5 down, 6 left, 7 right.
+pub(super) fn wheel(button: u8) -> Option<(wl_pointer::Axis, i32)> {
+    match button {
+        4 => Some((wl_pointer::Axis::VerticalScroll, -1)),
+        5 => Some((wl_pointer::Axis::VerticalScroll, 1)),
+        6 => Some((wl_pointer::Axis::HorizontalScroll, -1)),
+        7 => Some((wl_pointer::Axis::HorizontalScroll, 1)),
+        _ => None,
+    }
+}
+
+/// X's pointer button numbers as Linux input codes.
+pub(super) fn button_code(button: u8) -> PlatformResult<u32> {
+    match button {
+        1 => Ok(BTN_LEFT),
+        2 => Ok(BTN_MIDDLE),
+        3 => Ok(BTN_RIGHT),
+        8 => Ok(BTN_SIDE),
+        9 => Ok(BTN_EXTRA),
+        other => Err(PlatformError::InvalidInput(format!(
+            "no pointer button {other} (1-9)"
+        ))),
     }
 }
 

@@ -12,6 +12,11 @@
 //!   way to address events to one window, so background input sends nothing and every
 //!   app's quirks say so (the tools escalate), never faked.
 //!
+//! KWin offers none of the wlroots window, capture and input protocols but its own, which
+//! take their place ([`plasma`] for the window list with pids and places, [`kwin`] for
+//! fake input and its ScreenShot2 D-Bus interface); the clipboard and the overlay are the
+//! same wlroots protocols there.
+//!
 //! One connection, one event queue, behind one lock: every call takes the lock, sends its
 //! requests and reads until its answer came (bounded: a compositor that stops answering
 //! makes calls fail, not hang).
@@ -20,7 +25,9 @@ mod capture;
 mod clipboard;
 mod input;
 mod keymap;
+mod kwin;
 mod overlay;
+mod plasma;
 mod sway;
 mod toplevels;
 
@@ -32,6 +39,7 @@ use wayland_client::globals::{GlobalList, GlobalListContents, registry_queue_ini
 use wayland_client::protocol::{wl_output, wl_registry, wl_seat, wl_shm};
 use wayland_client::{Connection, Dispatch, EventQueue, QueueHandle};
 use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::zwp_virtual_keyboard_manager_v1::ZwpVirtualKeyboardManagerV1;
+use wayland_protocols_plasma::fake_input::client::org_kde_kwin_fake_input::OrgKdeKwinFakeInput;
 use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1::ZwlrScreencopyManagerV1;
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_manager_v1::ZwlrVirtualPointerManagerV1;
 
@@ -48,6 +56,8 @@ pub struct Wayland {
     socket: PathBuf,
     session: Mutex<Session>,
     sway: Option<sway::Ipc>,
+    /// KWin's D-Bus interfaces (its screenshots), where the compositor is KWin.
+    kwin: Option<kwin::KwinBus>,
     clipboard: clipboard::Clipboard,
 }
 
@@ -67,6 +77,10 @@ struct State {
     /// The output's current mode, in pixels.
     output_size: (u32, u32),
     toplevels: toplevels::Toplevels,
+    /// KWin's window list, where the compositor is KWin.
+    plasma: plasma::PlasmaWindows,
+    /// KWin's input injection, where the compositor is KWin.
+    fake_input: Option<OrgKdeKwinFakeInput>,
     screencopy: Option<ZwlrScreencopyManagerV1>,
     pointer_manager: Option<ZwlrVirtualPointerManagerV1>,
     keyboard_manager: Option<ZwpVirtualKeyboardManagerV1>,
@@ -107,8 +121,24 @@ impl Wayland {
             socket: socket.to_path_buf(),
             session: Mutex::new(Session { conn, queue, state }),
             sway: sway_socket.map(sway::Ipc::new),
+            kwin: None,
             clipboard: clipboard::Clipboard::new(socket),
         })
+    }
+
+    /// Reaches KWin's D-Bus interfaces on the session bus at `address`, where the
+    /// compositor is KWin (its window list is offered).
+    pub fn with_session_bus(mut self, address: Option<&str>) -> Wayland {
+        if self.is_kwin() {
+            self.kwin = address.and_then(kwin::KwinBus::connect);
+        }
+        self
+    }
+
+    /// Whether the compositor is KWin: it offers its own window list.
+    fn is_kwin(&self) -> bool {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.state.plasma.manager.is_some()
     }
 
     /// Runs `f` on the session after bringing its state up to date.
@@ -123,6 +153,9 @@ impl Wayland {
 
     /// What this compositor offers of what cua uses, one check a protocol.
     pub fn checks(&self) -> Vec<PermissionCheck> {
+        if self.is_kwin() {
+            return self.kwin_checks();
+        }
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let s = &session.state;
         let check = |concern: Concern, name: &str, ok: bool, what: &str, without: &str| {
@@ -194,13 +227,7 @@ impl Wayland {
                 "clipboard_read and clipboard_write fail, saying so",
             ),
         ];
-        checks.push(PermissionCheck {
-            concern: Concern::Input,
-            name: "background_input".into(),
-            ok: false,
-            detail: "Wayland has no way to send events to one window: pointer and key events go through the seat (delivery_mode foreground); background actions use the element's accessibility interface".into(),
-            fix: None,
-        });
+        checks.push(super::display::no_background_input());
         checks.push(PermissionCheck {
             concern: Concern::Other,
             name: "compositor_ipc".into(),
@@ -309,6 +336,8 @@ impl State {
             output: globals.bind(qh, 1..=4, ()).ok(),
             output_size: (0, 0),
             toplevels: toplevels::Toplevels::new(globals.bind(qh, 1..=3, ()).ok()),
+            plasma: plasma::PlasmaWindows::new(globals.bind(qh, 13..=16, ()).ok()),
+            fake_input: globals.bind(qh, 4..=5, ()).ok(),
             screencopy: globals.bind(qh, 1..=3, ()).ok(),
             pointer_manager: globals.bind(qh, 1..=2, ()).ok(),
             keyboard_manager: globals.bind(qh, 1..=1, ()).ok(),
@@ -375,19 +404,32 @@ impl Wayland {
     /// list and screenshots.
     pub fn usable(&self) -> bool {
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        session.state.toplevels.manager.is_some() && session.state.screencopy.is_some()
+        let s = &session.state;
+        (s.toplevels.manager.is_some() && s.screencopy.is_some())
+            || (s.plasma.manager.is_some() && self.kwin.is_some())
     }
 
-    /// The windows the compositor announced, joined to its IPC's view where it has one:
-    /// each toplevel to the first unclaimed IPC window of the same app id and title (then
-    /// of the same app id), both lists in creation order.
+    /// The windows the compositor announced, bottom to top where it says (KWin), else in
+    /// creation order, each joined to its IPC's view where it has one (sway's).
     fn joined(&self) -> PlatformResult<Vec<Joined>> {
-        let toplevels: Vec<toplevels::Toplevel> = self.with_session(|s| {
-            if s.state.toplevels.manager.is_none() {
-                return Err(PlatformError::Unsupported(NO_WINDOW_LIST.into()));
+        let (toplevels, plasma) = self.with_session(|s| {
+            if s.state.toplevels.manager.is_some() {
+                Ok((s.state.toplevels.complete().cloned().collect(), Vec::new()))
+            } else if s.state.plasma.manager.is_some() {
+                Ok((Vec::new(), s.state.plasma.stacked()))
+            } else {
+                Err(PlatformError::Unsupported(NO_WINDOW_LIST.into()))
             }
-            Ok(s.state.toplevels.complete().cloned().collect())
         })?;
+        if !plasma.is_empty() {
+            return Ok(plasma.into_iter().map(Joined::from_plasma).collect());
+        }
+        self.joined_toplevels(toplevels)
+    }
+
+    /// Each wlroots toplevel joined to the first unclaimed IPC window of the same app id
+    /// and title (then of the same app id), both lists in creation order.
+    fn joined_toplevels(&self, toplevels: Vec<toplevels::Toplevel>) -> PlatformResult<Vec<Joined>> {
         let mut placed = match &self.sway {
             Some(ipc) => ipc.windows()?,
             None => Vec::new(),
@@ -405,8 +447,14 @@ impl Wayland {
                 .or_else(|| claim(&|w| w.app_id == t.app_id));
             out.push(Joined {
                 id: placed.as_ref().map_or(t.id, |p| SWAY_WINDOW_IDS + p.con_id),
-                toplevel: t,
-                placed,
+                handle: t.id,
+                pid: placed.as_ref().and_then(|p| p.pid),
+                place: placed.as_ref().map(|p| p.rect),
+                visible: !t.minimized && placed.as_ref().is_none_or(|p| p.visible),
+                activated: t.activated,
+                title: t.title,
+                app_id: t.app_id,
+                sway: placed,
             });
         }
         Ok(out)
@@ -428,7 +476,7 @@ impl Wayland {
         };
         let placed = self
             .window(id)?
-            .placed
+            .sway
             .ok_or_else(|| PlatformError::Other(format!("window {id} is not in sway's tree")))?;
         ipc.command(placed.con_id, command)
     }
@@ -440,7 +488,11 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn backend(&self) -> crate::desktop::Backend {
-        crate::desktop::Backend::Wayland
+        if self.is_kwin() {
+            crate::desktop::Backend::Kde
+        } else {
+            crate::desktop::Backend::Wayland
+        }
     }
 
     fn checks(&self) -> Vec<PermissionCheck> {
@@ -456,28 +508,21 @@ impl super::display::DisplayServer for Wayland {
             .enumerate()
             .map(|(i, j)| super::display::ServerWindow {
                 id: j.id,
-                pid: j.placed.as_ref().and_then(|p| p.pid),
+                pid: j.pid,
                 bounds: j.bounds(output),
                 // The active window is the front one; the rest keep their order.
-                z_index: if j.toplevel.activated {
-                    count as u32
-                } else {
-                    i as u32
-                },
-                is_on_screen: !j.toplevel.minimized && j.placed.as_ref().is_none_or(|p| p.visible),
+                z_index: if j.activated { count as u32 } else { i as u32 },
+                is_on_screen: j.visible,
                 desktop: None,
-                title: j.toplevel.title,
-                class: j.toplevel.app_id,
+                title: j.title,
+                class: j.app_id,
             })
             .collect())
     }
 
     fn active_window(&self) -> Option<u64> {
         let joined = self.joined().ok()?;
-        joined
-            .into_iter()
-            .find(|j| j.toplevel.activated)
-            .map(|j| j.id)
+        joined.into_iter().find(|j| j.activated).map(|j| j.id)
     }
 
     fn window_bounds(&self, id: u64) -> PlatformResult<Rect> {
@@ -502,6 +547,9 @@ impl super::display::DisplayServer for Wayland {
         let region = bounds.intersection(&self.output_rect()).ok_or_else(|| {
             PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
         })?;
+        if let Some(kwin) = &self.kwin {
+            return kwin.capture(region);
+        }
         self.with_session(|s| s.capture_without_overlay(region))
     }
 
@@ -525,8 +573,8 @@ impl super::display::DisplayServer for Wayland {
     ) -> PlatformResult<()> {
         // Always foreground: the platform sends nothing in the background where
         // `background_input_caveat` says so.
-        let toplevel = self.window(window.window_id)?.toplevel.id;
-        self.with_session(|s| s.send_foreground(window, events, toplevel))
+        let handle = self.window(window.window_id)?.handle;
+        self.with_session(|s| s.send_foreground(window, events, handle))
     }
 
     fn warp(&self, x: i32, y: i32) -> PlatformResult<()> {
@@ -535,7 +583,7 @@ impl super::display::DisplayServer for Wayland {
 
     fn focus_state(&self) -> PlatformResult<FocusState> {
         let joined = self.joined()?;
-        let active = joined.iter().find(|j| j.toplevel.activated).map(|j| j.id);
+        let active = joined.iter().find(|j| j.activated).map(|j| j.id);
         let pointer = self.with_session(|s| Ok(s.state.devices.pointer_at))?;
         Ok(FocusState {
             active_window: active,
@@ -563,8 +611,8 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn activate(&self, id: u64) -> PlatformResult<()> {
-        let toplevel = self.window(id)?.toplevel.id;
-        self.with_session(|s| s.activate(toplevel))
+        let handle = self.window(id)?.handle;
+        self.with_session(|s| s.activate(handle))
     }
 
     fn show_overlay(&self, image: &Capture, x: i32, y: i32) -> PlatformResult<()> {
@@ -586,6 +634,9 @@ impl super::display::DisplayServer for Wayland {
 
     fn capture_screen(&self) -> PlatformResult<Capture> {
         let output = self.output_rect();
+        if let Some(kwin) = &self.kwin {
+            return kwin.capture(output);
+        }
         self.with_session(|s| s.capture_region(output))
     }
 }
@@ -593,20 +644,43 @@ impl super::display::DisplayServer for Wayland {
 /// What every window tool says on a compositor without the window list.
 const NO_WINDOW_LIST: &str = "this Wayland compositor offers no window list (zwlr_foreign_toplevel_manager_v1; GNOME's mutter and KDE's kwin do not): windows cannot be listed, captured or given input here; run a wlroots compositor such as sway (`cua sandbox start --backend wayland`), GNOME Shell with cua's Shell extension (`cua sandbox start --backend gnome`), or X11";
 
-/// A toplevel and, where the compositor has IPC, its place there.
+/// A window as the compositor's list gives it, with its place where known.
 struct Joined {
-    /// The window's id: from the compositor's own number for it where its IPC gives one
-    /// (the same in every cua process), else this connection's.
+    /// The window's id: from the compositor's own number for it where it gives one (sway's
+    /// IPC, KWin's uuid: the same in every cua process), else this connection's.
     id: u64,
-    toplevel: toplevels::Toplevel,
-    placed: Option<sway::SwayWindow>,
+    /// What this connection activates it by: the toplevel's or KWin window's number.
+    handle: u64,
+    pid: Option<u32>,
+    /// Its frame on the output, where the compositor says.
+    place: Option<Rect>,
+    visible: bool,
+    activated: bool,
+    title: String,
+    app_id: String,
+    /// Its node in sway's tree (placing it goes through sway's IPC).
+    sway: Option<sway::SwayWindow>,
 }
 
 impl Joined {
+    fn from_plasma(w: plasma::PlasmaWindow) -> Joined {
+        Joined {
+            id: w.id,
+            handle: w.id,
+            pid: w.pid,
+            place: w.geometry,
+            visible: !w.minimized(),
+            activated: w.active(),
+            title: w.title,
+            app_id: w.app_id,
+            sway: None,
+        }
+    }
+
     /// Where the window is on the output: the compositor's word, else (no IPC) the whole
     /// output.
     fn bounds(&self, output: Rect) -> Rect {
-        self.placed.as_ref().map_or(output, |p| p.rect)
+        self.place.unwrap_or(output)
     }
 }
 

@@ -1,0 +1,258 @@
+//! KWin's own ways in, where the wlroots protocols are missing:
+//!
+//! - capture: `org.kde.KWin.ScreenShot2.CaptureArea` on the session bus, which writes the
+//!   region's raw pixels into a pipe cua hands over and describes them in its reply;
+//! - input: `org_kde_kwin_fake_input` (absolute motion, buttons and wheel, keys by evdev
+//!   code): the seat's own pointer and keyboard, a foreground route like the wlroots one.
+//!   Keys go by the compositor's keymap (a US one in the sandbox): characters no US key
+//!   gives cannot be pressed, and say so.
+//!
+//! KWin gives both only to programs it trusts; the KDE sandbox's KWin trusts every client.
+
+use std::io::Read;
+use std::os::fd::AsFd;
+
+use super::super::bus_client::BusClient;
+use super::keymap::{Keymap, SHIFT_L};
+use super::{Session, input};
+use crate::platform::{
+    Capture, Concern, InputEvent, PermissionCheck, PlatformError, PlatformResult, Rect,
+};
+
+const SCREENSHOT_SERVICE: &str = "org.kde.KWin";
+const SCREENSHOT_PATH: &str = "/org/kde/KWin/ScreenShot2";
+const SCREENSHOT_IFACE: &str = "org.kde.KWin.ScreenShot2";
+/// QImage's ARGB32 (premultiplied or not): B, G, R, A bytes in memory.
+const ARGB32_FORMATS: [u32; 2] = [5, 6];
+/// The evdev code of the left shift key.
+const KEY_LEFTSHIFT: u32 = 42;
+
+/// KWin's interfaces on the session bus.
+pub struct KwinBus {
+    bus: BusClient,
+}
+
+impl KwinBus {
+    /// Connects to the session bus at `address`; None when KWin's screenshots do not
+    /// answer there.
+    pub fn connect(address: &str) -> Option<KwinBus> {
+        let bus = BusClient::connect(address, "cua-kwin-bus").ok()?;
+        Some(KwinBus { bus })
+    }
+
+    /// The screen's pixels in `region`.
+    pub fn capture(&self, region: Rect) -> PlatformResult<Capture> {
+        let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| PlatformError::Capture(format!("pipe: {e}")))?;
+        // KWin writes after (or while) it answers; the read runs beside the call so a full
+        // pipe never stalls it.
+        let reader = std::thread::spawn(move || {
+            let mut data = Vec::new();
+            std::fs::File::from(read_end)
+                .read_to_end(&mut data)
+                .map(|_| data)
+        });
+        let (x, y, w, h) = (
+            region.x,
+            region.y,
+            region.width as u32,
+            region.height as u32,
+        );
+        let reply = self.bus.call(move |conn| async move {
+            let options: std::collections::HashMap<&str, zbus::zvariant::Value<'_>> =
+                std::collections::HashMap::new();
+            let fd = zbus::zvariant::Fd::from(write_end.as_fd());
+            let reply = conn
+                .call_method(
+                    Some(SCREENSHOT_SERVICE),
+                    SCREENSHOT_PATH,
+                    Some(SCREENSHOT_IFACE),
+                    "CaptureArea",
+                    &(x, y, w, h, options, fd),
+                )
+                .await;
+            // This side's write end closes here, so the read ends once KWin has written.
+            drop(write_end);
+            reply?
+                .body()
+                .deserialize::<std::collections::HashMap<String, zbus::zvariant::OwnedValue>>()
+        });
+        let reply =
+            reply.map_err(|e| PlatformError::Capture(format!("KWin's ScreenShot2: {e}")))?;
+        let data = reader
+            .join()
+            .map_err(|_| PlatformError::Capture("KWin's screenshot reader panicked".into()))?
+            .map_err(|e| PlatformError::Capture(format!("KWin's screenshot pipe: {e}")))?;
+        let field = |k: &str| {
+            reply
+                .get(k)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| PlatformError::Capture(format!("KWin's screenshot has no {k}")))
+        };
+        let (width, height, stride, format) = (
+            field("width")?,
+            field("height")?,
+            field("stride")?,
+            field("format")?,
+        );
+        if !ARGB32_FORMATS.contains(&format) {
+            return Err(PlatformError::Capture(format!(
+                "KWin's screenshot is in image format {format}, not ARGB32"
+            )));
+        }
+        if data.len() < (stride * height) as usize || stride < width * 4 {
+            return Err(PlatformError::Capture(format!(
+                "KWin's screenshot is short: {} bytes for {width}x{height} (stride {stride})",
+                data.len()
+            )));
+        }
+        let mut rgba = Vec::with_capacity((width * height * 4) as usize);
+        for row in data.chunks(stride as usize).take(height as usize) {
+            for px in row[..(width * 4) as usize].chunks_exact(4) {
+                rgba.extend_from_slice(&[px[2], px[1], px[0], px[3]]);
+            }
+        }
+        Ok(Capture {
+            width,
+            height,
+            rgba,
+        })
+    }
+}
+
+impl Session {
+    /// Whether input goes through KWin's fake input (no wlroots virtual devices here).
+    pub fn uses_fake_input(&self) -> bool {
+        self.state.pointer_manager.is_none() && self.state.fake_input.is_some()
+    }
+
+    /// Sends one event (window-local, from `origin`) through KWin's fake input.
+    pub fn fake_send(&mut self, event: &InputEvent, (ox, oy): (i32, i32)) -> PlatformResult<()> {
+        match *event {
+            InputEvent::Move { x, y } => self.fake_move(ox + x, oy + y),
+            InputEvent::Button { x, y, button, down } => {
+                self.fake_move(ox + x, oy + y)?;
+                self.fake_button(button, down)
+            }
+            InputEvent::Key { keysym, down } => self.fake_key(keysym, down),
+            InputEvent::Pause(_) => Ok(()),
+        }
+    }
+
+    fn fake_input(
+        &mut self,
+    ) -> PlatformResult<
+        wayland_protocols_plasma::fake_input::client::org_kde_kwin_fake_input::OrgKdeKwinFakeInput,
+    > {
+        let fake = self.state.fake_input.clone().ok_or_else(|| {
+            PlatformError::Unsupported(
+                "KWin offers no fake input to cua here (org_kde_kwin_fake_input): input at a point or by key is not possible; address an element instead".into(),
+            )
+        })?;
+        if !self.state.devices.fake_authenticated {
+            fake.authenticate("cua".into(), "computer use".into());
+            self.state.devices.fake_authenticated = true;
+        }
+        Ok(fake)
+    }
+
+    pub fn fake_move(&mut self, x: i32, y: i32) -> PlatformResult<()> {
+        let fake = self.fake_input()?;
+        let (w, h) = self.state.output_size;
+        if x < 0 || y < 0 || x as u32 >= w || y as u32 >= h {
+            return Err(PlatformError::InvalidInput(format!(
+                "({x}, {y}) is off the {w}x{h} output"
+            )));
+        }
+        fake.pointer_motion_absolute(f64::from(x), f64::from(y));
+        self.state.devices.pointer_at = Some((x, y));
+        Ok(())
+    }
+
+    fn fake_button(&mut self, button: u8, down: bool) -> PlatformResult<()> {
+        let fake = self.fake_input()?;
+        if let Some((axis, notches)) = input::wheel(button) {
+            if down {
+                // KWin's axis numbers are wl_pointer's: 0 vertical, 1 horizontal.
+                fake.axis(axis as u32, input::WHEEL_STEP * f64::from(notches));
+            }
+            return Ok(());
+        }
+        fake.button(input::button_code(button)?, down as u32);
+        Ok(())
+    }
+
+    fn fake_key(&mut self, keysym: u32, down: bool) -> PlatformResult<()> {
+        let fake = self.fake_input()?;
+        let us = Keymap::default();
+        let place = us.place(keysym).ok_or_else(|| {
+            PlatformError::InvalidInput(format!(
+                "keysym {keysym:#x} is on no key of KWin's keyboard (KWin's fake input presses keys of the compositor's US layout only); type_text into an element instead"
+            ))
+        })?;
+        let devices = &mut self.state.devices;
+        let shift = Keymap::modifier_bit(SHIFT_L).unwrap_or(1);
+        // A shifted symbol (`A`, `!`) is typed with shift held, unless the caller holds it.
+        let add_shift = place.shifted && devices.depressed & shift == 0;
+        let code = place.code;
+        if add_shift && down {
+            fake.keyboard_key(KEY_LEFTSHIFT, 1);
+        }
+        fake.keyboard_key(code, down as u32);
+        if let Some(bit) = Keymap::modifier_bit(keysym) {
+            if down {
+                devices.depressed |= bit;
+            } else {
+                devices.depressed &= !bit;
+            }
+        }
+        if add_shift && !down {
+            fake.keyboard_key(KEY_LEFTSHIFT, 0);
+        }
+        Ok(())
+    }
+}
+
+wayland_client::delegate_noop!(
+    super::State: wayland_protocols_plasma::fake_input::client::org_kde_kwin_fake_input::OrgKdeKwinFakeInput
+);
+
+impl super::Wayland {
+    /// What KWin offers of what cua uses, one check a route.
+    pub(super) fn kwin_checks(&self) -> Vec<PermissionCheck> {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let s = &session.state;
+        let trust = "KWin gives it only to programs a .desktop file trusts; the KDE sandbox (`cua sandbox start --backend kde`) starts KWin with KWIN_WAYLAND_NO_PERMISSION_CHECKS=1 and KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1";
+        let check = |concern: Concern, name: &str, ok: bool, what: &str| PermissionCheck {
+            concern,
+            name: name.into(),
+            ok,
+            detail: format!(
+                "{what}: {}",
+                if ok { "offered" } else { "not offered to cua" }
+            ),
+            fix: (!ok).then(|| trust.to_string()),
+        };
+        vec![
+            check(
+                Concern::Session,
+                "plasma_window_management",
+                s.plasma.manager.is_some(),
+                "org_kde_plasma_window_management (the window list with pids)",
+            ),
+            check(
+                Concern::Capture,
+                "kwin_screenshot",
+                self.kwin.is_some(),
+                "org.kde.KWin.ScreenShot2 on the session bus (screenshots)",
+            ),
+            check(
+                Concern::Input,
+                "fake_input",
+                s.fake_input.is_some(),
+                "org_kde_kwin_fake_input (pointer and key input)",
+            ),
+            super::super::display::no_background_input(),
+        ]
+    }
+}
