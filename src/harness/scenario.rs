@@ -52,6 +52,15 @@ pub struct ScenarioFile {
     pub diff: DiffConfig,
 }
 
+impl ScenarioFile {
+    /// The display servers it runs on, in its order (`["x11"]` when it names none).
+    fn listed_backends(&self) -> Vec<crate::sandbox::Backend> {
+        self.backends
+            .clone()
+            .unwrap_or_else(|| vec![crate::sandbox::Backend::X11])
+    }
+}
+
 /// The app a scenario launches (through launch_app).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,11 +135,7 @@ impl Scenario {
     /// One run of the scenario a backend, in the order the file lists them; with `only`,
     /// one run on that backend whatever the file lists.
     pub fn per_backend(self, only: Option<crate::sandbox::Backend>) -> Vec<Scenario> {
-        let listed = self
-            .spec
-            .backends
-            .clone()
-            .unwrap_or_else(|| vec![crate::sandbox::Backend::X11]);
+        let listed = self.spec.listed_backends();
         let first = listed[0];
         let backends = match only {
             Some(b) => vec![b],
@@ -249,10 +254,7 @@ impl Scenario {
                 "{label}: `backends`: name at least one (\"x11\", \"wayland\", \"gnome\", \"kde\")"
             ));
         }
-        let first = spec
-            .backends
-            .as_ref()
-            .map_or(crate::sandbox::Backend::X11, |b| b[0]);
+        let first = spec.listed_backends()[0];
         if spec.own_goldens.contains(&first) {
             return Err(format!(
                 "{label}: `own_goldens`: {} is the first backend, whose run makes the shared golden; list the others",

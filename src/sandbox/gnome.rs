@@ -8,11 +8,11 @@
 //! of the sandbox's stands in for it, so nothing of the machine's is reached. The shell's
 //! settings come from the sandbox's keyfile, as its apps' do (no animations).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use super::{START_TIMEOUT, Sandbox, SandboxError};
+use super::wayland::{private_dir, wait_for_listener};
+use super::{Sandbox, SandboxError};
 use crate::platform::gnome_shell::{EXTENSION_JS, EXTENSION_METADATA, EXTENSION_UUID, GnomeShell};
 
 /// The session mode cua's sandbox runs the shell in.
@@ -30,11 +30,7 @@ impl Sandbox {
         let system_bus = self.start_stand_in_system_bus(owned)?;
 
         let runtime = self.dir.join("compositor-runtime");
-        std::fs::create_dir_all(&runtime)?;
-        std::fs::set_permissions(
-            &runtime,
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )?;
+        private_dir(&runtime)?;
         let data = self.dir.join("shell-data");
         write_shell_data(&data)?;
 
@@ -51,7 +47,17 @@ impl Sandbox {
             .env("GSETTINGS_BACKEND", "keyfile")
             .env("CUA_GNOME_SANDBOX", "1");
         let pid = self.spawn("gnome-shell", shell, owned)?;
-        let socket = wait_for_shell(&runtime, pid, &self.dir, &self.state.dbus_address)?;
+        // Ready once cua's extension answers on the session bus (it claims its name when
+        // the desktop shows).
+        let bus = self.state.dbus_address.clone();
+        let socket = wait_for_listener(
+            "gnome-shell",
+            runtime.join("wayland-0"),
+            pid,
+            &self.dir,
+            "listen with cua's extension",
+            |_| GnomeShell::connect(&bus).is_ok(),
+        )?;
         self.state.wayland_socket = Some(socket);
         self.save_state()?;
         Ok(())
@@ -91,31 +97,4 @@ fn data_dirs(data: &Path) -> String {
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| "/usr/local/share:/usr/share".into());
     format!("{}:{system}", data.display())
-}
-
-/// Waits until the shell listens (its Wayland socket in `runtime`) and cua's extension
-/// answers on the session bus; the shell's log tail says why when it does not.
-fn wait_for_shell(
-    runtime: &Path,
-    pid: u32,
-    dir: &Path,
-    bus: &str,
-) -> Result<PathBuf, SandboxError> {
-    let deadline = Instant::now() + START_TIMEOUT;
-    let socket = runtime.join("wayland-0");
-    loop {
-        if socket.exists() && GnomeShell::connect(bus).is_ok() {
-            return Ok(socket);
-        }
-        let exited = super::is_zombie(pid);
-        if exited || Instant::now() >= deadline {
-            return Err(super::wayland::start_failed(
-                "gnome-shell",
-                dir,
-                exited,
-                "listen with cua's extension",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

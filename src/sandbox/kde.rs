@@ -9,10 +9,10 @@
 //! that a container refuses to exec (EPERM): the sandbox runs a copy of it, which has none.
 //! Its configuration lives in the sandbox's home (no animations, focus on new windows).
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use super::{START_TIMEOUT, Sandbox, SandboxError};
+use super::wayland::{private_dir, wait_for_listener};
+use super::{Sandbox, SandboxError};
 
 /// The socket name KWin listens on, in its runtime folder.
 const SOCKET: &str = "wayland-0";
@@ -28,11 +28,7 @@ impl Sandbox {
         self.start_session_bus(owned)?;
 
         let runtime = self.dir.join("compositor-runtime");
-        std::fs::create_dir_all(&runtime)?;
-        std::fs::set_permissions(
-            &runtime,
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )?;
+        private_dir(&runtime)?;
         let kwin = self.dir.join("kwin_wayland");
         copy_without_capabilities(&kwin)?;
         let config = self.dir.join("kwin-config");
@@ -53,7 +49,16 @@ impl Sandbox {
             .env("KWIN_SCREENSHOT_NO_PERMISSION_CHECKS", "1")
             .env("QT_QPA_PLATFORM", "offscreen");
         let pid = self.spawn("kwin_wayland", cmd, owned)?;
-        let socket = wait_for_kwin(&runtime, pid, &self.dir)?;
+        // Listening is enough: KWin serves its protocols and D-Bus interfaces from the
+        // start.
+        let socket = wait_for_listener(
+            "kwin_wayland",
+            runtime.join(SOCKET),
+            pid,
+            &self.dir,
+            "listen",
+            |s| std::os::unix::net::UnixStream::connect(s).is_ok(),
+        )?;
         self.state.wayland_socket = Some(socket);
         self.save_state()?;
         Ok(())
@@ -62,16 +67,10 @@ impl Sandbox {
 
 /// Copies the packaged `kwin_wayland` to `to`: a plain copy has no file capabilities.
 fn copy_without_capabilities(to: &Path) -> Result<(), SandboxError> {
-    let packaged = std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("kwin_wayland"))
-                .find(|f| f.is_file())
-        })
-        .ok_or_else(|| SandboxError::Missing {
-            program: "kwin_wayland".into(),
-            package: "kwin-wayland".into(),
-        })?;
+    let packaged = super::find_program("kwin_wayland").ok_or_else(|| SandboxError::Missing {
+        program: "kwin_wayland".into(),
+        package: "kwin-wayland".into(),
+    })?;
     std::fs::copy(&packaged, to)?;
     Ok(())
 }
@@ -84,25 +83,4 @@ fn write_config(dir: &Path) -> std::io::Result<()> {
         "[Compositing]\nAnimationSpeed=0\n\n[Windows]\nPlacement=Centered\nFocusStealingPreventionLevel=0\n\n[Plugins]\nkwin4_effect_fadeEnabled=false\nkwin4_effect_scaleEnabled=false\n",
     )?;
     std::fs::write(dir.join("kdeglobals"), "[KDE]\nAnimationDurationFactor=0\n")
-}
-
-/// Waits until KWin listens on its socket in `runtime`; its log tail says why when not.
-fn wait_for_kwin(runtime: &Path, pid: u32, dir: &Path) -> Result<PathBuf, SandboxError> {
-    let deadline = Instant::now() + START_TIMEOUT;
-    let socket = runtime.join(SOCKET);
-    loop {
-        if socket.exists() && std::os::unix::net::UnixStream::connect(&socket).is_ok() {
-            return Ok(socket);
-        }
-        let exited = super::is_zombie(pid);
-        if exited || Instant::now() >= deadline {
-            return Err(super::wayland::start_failed(
-                "kwin_wayland",
-                dir,
-                exited,
-                "listen",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

@@ -198,9 +198,7 @@ pub fn state_root() -> PathBuf {
 
 fn require(program: &str, package: &str) -> Result<(), SandboxError> {
     let found = Path::new(program).is_absolute() && Path::new(program).exists()
-        || std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-            .unwrap_or(false);
+        || find_program(program).is_some();
     if found {
         Ok(())
     } else {
@@ -209,6 +207,14 @@ fn require(program: &str, package: &str) -> Result<(), SandboxError> {
             package: package.into(),
         })
     }
+}
+
+/// Where `program` is on the PATH.
+fn find_program(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|f| f.is_file())
 }
 
 fn alive_and_same(p: &OwnedProcess) -> bool {

@@ -38,11 +38,7 @@ impl Sandbox {
         } else {
             self.dir.join("compositor-runtime")
         };
-        std::fs::create_dir_all(&runtime)?;
-        std::fs::set_permissions(
-            &runtime,
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )?;
+        private_dir(&runtime)?;
         let config = runtime.join("sway.config");
         std::fs::write(&config, sway_config(self.state.width, self.state.height))?;
         if as_root {
@@ -210,6 +206,36 @@ fn wait_for_sockets(
             return Err(start_failed("sway", dir, exited, "listen"));
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Makes `dir` (and its parents), readable by its owner alone: a compositor's runtime
+/// folder.
+pub(super) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+}
+
+/// Waits until compositor `name` (pid `pid`) listens on `socket` and `ready` says it
+/// answers; else why not (see [`start_failed`], `what` it did not do).
+pub(super) fn wait_for_listener(
+    name: &str,
+    socket: PathBuf,
+    pid: u32,
+    dir: &Path,
+    what: &str,
+    ready: impl Fn(&Path) -> bool,
+) -> Result<PathBuf, SandboxError> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if socket.exists() && ready(&socket) {
+            return Ok(socket);
+        }
+        let exited = super::is_zombie(pid);
+        if exited || Instant::now() >= deadline {
+            return Err(start_failed(name, dir, exited, what));
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

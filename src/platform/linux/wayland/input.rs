@@ -12,7 +12,7 @@ use wayland_client::protocol::wl_pointer;
 use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::zwp_virtual_keyboard_v1::ZwpVirtualKeyboardV1;
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_v1::ZwlrVirtualPointerV1;
 
-use super::keymap::{Keymap, SHIFT_L};
+use super::keymap::{KeyPlace, Keymap, SHIFT_L};
 use super::{Session, State};
 use crate::platform::{InputEvent, PlatformError, PlatformResult, WindowInfo};
 
@@ -38,7 +38,7 @@ pub struct Devices {
     /// The keymap the compositor has (None: none uploaded yet).
     uploaded: Option<Keymap>,
     /// The modifier bits held down now.
-    pub(super) depressed: u32,
+    depressed: u32,
     /// Where this client last put the pointer (Wayland tells no client where it is).
     pub pointer_at: Option<(i32, i32)>,
     /// KWin's fake input was told who sends (once a connection).
@@ -125,9 +125,6 @@ impl Session {
     }
 
     fn send(&mut self, event: &InputEvent, (ox, oy): (i32, i32)) -> PlatformResult<()> {
-        if self.uses_fake_input() {
-            return self.fake_send(event, (ox, oy));
-        }
         match *event {
             InputEvent::Move { x, y } => self.move_pointer(ox + x, oy + y),
             InputEvent::Button { x, y, button, down } => {
@@ -164,16 +161,16 @@ impl Session {
     }
 
     fn move_pointer(&mut self, x: i32, y: i32) -> PlatformResult<()> {
-        if self.uses_fake_input() {
-            return self.fake_move(x, y);
-        }
-        let pointer = self.pointer()?;
         let (w, h) = self.state.output_size;
         if x < 0 || y < 0 || x as u32 >= w || y as u32 >= h {
             return Err(PlatformError::InvalidInput(format!(
                 "({x}, {y}) is off the {w}x{h} output"
             )));
         }
+        if self.uses_fake_input() {
+            return self.fake_move(x, y);
+        }
+        let pointer = self.pointer()?;
         pointer.motion_absolute(self.state.devices.time(), x as u32, y as u32, w, h);
         pointer.frame();
         self.state.devices.pointer_at = Some((x, y));
@@ -181,6 +178,9 @@ impl Session {
     }
 
     fn button(&mut self, button: u8, down: bool) -> PlatformResult<()> {
+        if self.uses_fake_input() {
+            return self.fake_button(button, down);
+        }
         let pointer = self.pointer()?;
         let time = self.state.devices.time();
         if let Some((axis, notches)) = wheel(button) {
@@ -245,6 +245,9 @@ impl Session {
     }
 
     fn key(&mut self, keysym: u32, down: bool) -> PlatformResult<()> {
+        if self.uses_fake_input() {
+            return self.fake_key(keysym, down);
+        }
         let keyboard = self.keyboard()?;
         let devices = &mut self.state.devices;
         let place = devices.keymap.place(keysym).ok_or_else(|| {
@@ -254,20 +257,14 @@ impl Session {
         })?;
         let time = devices.time();
         let shift = Keymap::modifier_bit(SHIFT_L).unwrap_or(1);
-        // A shifted symbol (`A`, `!`) is typed with shift held, unless the caller holds it.
-        let add_shift = place.shifted && devices.depressed & shift == 0;
+        let add_shift = devices.adds_shift(place);
         let shift_code = devices.keymap.place(SHIFT_L).map_or(42, |p| p.code);
         if add_shift && down {
             keyboard.key(time, shift_code, 1);
             keyboard.modifiers(devices.depressed | shift, 0, 0, 0);
         }
         keyboard.key(time, place.code, down as u32);
-        if let Some(bit) = Keymap::modifier_bit(keysym) {
-            if down {
-                devices.depressed |= bit;
-            } else {
-                devices.depressed &= !bit;
-            }
+        if devices.track_modifier(keysym, down) {
             keyboard.modifiers(devices.depressed, 0, 0, 0);
         }
         if add_shift && !down {
@@ -279,6 +276,26 @@ impl Session {
 }
 
 impl Devices {
+    /// Whether a key at `place` is pressed with shift added: a shifted symbol (`A`, `!`)
+    /// is typed with shift held, unless the caller holds it.
+    pub(super) fn adds_shift(&self, place: KeyPlace) -> bool {
+        let shift = Keymap::modifier_bit(SHIFT_L).unwrap_or(1);
+        place.shifted && self.depressed & shift == 0
+    }
+
+    /// Follows a modifier key going down or up; whether `keysym` is a modifier.
+    pub(super) fn track_modifier(&mut self, keysym: u32, down: bool) -> bool {
+        let Some(bit) = Keymap::modifier_bit(keysym) else {
+            return false;
+        };
+        if down {
+            self.depressed |= bit;
+        } else {
+            self.depressed &= !bit;
+        }
+        true
+    }
+
     /// Event time in milliseconds, as the protocols want it.
     fn time(&mut self) -> u32 {
         let started = *self.started.get_or_insert_with(Instant::now);

@@ -3,7 +3,9 @@
 //! - capture: `org.kde.KWin.ScreenShot2.CaptureArea` on the session bus, which writes the
 //!   region's raw pixels into a pipe cua hands over and describes them in its reply;
 //! - input: `org_kde_kwin_fake_input` (absolute motion, buttons and wheel, keys by evdev
-//!   code): the seat's own pointer and keyboard, a foreground route like the wlroots one.
+//!   code): the seat's own pointer and keyboard, a foreground route like the wlroots one;
+//!   `input.rs` sends each event here when the compositor offers it instead of virtual
+//!   devices.
 //!   Keys go by the compositor's keymap (a US one in the sandbox): characters no US key
 //!   gives cannot be pressed, and say so.
 //!
@@ -13,11 +15,9 @@ use std::io::Read;
 use std::os::fd::AsFd;
 
 use super::super::bus_client::BusClient;
-use super::keymap::{Keymap, SHIFT_L};
+use super::keymap::Keymap;
 use super::{Session, input};
-use crate::platform::{
-    Capture, Concern, InputEvent, PermissionCheck, PlatformError, PlatformResult, Rect,
-};
+use crate::platform::{Capture, Concern, PermissionCheck, PlatformError, PlatformResult, Rect};
 
 const SCREENSHOT_SERVICE: &str = "org.kde.KWin";
 const SCREENSHOT_PATH: &str = "/org/kde/KWin/ScreenShot2";
@@ -126,19 +126,6 @@ impl Session {
         self.state.pointer_manager.is_none() && self.state.fake_input.is_some()
     }
 
-    /// Sends one event (window-local, from `origin`) through KWin's fake input.
-    pub fn fake_send(&mut self, event: &InputEvent, (ox, oy): (i32, i32)) -> PlatformResult<()> {
-        match *event {
-            InputEvent::Move { x, y } => self.fake_move(ox + x, oy + y),
-            InputEvent::Button { x, y, button, down } => {
-                self.fake_move(ox + x, oy + y)?;
-                self.fake_button(button, down)
-            }
-            InputEvent::Key { keysym, down } => self.fake_key(keysym, down),
-            InputEvent::Pause(_) => Ok(()),
-        }
-    }
-
     fn fake_input(
         &mut self,
     ) -> PlatformResult<
@@ -156,20 +143,15 @@ impl Session {
         Ok(fake)
     }
 
-    pub fn fake_move(&mut self, x: i32, y: i32) -> PlatformResult<()> {
+    /// Moves the pointer to a point of the output (checked by the caller).
+    pub(super) fn fake_move(&mut self, x: i32, y: i32) -> PlatformResult<()> {
         let fake = self.fake_input()?;
-        let (w, h) = self.state.output_size;
-        if x < 0 || y < 0 || x as u32 >= w || y as u32 >= h {
-            return Err(PlatformError::InvalidInput(format!(
-                "({x}, {y}) is off the {w}x{h} output"
-            )));
-        }
         fake.pointer_motion_absolute(f64::from(x), f64::from(y));
         self.state.devices.pointer_at = Some((x, y));
         Ok(())
     }
 
-    fn fake_button(&mut self, button: u8, down: bool) -> PlatformResult<()> {
+    pub(super) fn fake_button(&mut self, button: u8, down: bool) -> PlatformResult<()> {
         let fake = self.fake_input()?;
         if let Some((axis, notches)) = input::wheel(button) {
             if down {
@@ -182,7 +164,7 @@ impl Session {
         Ok(())
     }
 
-    fn fake_key(&mut self, keysym: u32, down: bool) -> PlatformResult<()> {
+    pub(super) fn fake_key(&mut self, keysym: u32, down: bool) -> PlatformResult<()> {
         let fake = self.fake_input()?;
         let us = Keymap::default();
         let place = us.place(keysym).ok_or_else(|| {
@@ -191,21 +173,12 @@ impl Session {
             ))
         })?;
         let devices = &mut self.state.devices;
-        let shift = Keymap::modifier_bit(SHIFT_L).unwrap_or(1);
-        // A shifted symbol (`A`, `!`) is typed with shift held, unless the caller holds it.
-        let add_shift = place.shifted && devices.depressed & shift == 0;
-        let code = place.code;
+        let add_shift = devices.adds_shift(place);
         if add_shift && down {
             fake.keyboard_key(KEY_LEFTSHIFT, 1);
         }
-        fake.keyboard_key(code, down as u32);
-        if let Some(bit) = Keymap::modifier_bit(keysym) {
-            if down {
-                devices.depressed |= bit;
-            } else {
-                devices.depressed &= !bit;
-            }
-        }
+        fake.keyboard_key(place.code, down as u32);
+        devices.track_modifier(keysym, down);
         if add_shift && !down {
             fake.keyboard_key(KEY_LEFTSHIFT, 0);
         }

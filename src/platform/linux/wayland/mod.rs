@@ -412,19 +412,30 @@ impl Wayland {
     /// The windows the compositor announced, bottom to top where it says (KWin), else in
     /// creation order, each joined to its IPC's view where it has one (sway's).
     fn joined(&self) -> PlatformResult<Vec<Joined>> {
-        let (toplevels, plasma) = self.with_session(|s| {
+        /// What the compositor's list gave: KWin's is whole (pids, places); a wlroots one
+        /// is joined to sway's IPC once the session's lock is let go.
+        enum Listed {
+            Kwin(Vec<Joined>),
+            Toplevels(Vec<toplevels::Toplevel>),
+        }
+        let listed = self.with_session(|s| {
             if s.state.toplevels.manager.is_some() {
-                Ok((s.state.toplevels.complete().cloned().collect(), Vec::new()))
+                Ok(Listed::Toplevels(
+                    s.state.toplevels.complete().cloned().collect(),
+                ))
             } else if s.state.plasma.manager.is_some() {
-                Ok((Vec::new(), s.state.plasma.stacked()))
+                let windows = s.state.plasma.stacked();
+                Ok(Listed::Kwin(
+                    windows.into_iter().map(Joined::from_plasma).collect(),
+                ))
             } else {
                 Err(PlatformError::Unsupported(NO_WINDOW_LIST.into()))
             }
         })?;
-        if !plasma.is_empty() {
-            return Ok(plasma.into_iter().map(Joined::from_plasma).collect());
+        match listed {
+            Listed::Kwin(windows) => Ok(windows),
+            Listed::Toplevels(toplevels) => self.joined_toplevels(toplevels),
         }
-        self.joined_toplevels(toplevels)
     }
 
     /// Each wlroots toplevel joined to the first unclaimed IPC window of the same app id
