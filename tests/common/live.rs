@@ -131,11 +131,27 @@ fn cua_test(root: &Path, name: &str, extra: &[&str]) {
 }
 
 /// The calculator's window (pid, window id) and its elements, through `session` (the
-/// test's own reading, not the recorder's), once it shows.
+/// test's own reading, not the recorder's), once its buttons show (bounded): the window
+/// is listed before its tree is on the bus, and a loaded CI machine read it empty.
 pub fn calculator_window(session: &Session) -> (Value, Value, Vec<Value>) {
     let (pid, window) = window_titled(session, "Calculator");
-    let state = session.state(&pid, &window);
-    (pid, window, state["elements"].as_array().unwrap().clone())
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let state = session.state(&pid, &window);
+        let elements = state["elements"].as_array().cloned().unwrap_or_default();
+        if elements
+            .iter()
+            .any(|e| e["role"] == "button" && e["name"] == "7")
+        {
+            return (pid, window, elements);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the calculator's buttons never showed: {}",
+            state["tree_markdown"]
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// The pid and id of the window whose title contains `title`, once it shows (bounded).
