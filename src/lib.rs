@@ -34,6 +34,8 @@ pub mod recording;
 pub mod replay;
 pub mod report;
 pub mod sandbox;
+#[cfg(all(target_os = "linux", feature = "wayland"))]
+pub mod session_access;
 pub mod snapshot;
 pub mod suggest;
 pub mod tools;

@@ -161,6 +161,35 @@ fn on_kde_gtk3_gtk4_and_qt6_windows_are_listed_captured_driven_and_recorded() {
     fixtures_are_listed_captured_driven_and_recorded(Backend::Kde);
 }
 
+/// KWin places windows through its scripting: each toolkit's window is moved and sized,
+/// read back from KWin's window list and from the app's own drawing (its screenshot).
+#[test]
+fn on_kde_set_window_frame_moves_and_sizes_gtk3_gtk4_and_qt6_windows() {
+    let w = Wayland::start_on(Backend::Kde);
+    for (i, (toolkit, script, args)) in FIXTURES.iter().enumerate() {
+        let (pid, window_id) = w.launch(script, args);
+        let wanted = json!({ "x": 60 + 200 * i, "y": 40 + 30 * i, "width": 520, "height": 640 });
+        let mut args = json!({ "pid": pid, "window_id": window_id });
+        args.as_object_mut()
+            .unwrap()
+            .extend(wanted.as_object().unwrap().clone());
+        let placed = w.ok("set_window_frame", args);
+        assert_eq!(placed["effect"], "confirmed", "{toolkit}: {placed}");
+        let listed = w.ok("list_windows", json!({ "pid": pid }));
+        let bounds = &listed["windows"][0]["bounds"];
+        assert_eq!(bounds, &wanted, "{toolkit}: {listed}");
+        let state = w.ok(
+            "get_window_state",
+            json!({ "pid": pid, "window_id": window_id }),
+        );
+        assert_eq!(
+            (&state["screenshot_width"], &state["screenshot_height"]),
+            (&json!(520), &json!(640)),
+            "{toolkit}"
+        );
+    }
+}
+
 fn fixtures_are_listed_captured_driven_and_recorded(backend: Backend) {
     let w = Wayland::start_on(backend);
     for (toolkit, script, args) in FIXTURES {

@@ -81,9 +81,25 @@ enum Command {
     ListTools,
     /// Print a tool's JSON Schema and description.
     Describe { tool: String },
-    /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox; or a headless sway or GNOME Shell).
+    /// Manage headless desktops (Xvfb + D-Bus + AT-SPI + openbox; or a headless sway, GNOME Shell or KWin).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// What this desktop lets cua do (status: check_permissions), or let your own GNOME or
+    /// KDE session trust this cua with its windows, pixels and input (grant) and undo it
+    /// (revoke): cua-driver's `permissions status | grant`, for Linux desktops.
+    Permissions {
+        /// status (default), grant or revoke.
+        #[arg(value_enum, default_value = "status")]
+        subcommand: PermissionsAction,
+        /// The desktop to grant or revoke: gnome (installs and enables cua's Shell
+        /// extension; it loads at your next login) or kde (a desktop file KWin trusts; in
+        /// effect within seconds).
+        #[arg(value_enum, required_if_eq_any([("subcommand", "grant"), ("subcommand", "revoke")]))]
+        desktop: Option<SessionDesktop>,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run regression scenarios (harness/<name>.toml), each in its own sandbox, and diff
     /// every run against its golden. Exit 0 all pass, 1 any fails, 2 bad input.
     Test {
@@ -434,6 +450,21 @@ enum RecordCommand {
     Status,
 }
 
+/// What `cua permissions` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PermissionsAction {
+    Status,
+    Grant,
+    Revoke,
+}
+
+/// The desktops whose own sessions cua can be let into.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SessionDesktop {
+    Gnome,
+    Kde,
+}
+
 #[derive(Subcommand, Debug)]
 enum SandboxCommand {
     /// Start a desktop and print its environment as shell exports: eval "$(cua sandbox start)"
@@ -543,6 +574,11 @@ pub fn main() -> i32 {
         Command::ListTools => list_tools(),
         Command::Describe { tool } => describe(&tool),
         Command::Sandbox(cmd) => run_sandbox(cmd),
+        Command::Permissions {
+            subcommand,
+            desktop,
+            json,
+        } => run_permissions(subcommand, desktop, json),
         Command::Serve(a) => run_serve(a),
         Command::Record(a) => match (a.command, a.live) {
             (Some(cmd), _) => run_record(cmd),

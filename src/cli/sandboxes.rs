@@ -1,6 +1,63 @@
-//! `cua sandbox start | exec | status | stop`: headless desktops for a shell or a command.
+//! `cua sandbox start | exec | status | stop`: headless desktops for a shell or a command;
+//! `cua permissions status | grant | revoke`: what the desktop lets cua do, and a person's
+//! own GNOME or KDE session let in or out.
 
 use super::*;
+
+pub(super) fn run_permissions(
+    action: PermissionsAction,
+    desktop: Option<SessionDesktop>,
+    json: bool,
+) -> i32 {
+    let desktop = match (action, desktop) {
+        (PermissionsAction::Status, _) => {
+            let flags = OutputFlags {
+                json,
+                screenshot_out_file: None,
+            };
+            return run_tool("check_permissions", None, &flags, None);
+        }
+        (_, Some(d)) => d,
+        (_, None) => {
+            return fail(
+                2,
+                "cua permissions grant|revoke: name the desktop, gnome or kde",
+            );
+        }
+    };
+    #[cfg(all(target_os = "linux", feature = "wayland"))]
+    {
+        use crate::session_access::{self, Desktop};
+        let desktop = match desktop {
+            SessionDesktop::Gnome => Desktop::Gnome,
+            SessionDesktop::Kde => Desktop::Kde,
+        };
+        let done = if action == PermissionsAction::Grant {
+            session_access::grant(desktop)
+        } else {
+            session_access::revoke(desktop)
+        };
+        match done {
+            Ok(steps) if json => {
+                out(&serde_json::json!({ "ok": true, "steps": steps }).to_string());
+                0
+            }
+            Ok(steps) => {
+                steps.iter().for_each(|s| out(s));
+                0
+            }
+            Err(e) => fail(1, e),
+        }
+    }
+    #[cfg(not(all(target_os = "linux", feature = "wayland")))]
+    {
+        let _ = (desktop, json);
+        fail(
+            1,
+            "this build of cua has no Wayland backend (the `wayland` feature), which GNOME and KDE sessions need",
+        )
+    }
+}
 
 pub(super) fn run_sandbox(cmd: SandboxCommand) -> i32 {
     match cmd {

@@ -511,6 +511,10 @@ pub struct PageEndpoint {
 pub trait Platform: Observation + Input + Windows + Launching + Send + Sync {
     /// Short backend name for reports (`linux-x11-atspi`).
     fn name(&self) -> &'static str;
+    /// Which Linux display server it drives, where it drives one.
+    fn display_backend(&self) -> Option<crate::desktop::Backend> {
+        None
+    }
     async fn check_permissions(&self) -> Vec<PermissionCheck>;
 }
 

@@ -574,8 +574,7 @@ impl Sandbox {
                 });
             }
         }
-        let child = cmd
-            .spawn()
+        let child = spawn_retrying_busy(&mut cmd)
             .map_err(|e| SandboxError::Start(format!("cannot start {name}: {e}")))?;
         let pid = child.id();
         self.state.processes.push(OwnedProcess {
@@ -853,6 +852,22 @@ pub fn hold_wayland_seat() -> Option<()> {
     );
     #[cfg(not(feature = "wayland"))]
     None
+}
+
+/// Spawns `cmd`, again while exec says the program is busy (ETXTBSY, bounded to ~1 s): a
+/// program the sandbox has just copied (KWin) is busy while a fork made by another thread
+/// of this process still holds the copy's write end, until that child execs.
+fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            done => return done,
+        }
+    }
 }
 
 fn sanitize(name: &str) -> String {

@@ -54,6 +54,9 @@ pub struct LinuxPlatform {
     desktop: DesktopEnv,
     /// Shared with the blocking threads input and capture run on.
     display: Arc<dyn DisplayServer>,
+    /// Why the Wayland compositor the desktop names was passed over, when it was (a GNOME
+    /// or KDE session that has not let cua in): the first check then says so.
+    passed_over: Option<PermissionCheck>,
     atspi: OnceCell<atspi::Atspi>,
 }
 
@@ -61,10 +64,12 @@ impl LinuxPlatform {
     /// Connects to the desktop's Wayland compositor when it names one (and the build has
     /// the `wayland` feature), else to its X display.
     pub fn connect(desktop: &DesktopEnv) -> PlatformResult<LinuxPlatform> {
+        let (display, passed_over) = connect_display(desktop)?;
         Ok(LinuxPlatform {
             entries: std::sync::Mutex::new(None),
             desktop: desktop.clone(),
-            display: connect_display(desktop)?,
+            display,
+            passed_over,
             atspi: OnceCell::new(),
         })
     }
@@ -162,9 +167,13 @@ impl LinuxPlatform {
     }
 }
 
-/// The display server `desktop` names: its Wayland compositor when it has the protocols
-/// cua needs, or when Wayland was chosen (then its checks say what is missing); else X11.
-fn connect_display(desktop: &DesktopEnv) -> PlatformResult<Arc<dyn DisplayServer>> {
+/// The display server `desktop` names: GNOME Shell through cua's extension when chosen
+/// (or when the compositor is mutter and the extension answers), the Wayland compositor
+/// when it has the protocols cua needs or Wayland was chosen (then its checks say what is
+/// missing); else X11, with a check saying why the compositor was passed over.
+fn connect_display(
+    desktop: &DesktopEnv,
+) -> PlatformResult<(Arc<dyn DisplayServer>, Option<PermissionCheck>)> {
     #[cfg(feature = "wayland")]
     if desktop.backend == Some(crate::desktop::Backend::Gnome) {
         let address = desktop.dbus_address.as_deref().ok_or_else(|| {
@@ -173,27 +182,61 @@ fn connect_display(desktop: &DesktopEnv) -> PlatformResult<Arc<dyn DisplayServer
                     .into(),
             )
         })?;
-        return Ok(Arc::new(gnome::GnomeShell::connect(address)?));
+        return Ok((Arc::new(gnome::GnomeShell::connect(address)?), None));
     }
+    #[allow(unused_mut)]
+    let mut passed_over: Option<PermissionCheck> = None;
     #[cfg(feature = "wayland")]
     if let Some(socket) = desktop.wayland_socket() {
-        let chosen = matches!(
+        let named = matches!(
             desktop.backend,
             Some(crate::desktop::Backend::Wayland | crate::desktop::Backend::Kde)
-        ) || desktop.wayland_only();
+        );
+        let chosen = named || desktop.wayland_only();
         let connected = wayland::Wayland::connect(&socket, desktop.sway_socket.as_deref())
             .map(|w| w.with_session_bus(desktop.dbus_address.as_deref()));
         match connected {
-            Ok(w) if chosen || w.usable() => return Ok(Arc::new(w)),
+            Ok(w) if named || w.usable() => return Ok((Arc::new(w), None)),
             Err(e) if chosen => return Err(e),
-            // A GNOME or KDE session names both: their compositors lack the protocols, and
-            // their XWayland apps are reachable through X11.
-            _ => {}
+            Err(_) => {}
+            Ok(w) => {
+                // A person's GNOME session with cua's extension enabled.
+                let mut refused = None;
+                if let (wayland::Compositor::Mutter, Some(address)) =
+                    (w.compositor(), desktop.dbus_address.as_deref())
+                {
+                    match gnome::GnomeShell::connect(address) {
+                        Ok(shell) => return Ok((Arc::new(shell), None)),
+                        Err(e) => refused = Some(e.to_string()),
+                    }
+                }
+                // Nothing else to reach: its checks say what is missing, and how to let
+                // cua in.
+                if chosen {
+                    return Ok((Arc::new(w), None));
+                }
+                // A GNOME or KDE session that has not let cua in: its XWayland apps are
+                // reachable through X11.
+                let mut check = wayland::passed_over(&socket, w.compositor());
+                if let Some(why) = refused {
+                    check.detail = format!("{} ({why})", check.detail);
+                }
+                passed_over = Some(check);
+            }
         }
     }
-    Ok(Arc::new(x11_desktop::X11Desktop::connect(
-        desktop.display.as_deref(),
-    )?))
+    let x11 =
+        x11_desktop::X11Desktop::connect(desktop.display.as_deref()).map_err(
+            |e| match &passed_over {
+                Some(why) => PlatformError::NoDesktop(format!(
+                    "{e}; {}: {}",
+                    why.detail,
+                    why.fix.as_deref().unwrap_or_default()
+                )),
+                None => e,
+            },
+        )?;
+    Ok((Arc::new(x11), passed_over))
 }
 
 #[async_trait::async_trait]
@@ -202,8 +245,13 @@ impl Platform for LinuxPlatform {
         self.display.name()
     }
 
+    fn display_backend(&self) -> Option<crate::desktop::Backend> {
+        Some(self.display.backend())
+    }
+
     async fn check_permissions(&self) -> Vec<PermissionCheck> {
-        let mut checks = self.display.checks();
+        let mut checks: Vec<_> = self.passed_over.iter().cloned().collect();
+        checks.extend(self.display.checks());
         match self.atspi().await {
             Ok(a) => {
                 let apps = a.applications().await;

@@ -108,8 +108,13 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
     }
 }
 
+/// States a window takes when cua brings it forward for a foreground action, before the
+/// action: not the action's effect. (A click a person's GNOME session sent into its
+/// overview read as confirmed by the window becoming active.)
+const RAISED_STATES: &[&str] = &["active"];
+
 /// A hash of everything a person could see change in the window's tree (but the states a
-/// click passes through; with each node's reported child count, so an item added out of
+/// click passes through, and those of being raised; with each node's reported child count, so an item added out of
 /// view, which the walk leaves out, counts), of the app's windows (a click that opens a dialog or closes
 /// its window changes those), and of the window's open popups (a right click that opens a
 /// context menu, a menu item that ran and closed its menu: neither is in the window's tree).
@@ -136,10 +141,9 @@ pub(super) async fn fingerprint(
             .await
             .ok()?;
         for n in &tree.nodes {
-            let lasting = n
-                .states
-                .iter()
-                .filter(|s| !PASSING_STATES.contains(&s.as_str()));
+            let lasting = n.states.iter().filter(|s| {
+                !PASSING_STATES.contains(&s.as_str()) && !RAISED_STATES.contains(&s.as_str())
+            });
             (&n.role, &n.name, &n.value, n.reported_children).hash(&mut h);
             lasting.for_each(|s| s.hash(&mut h));
         }

@@ -9,7 +9,12 @@
 //!   Keys go by the compositor's keymap (a US one in the sandbox): characters no US key
 //!   gives cannot be pressed, and say so.
 //!
-//! KWin gives both only to programs it trusts; the KDE sandbox's KWin trusts every client.
+//! - placing windows: a KWin script loaded through `org.kde.kwin.Scripting`, run and
+//!   unloaded (Wayland gives a client no request to move or size another's window; KWin's
+//!   scripts may).
+//!
+//! KWin gives input and capture only to programs it trusts; the KDE sandbox's KWin trusts
+//! every client.
 
 use std::io::Read;
 use std::os::fd::AsFd;
@@ -19,11 +24,14 @@ use super::keymap::Keymap;
 use super::{Session, input};
 use crate::platform::{Capture, Concern, PermissionCheck, PlatformError, PlatformResult, Rect};
 
-const SCREENSHOT_SERVICE: &str = "org.kde.KWin";
+const KWIN_SERVICE: &str = "org.kde.KWin";
 const SCREENSHOT_PATH: &str = "/org/kde/KWin/ScreenShot2";
 const SCREENSHOT_IFACE: &str = "org.kde.KWin.ScreenShot2";
 /// QImage's ARGB32 (premultiplied or not): B, G, R, A bytes in memory.
 const ARGB32_FORMATS: [u32; 2] = [5, 6];
+const SCRIPTING_PATH: &str = "/Scripting";
+const SCRIPTING_IFACE: &str = "org.kde.kwin.Scripting";
+const SCRIPT_IFACE: &str = "org.kde.kwin.Script";
 /// The evdev code of the left shift key.
 const KEY_LEFTSHIFT: u32 = 42;
 
@@ -64,7 +72,7 @@ impl KwinBus {
             let fd = zbus::zvariant::Fd::from(write_end.as_fd());
             let reply = conn
                 .call_method(
-                    Some(SCREENSHOT_SERVICE),
+                    Some(KWIN_SERVICE),
                     SCREENSHOT_PATH,
                     Some(SCREENSHOT_IFACE),
                     "CaptureArea",
@@ -118,6 +126,79 @@ impl KwinBus {
             rgba,
         })
     }
+}
+
+impl KwinBus {
+    /// Sizes the window with KWin's `uuid` to `frame`, and moves it there too when `moved`,
+    /// through a KWin script (answered once KWin has run it; the caller reads the result
+    /// back).
+    pub fn place(&self, uuid: &str, frame: Rect, moved: bool) -> PlatformResult<()> {
+        static SCRIPTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SCRIPTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let plugin = format!("cua-place-{}-{n}", std::process::id());
+        let file = std::env::temp_dir().join(format!("{plugin}.js"));
+        std::fs::write(&file, place_script(uuid, frame, moved))
+            .map_err(|e| PlatformError::Other(format!("writing KWin's script: {e}")))?;
+        let path = file.to_string_lossy().into_owned();
+        let ran = self.bus.call(move |conn| async move {
+            let loaded = conn
+                .call_method(
+                    Some(KWIN_SERVICE),
+                    SCRIPTING_PATH,
+                    Some(SCRIPTING_IFACE),
+                    "loadScript",
+                    &(path, plugin.as_str()),
+                )
+                .await?;
+            let id: i32 = loaded.body().deserialize()?;
+            // KWin 5 serves a loaded script at /N, KWin 6 at /Scripting/ScriptN.
+            let mut run = Err(zbus::Error::Failure(format!("no script {id}")));
+            for object in [format!("/{id}"), format!("/Scripting/Script{id}")] {
+                run = conn
+                    .call_method(
+                        Some(KWIN_SERVICE),
+                        object.as_str(),
+                        Some(SCRIPT_IFACE),
+                        "run",
+                        &(),
+                    )
+                    .await
+                    .map(drop);
+                if run.is_ok() {
+                    break;
+                }
+            }
+            let unloaded = conn
+                .call_method(
+                    Some(KWIN_SERVICE),
+                    SCRIPTING_PATH,
+                    Some(SCRIPTING_IFACE),
+                    "unloadScript",
+                    &(plugin.as_str(),),
+                )
+                .await;
+            run.and(unloaded.map(drop))
+        });
+        let _ = std::fs::remove_file(&file);
+        ran.map_err(|e| PlatformError::Other(format!("KWin's scripting (placing a window): {e}")))
+    }
+}
+
+/// The KWin script that places the window with `uuid` (KWin's `{…}` form or bare), out of
+/// full screen and maximized first (KWin keeps such a window's frame otherwise).
+fn place_script(uuid: &str, frame: Rect, moved: bool) -> String {
+    let bare = uuid.trim_matches(|c| c == '{' || c == '}');
+    let (x, y) = if moved {
+        (frame.x.to_string(), frame.y.to_string())
+    } else {
+        ("at.x".into(), "at.y".into())
+    };
+    format!(
+        "const target = workspace.clientList().find(c => c.internalId.toString().replace(/[{{}}]/g, '') === '{bare}');\n\
+         if (target) {{\n    target.fullScreen = false;\n    target.setMaximize(false, false);\n    const at = target.frameGeometry;\n    target.frameGeometry = {{ x: {x}, y: {y}, width: {w}, height: {h} }};\n}}\n",
+        w = frame.width,
+        h = frame.height,
+    )
 }
 
 impl Session {
@@ -195,7 +276,7 @@ impl super::Wayland {
     pub(super) fn kwin_checks(&self) -> Vec<PermissionCheck> {
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let s = &session.state;
-        let trust = "KWin gives it only to programs a .desktop file trusts; the KDE sandbox (`cua sandbox start --backend kde`) starts KWin with KWIN_WAYLAND_NO_PERMISSION_CHECKS=1 and KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1";
+        let trust = "KWin gives it only to programs a .desktop file trusts: `cua permissions grant kde` writes one for this cua (the KDE sandbox's KWin trusts every client)";
         let check = |concern: Concern, name: &str, ok: bool, what: &str| PermissionCheck {
             concern,
             name: name.into(),

@@ -92,6 +92,70 @@ struct State {
     overlay: overlay::Overlay,
     /// Set when the compositor ended the connection or refused a request.
     broken: Option<String>,
+    /// Whose compositor this is, told by the globals only it offers.
+    compositor: Compositor,
+}
+
+/// The compositor families cua knows a route into, told apart by their own globals:
+/// their checks then name the route, and how to open it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compositor {
+    /// sway, labwc, wayfire…: the wlroots protocols.
+    Wlroots,
+    /// KDE's KWin: its own protocols, given to programs a .desktop file trusts.
+    Kwin,
+    /// GNOME Shell's mutter: none, reached through cua's Shell extension.
+    Mutter,
+    Other,
+}
+
+/// The check that says the compositor at `socket` was passed over for X11, and how to let
+/// cua in.
+pub fn passed_over(socket: &Path, compositor: Compositor) -> PermissionCheck {
+    PermissionCheck {
+        concern: Concern::Session,
+        name: "wayland_compositor".into(),
+        ok: false,
+        detail: format!(
+            "the Wayland compositor at {} does not let cua list, capture or drive its windows: only X11 (XWayland) apps are reachable",
+            socket.display()
+        ),
+        fix: Some(compositor.route().into()),
+    }
+}
+
+impl Compositor {
+    fn of(globals: &GlobalList) -> Compositor {
+        globals.contents().with_list(|list| {
+            let has = |prefix: &str| list.iter().any(|g| g.interface.starts_with(prefix));
+            // KWin's own globals, offered to every client (sway offers KDE's decoration
+            // protocol too, and KWin some wlroots ones).
+            if has("org_kde_plasma_") || has("kde_output_device") {
+                Compositor::Kwin
+            } else if has("gtk_shell1") {
+                Compositor::Mutter
+            } else if has("zwlr_") {
+                Compositor::Wlroots
+            } else {
+                Compositor::Other
+            }
+        })
+    }
+
+    /// How to reach this compositor's windows, capture and input, for a check's fix.
+    pub fn route(self) -> &'static str {
+        match self {
+            Compositor::Kwin => {
+                "this is KDE's KWin: it gives its window list, fake input and screenshots only to programs a .desktop file trusts. `cua permissions grant kde` writes one for this cua (~/.local/share/applications/cua.desktop); KWin reads it within seconds, no new login needed"
+            }
+            Compositor::Mutter => {
+                "this is GNOME Shell (mutter): cua reaches it through a Shell extension of its own. `cua permissions grant gnome` installs and enables it; log out and in once, and cua then finds it (CUA_BACKEND=gnome insists on it)"
+            }
+            Compositor::Wlroots | Compositor::Other => {
+                "run a wlroots compositor (sway, labwc, wayfire: `cua sandbox start --backend wayland` starts sway), GNOME Shell (`cua permissions grant gnome`) or KDE's KWin (`cua permissions grant kde`)"
+            }
+        }
+    }
 }
 
 impl Wayland {
@@ -135,6 +199,12 @@ impl Wayland {
         self
     }
 
+    /// Whose compositor this is.
+    pub fn compositor(&self) -> Compositor {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.state.compositor
+    }
+
     /// Whether the compositor is KWin: it offers its own window list.
     fn is_kwin(&self) -> bool {
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
@@ -153,26 +223,23 @@ impl Wayland {
 
     /// What this compositor offers of what cua uses, one check a protocol.
     pub fn checks(&self) -> Vec<PermissionCheck> {
-        if self.is_kwin() {
+        if self.is_kwin() || self.compositor() == Compositor::Kwin {
             return self.kwin_checks();
         }
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         let s = &session.state;
-        let check = |concern: Concern, name: &str, ok: bool, what: &str, without: &str| {
-            PermissionCheck {
-            concern,
-            name: name.into(),
-            ok,
-            detail: if ok {
-                format!("{what}: offered")
-            } else {
-                format!("{what}: not offered by this compositor; {without}")
-            },
-            fix: (!ok).then(|| {
-                "run a wlroots compositor (sway, labwc, wayfire: `cua sandbox start --backend wayland` starts sway); on GNOME Shell cua works through a Shell extension of its own (`cua sandbox start --backend gnome` loads it; CUA_BACKEND=gnome uses it); KDE's KWin offers input and capture only through xdg-desktop-portal, which cua does not speak yet".into()
-            }),
-        }
-        };
+        let check =
+            |concern: Concern, name: &str, ok: bool, what: &str, without: &str| PermissionCheck {
+                concern,
+                name: name.into(),
+                ok,
+                detail: if ok {
+                    format!("{what}: offered")
+                } else {
+                    format!("{what}: not offered by this compositor; {without}")
+                },
+                fix: (!ok).then(|| s.compositor.route().into()),
+            };
         let mut checks = vec![
             PermissionCheck {
                 concern: Concern::Session,
@@ -352,6 +419,7 @@ impl State {
                 globals.bind(qh, 1..=4, ()).ok(),
             ),
             broken: None,
+            compositor: Compositor::of(globals),
         }
     }
 }
@@ -477,6 +545,20 @@ impl Wayland {
             .into_iter()
             .find(|j| j.id == id)
             .ok_or(PlatformError::NoSuchWindow(id))
+    }
+
+    /// Sizes window `id` to `frame`, and moves it there when `moved`, through KWin's
+    /// scripting, where the compositor is KWin; None elsewhere.
+    fn kwin_place(&self, id: u64, frame: Rect, moved: bool) -> Option<PlatformResult<()>> {
+        let kwin = self.kwin.as_ref().filter(|_| self.is_kwin())?;
+        let window = self.with_session(|s| {
+            s.state
+                .plasma
+                .by_id(id)
+                .cloned()
+                .ok_or(PlatformError::NoSuchWindow(id))
+        });
+        Some(window.and_then(|w| kwin.place(&w.uuid, frame, moved)))
     }
 
     fn sway_command(&self, id: u64, command: &str) -> PlatformResult<()> {
@@ -605,6 +687,15 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn resize(&self, id: u64, width: u32, height: u32) -> PlatformResult<()> {
+        let size = Rect {
+            x: 0,
+            y: 0,
+            width: width as i32,
+            height: height as i32,
+        };
+        if let Some(placed) = self.kwin_place(id, size, false) {
+            return placed;
+        }
         self.sway_command(
             id,
             &format!("floating enable, resize set width {width} px height {height} px"),
@@ -612,6 +703,9 @@ impl super::display::DisplayServer for Wayland {
     }
 
     fn set_frame(&self, id: u64, frame: Rect) -> PlatformResult<()> {
+        if let Some(placed) = self.kwin_place(id, frame, true) {
+            return placed;
+        }
         self.sway_command(
             id,
             &format!(

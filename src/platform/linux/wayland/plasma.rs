@@ -43,6 +43,13 @@ impl PlasmaWindow {
     pub fn minimized(&self) -> bool {
         self.state & State::Minimized as u32 != 0
     }
+
+    /// Whether KWin has described it whole and placed it: a window announced before its
+    /// first frame has no place yet (KWin places it then, and a frame set before that
+    /// was undone: GTK 4's first window, 3 of 3).
+    fn shown(&self) -> bool {
+        self.complete && self.geometry.is_some()
+    }
 }
 
 #[derive(Default)]
@@ -63,10 +70,10 @@ impl PlasmaWindows {
     }
 
     pub fn by_id(&self, id: u64) -> Option<&PlasmaWindow> {
-        self.list.iter().find(|w| w.id == id && w.complete)
+        self.list.iter().find(|w| w.id == id && w.shown())
     }
 
-    /// Complete windows, bottom to top (those KWin has not stacked yet last).
+    /// Shown windows, bottom to top (those KWin has not stacked yet last).
     pub fn stacked(&self) -> Vec<PlasmaWindow> {
         let rank = |w: &PlasmaWindow| {
             self.stacking
@@ -74,7 +81,7 @@ impl PlasmaWindows {
                 .position(|u| *u == w.uuid)
                 .unwrap_or(usize::MAX)
         };
-        let mut out: Vec<PlasmaWindow> = self.list.iter().filter(|w| w.complete).cloned().collect();
+        let mut out: Vec<PlasmaWindow> = self.list.iter().filter(|w| w.shown()).cloned().collect();
         out.sort_by_key(rank);
         out
     }

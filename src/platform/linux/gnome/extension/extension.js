@@ -140,8 +140,25 @@ class Bridge {
         }
     }
 
-    Activate(id) {
-        Main.activateWindow(windowById(id));
+    // Answers once the window is active and the overview (where a person's session
+    // starts, and where events would go) has finished hiding.
+    ActivateAsync([id], invocation) {
+        try {
+            const window = windowById(id);
+            const answer = () => invocation.return_value(null);
+            if (!Main.overview.visible) {
+                Main.activateWindow(window);
+                answer();
+                return;
+            }
+            const hidden = Main.overview.connect('hidden', () => {
+                Main.overview.disconnect(hidden);
+                answer();
+            });
+            Main.activateWindow(window);
+        } catch (e) {
+            invocation.return_error_literal(Gio.IOErrorEnum, Gio.IOErrorEnum.FAILED, `Activate: ${e.message}`);
+        }
     }
 
     Place(id, move, x, y, width, height) {
@@ -153,16 +170,92 @@ class Bridge {
     }
 }
 
+// Outside cua's sandbox (a person's own session) the bridge answers only the executables
+// listed in the file beside it (`cua permissions grant gnome` writes its own path there):
+// any other caller, on a bus every program of the session reaches, is refused, as GNOME
+// refuses outside callers its own window list and screenshots.
+const ALLOWED_CALLERS = 'allowed-callers';
+
+class Guarded {
+    constructor(bridge, allowed) {
+        this._bridge = bridge;
+        this._allowed = allowed;
+        // Unique bus names are never reused on a bus: a caller's answer holds.
+        this._known = new Map();
+        for (const [name, signature] of [['Windows', '(s)'], ['Input', null], ['Place', null]]) {
+            this[`${name}Async`] = (params, invocation) => {
+                if (!this._let(invocation))
+                    return;
+                try {
+                    const result = this._bridge[name](...params);
+                    invocation.return_value(signature ? new GLib.Variant(signature, [result]) : null);
+                } catch (e) {
+                    invocation.return_error_literal(Gio.IOErrorEnum, Gio.IOErrorEnum.FAILED, `${name}: ${e.message}`);
+                }
+            };
+        }
+    }
+
+    CaptureAsync(params, invocation) {
+        if (this._let(invocation))
+            this._bridge.CaptureAsync(params, invocation);
+    }
+
+    ActivateAsync(params, invocation) {
+        if (this._let(invocation))
+            this._bridge.ActivateAsync(params, invocation);
+    }
+
+    // Whether the caller's executable is listed; a refusal is the call's answer.
+    _let(invocation) {
+        const sender = invocation.get_sender();
+        if (!this._known.has(sender))
+            this._known.set(sender, this._executableOf(invocation, sender));
+        const exe = this._known.get(sender);
+        if (exe !== null && this._allowed.includes(exe))
+            return true;
+        invocation.return_error_literal(Gio.DBusError, Gio.DBusError.ACCESS_DENIED,
+            `cua's Shell extension answers only ${this._allowed.join(', ') || 'the cua that enabled it (none listed)'}, not ${exe || 'an unknown program'}: run \`cua permissions grant gnome\` with that cua`);
+        return false;
+    }
+
+    _executableOf(invocation, sender) {
+        try {
+            const reply = invocation.get_connection().call_sync('org.freedesktop.DBus',
+                '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'GetConnectionUnixProcessID',
+                new GLib.Variant('(s)', [sender]), new GLib.VariantType('(u)'),
+                Gio.DBusCallFlags.NONE, 1000, null);
+            const [pid] = reply.deep_unpack();
+            return GLib.file_read_link(`/proc/${pid}/exe`);
+        } catch (e) {
+            return null;
+        }
+    }
+}
+
+// The executables listed beside the extension, one path a line.
+function allowedCallers() {
+    const me = imports.misc.extensionUtils.getCurrentExtension();
+    try {
+        const [, bytes] = GLib.file_get_contents(me.dir.get_child(ALLOWED_CALLERS).get_path());
+        return new TextDecoder().decode(bytes).split('\n').map(l => l.trim()).filter(l => l);
+    } catch (e) {
+        return [];
+    }
+}
+
 // The window types a sandbox gives the focus to when they first show.
 const TAKES_FOCUS = [Meta.WindowType.NORMAL, Meta.WindowType.DIALOG, Meta.WindowType.MODAL_DIALOG];
 
 class Extension {
     enable() {
         this._bridge = new Bridge();
-        this._exported = Gio.DBusExportedObject.wrapJSObject(IFACE, this._bridge);
+        const sandbox = GLib.getenv('CUA_GNOME_SANDBOX');
+        const served = sandbox ? this._bridge : new Guarded(this._bridge, allowedCallers());
+        this._exported = Gio.DBusExportedObject.wrapJSObject(IFACE, served);
         this._exported.export(Gio.DBus.session, OBJECT_PATH);
         this._signals = [];
-        if (!GLib.getenv('CUA_GNOME_SANDBOX')) {
+        if (!sandbox) {
             this._own();
             return;
         }
