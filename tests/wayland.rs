@@ -666,6 +666,17 @@ fn video_records_the_wayland_output() {
 /// off.
 #[test]
 fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screenshots() {
+    overlay_shows_and_stays_out_of_window_screenshots(Backend::Wayland);
+}
+
+/// The same on KWin, whose screenshots come over D-Bus (outside the Wayland connection
+/// the overlay is taken off through).
+#[test]
+fn on_kde_the_agent_cursor_overlay_stays_out_of_window_screenshots() {
+    overlay_shows_and_stays_out_of_window_screenshots(Backend::Kde);
+}
+
+fn overlay_shows_and_stays_out_of_window_screenshots(backend: Backend) {
     let greenish = |p: &image::Rgb<u8>| p[1] > 170 && p[0] < 110 && p[2] < 110;
     // The arrow's green pixels just below and right of a point (its hot spot); its
     // outline is not green.
@@ -675,12 +686,14 @@ fn the_agent_cursor_overlay_shows_on_the_output_and_stays_out_of_window_screensh
             .filter(|&(x, y)| image.get_pixel_checked(x, y).is_some_and(greenish))
             .count()
     };
-    let w = Wayland::start();
+    let w = Wayland::start_on(backend);
     // The fixture that journals every button press on its window.
     let (pid, window_id) = w.launch("harness/apps/fixture.py", &[]);
     let at = json!({ "pid": pid, "window_id": window_id });
-    let checks = w.ok("check_permissions", json!({}));
-    assert!(checks.to_string().contains("\"layer_shell\""), "{checks}");
+    if backend == Backend::Wayland {
+        let checks = w.ok("check_permissions", json!({}));
+        assert!(checks.to_string().contains("\"layer_shell\""), "{checks}");
+    }
     w.ok(
         "set_agent_cursor_style",
         json!({ "gradient_colors": ["#00FF00"], "bloom_color": "#00FF00" }),

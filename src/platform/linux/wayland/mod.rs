@@ -641,9 +641,10 @@ impl super::display::DisplayServer for Wayland {
             PlatformError::Capture(format!("window {id} is off the output ({bounds:?})"))
         })?;
         if let Some(kwin) = &self.kwin {
-            return kwin.capture(region);
+            return self
+                .with_session(|s| s.capture_without_overlay(region, |_| kwin.capture(region)));
         }
-        self.with_session(|s| s.capture_without_overlay(region))
+        self.with_session(|s| s.capture_without_overlay(region, |s| s.capture_region(region)))
     }
 
     fn frame_origin(&self, _id: u64) -> super::atspi::FrameOrigin {
@@ -740,14 +741,16 @@ impl super::display::DisplayServer for Wayland {
     fn capture_screen(&self) -> PlatformResult<Capture> {
         let output = self.output_rect();
         if let Some(kwin) = &self.kwin {
-            return kwin.capture(output);
+            // KWin's screenshot comes over D-Bus, beside this connection: the round trip
+            // (in with_session) first, so what cua committed (the overlay) is in it.
+            return self.with_session(|_| kwin.capture(output));
         }
         self.with_session(|s| s.capture_region(output))
     }
 }
 
 /// What every window tool says on a compositor without the window list.
-const NO_WINDOW_LIST: &str = "this Wayland compositor offers no window list (zwlr_foreign_toplevel_manager_v1; GNOME's mutter and KDE's kwin do not): windows cannot be listed, captured or given input here; run a wlroots compositor such as sway (`cua sandbox start --backend wayland`), GNOME Shell with cua's Shell extension (`cua sandbox start --backend gnome`), or X11";
+const NO_WINDOW_LIST: &str = "this Wayland compositor offers cua no window list (zwlr_foreign_toplevel_manager_v1, or KWin's org_kde_plasma_window_management): windows cannot be listed, captured or given input here; on your own GNOME or KDE session run `cua permissions grant gnome` or `cua permissions grant kde` (`cua permissions` says which this is), or run a wlroots compositor such as sway (`cua sandbox start --backend wayland`), or X11";
 
 /// A window as the compositor's list gives it, with its place where known.
 struct Joined {

@@ -170,15 +170,21 @@ impl Session {
         }
     }
 
-    /// The pixels of `region` without the overlay over them.
-    pub fn capture_without_overlay(&mut self, region: Rect) -> PlatformResult<Capture> {
+    /// The pixels of `region` without the overlay over them, taken by `capture`: through
+    /// this connection (screencopy, ordered after the overlay's removal) or beside it
+    /// (KWin's screenshot over D-Bus, after a round trip: KWin has removed it by then).
+    pub fn capture_without_overlay(
+        &mut self,
+        region: Rect,
+        capture: impl FnOnce(&mut Session) -> PlatformResult<Capture>,
+    ) -> PlatformResult<Capture> {
         let over = self.state.overlay.area().filter(|a| a.intersects(&region));
         let Some(area) = over else {
-            return self.capture_region(region);
+            return capture(self);
         };
         let image = self.state.overlay.picture.as_ref().map(|p| p.image.clone());
         self.hide_overlay();
-        let captured = self.capture_region(region);
+        let captured = self.roundtrip().and_then(|()| capture(self));
         if let Some(image) = image {
             // Back where it was; a failure to show it again fails no screenshot.
             if let Err(e) = self.show_overlay(&image, area.x, area.y) {
