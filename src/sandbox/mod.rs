@@ -395,10 +395,10 @@ impl Sandbox {
     /// apps read there.
     fn name_folder(&mut self, root: &Path, unique: &str) -> Result<(), SandboxError> {
         let final_dir = root.join(format!("{}-{unique}", self.state.display));
-        std::fs::rename(&self.dir, &final_dir)?;
+        std::fs::rename(&self.dir, &final_dir).map_err(|e| within(&self.dir, e))?;
         self.dir = final_dir;
-        write_toolkit_settings(&self.dir)?;
-        prepare_app_homes(&self.dir)?;
+        write_toolkit_settings(&self.dir).map_err(|e| within(&self.dir, e))?;
+        prepare_app_homes(&self.dir).map_err(|e| within(&self.dir, e))?;
         Ok(())
     }
 
@@ -559,7 +559,8 @@ impl Sandbox {
         mut cmd: Command,
         owned: bool,
     ) -> Result<std::process::Child, SandboxError> {
-        let log = std::fs::File::create(self.dir.join(format!("{}.log", sanitize(name))))?;
+        let log_path = self.dir.join(format!("{}.log", sanitize(name)));
+        let log = std::fs::File::create(&log_path).map_err(|e| within(&log_path, e))?;
         cmd.stdin(Stdio::null()).stderr(log.try_clone()?);
         if !matches!(cmd.get_program().to_str(), Some("dbus-daemon")) {
             cmd.stdout(log);
@@ -753,11 +754,9 @@ impl Sandbox {
     }
 
     fn save_state(&self) -> Result<(), SandboxError> {
-        crate::files::write_atomic(
-            &self.dir.join("state.json"),
-            &serde_json::to_vec_pretty(&self.state).map_err(std::io::Error::other)?,
-        )?;
-        Ok(())
+        let path = self.dir.join("state.json");
+        let text = serde_json::to_vec_pretty(&self.state).map_err(std::io::Error::other)?;
+        crate::files::write_atomic(&path, &text).map_err(|e| within(&path, e))
     }
 
     /// Ends every process this sandbox started or recorded, and removes its state.
@@ -852,6 +851,13 @@ pub fn hold_wayland_seat() -> Option<()> {
     );
     #[cfg(not(feature = "wayland"))]
     None
+}
+
+/// A file error during a start, naming the path: a start that failed with a bare "No such
+/// file or directory" (once in CI, three sandboxes starting side by side) said nothing of
+/// what had gone.
+fn within(path: &Path, e: std::io::Error) -> SandboxError {
+    SandboxError::Start(format!("{}: {e}", path.display()))
 }
 
 /// Spawns `cmd`, again while exec says the program is busy (ETXTBSY, bounded to ~1 s): a
