@@ -63,21 +63,8 @@ fn journal_count(path: &Path, needles: &[&str]) -> usize {
 }
 
 /// Median of `RUNS` timings of `f` after `WARMUP` untimed ones; how many returned false.
-fn measure(mut f: impl FnMut() -> bool) -> Timing {
-    for _ in 0..WARMUP {
-        f();
-    }
-    let mut times = Vec::new();
-    let mut lost = 0;
-    for _ in 0..RUNS {
-        let started = Instant::now();
-        if f() {
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-        } else {
-            lost += 1;
-        }
-    }
-    (stats::median(times), lost)
+fn measure(f: impl FnMut() -> bool) -> (f64, usize) {
+    stats::measure(RUNS, WARMUP, f)
 }
 
 /// Sends with `send`, then waits (bounded) until the journal holds one more line with

@@ -35,21 +35,8 @@ fn journal_lines(path: &Path) -> usize {
 }
 
 /// Median of `RUNS` timings of `f` after `WARMUP` untimed ones; how many returned false.
-fn measure(mut f: impl FnMut() -> bool) -> (f64, usize) {
-    for _ in 0..WARMUP {
-        f();
-    }
-    let mut times = Vec::new();
-    let mut lost = 0;
-    for _ in 0..RUNS {
-        let started = Instant::now();
-        if f() {
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-        } else {
-            lost += 1;
-        }
-    }
-    (stats::median(times), lost)
+fn measure(f: impl FnMut() -> bool) -> (f64, usize) {
+    stats::measure(RUNS, WARMUP, f)
 }
 
 fn shown((ms, lost): (f64, usize)) -> String {

@@ -15,3 +15,22 @@ pub fn median_p95(mut samples: Vec<f64>) -> (f64, f64) {
 pub fn median(samples: Vec<f64>) -> f64 {
     median_p95(samples).0
 }
+
+/// Median milliseconds of `runs` timed calls of `f` after `warmup` untimed ones, and how
+/// many of the timed calls returned false (lost: not counted in the median).
+pub fn measure(runs: usize, warmup: usize, mut f: impl FnMut() -> bool) -> (f64, usize) {
+    for _ in 0..warmup {
+        f();
+    }
+    let mut times = Vec::new();
+    let mut lost = 0;
+    for _ in 0..runs {
+        let started = std::time::Instant::now();
+        if f() {
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        } else {
+            lost += 1;
+        }
+    }
+    (median(times), lost)
+}

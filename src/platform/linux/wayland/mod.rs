@@ -223,7 +223,8 @@ impl Wayland {
 
     /// What this compositor offers of what cua uses, one check a protocol.
     pub fn checks(&self) -> Vec<PermissionCheck> {
-        if self.is_kwin() || self.compositor() == Compositor::Kwin {
+        // KWin's checks also where it offers cua nothing yet: they name its route in.
+        if self.compositor() == Compositor::Kwin {
             return self.kwin_checks();
         }
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
@@ -550,7 +551,8 @@ impl Wayland {
     /// Sizes window `id` to `frame`, and moves it there when `moved`, through KWin's
     /// scripting, where the compositor is KWin; None elsewhere.
     fn kwin_place(&self, id: u64, frame: Rect, moved: bool) -> Option<PlatformResult<()>> {
-        let kwin = self.kwin.as_ref().filter(|_| self.is_kwin())?;
+        // Set only where the compositor is KWin (with_session_bus).
+        let kwin = self.kwin.as_ref()?;
         let window = self.with_session(|s| {
             s.state
                 .plasma
