@@ -46,6 +46,7 @@ fn main() {
         registry: ToolRegistry::new(),
         runtime: rt.handle().clone(),
         harness: dir.join("harness"),
+        keep_app: false,
     };
     let (url_tx, url_rx) = std::sync::mpsc::channel();
     let recording = dir.join("recording");

@@ -281,6 +281,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
             launch: false,
             apps: Vec::new(),
             volatile: Vec::new(),
+            raw: false,
         },
         |t| {
             eprintln!(

@@ -32,6 +32,13 @@ pub enum ToolError {
         message: String,
         details: serde_json::Value,
     },
+    /// The tool ran to its end and its own report says it failed (a replay with a failed
+    /// step): the report is its structured result, as on success, so a client that
+    /// checks `isError` sees the failure and one that reads the result loses nothing.
+    Reported {
+        message: String,
+        report: serde_json::Value,
+    },
 }
 
 impl ToolError {
@@ -49,7 +56,7 @@ impl ToolError {
         match self {
             ToolError::InvalidArguments(_) => "invalid_arguments",
             ToolError::UnknownTool(_) => "unknown_tool",
-            ToolError::Failed(_) => "failed",
+            ToolError::Failed(_) | ToolError::Reported { .. } => "failed",
             ToolError::NoDesktop(_) => "no_desktop",
             ToolError::Refused(_) | ToolError::RefusedAs { .. } => "refused",
             ToolError::StaleToken(_) => "stale_element_token",
@@ -80,7 +87,8 @@ impl ToolError {
             | ToolError::Refused(m)
             | ToolError::StaleToken(m)
             | ToolError::Refusal { message: m, .. }
-            | ToolError::RefusedAs { message: m, .. } => m,
+            | ToolError::RefusedAs { message: m, .. }
+            | ToolError::Reported { message: m, .. } => m,
         }
     }
 
@@ -108,7 +116,8 @@ impl ToolError {
             | ToolError::NoDesktop(_)
             | ToolError::Refused(_)
             | ToolError::RefusedAs { .. }
-            | ToolError::Refusal { .. } => 1,
+            | ToolError::Refusal { .. }
+            | ToolError::Reported { .. } => 1,
         }
     }
 }
@@ -124,7 +133,9 @@ impl fmt::Display for ToolError {
                 write!(f, "refused: {m}")
             }
             ToolError::StaleToken(m) => f.write_str(m),
-            ToolError::Refusal { message, .. } => f.write_str(message),
+            ToolError::Refusal { message, .. } | ToolError::Reported { message, .. } => {
+                f.write_str(message)
+            }
         }
     }
 }

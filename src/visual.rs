@@ -32,11 +32,22 @@ pub struct Found {
 
 /// The patch of `recorded` around (x, y), and where the point sits in it.
 pub fn patch_around(recorded: &Capture, x: i32, y: i32) -> Option<(GrayImage, (i32, i32))> {
+    patch_around_scaled(recorded, x, y, 1)
+}
+
+/// The patch `scale` times as wide and high as [`patch_around`]'s: more of the context,
+/// which tells apart places that look alike up close (two empty entries).
+pub fn patch_around_scaled(
+    recorded: &Capture,
+    x: i32,
+    y: i32,
+    scale: u32,
+) -> Option<(GrayImage, (i32, i32))> {
     let (w, h) = (recorded.width as i32, recorded.height as i32);
     if x < 0 || y < 0 || x >= w || y >= h {
         return None;
     }
-    let (hx, hy) = (PATCH_HALF.0 as i32, PATCH_HALF.1 as i32);
+    let (hx, hy) = ((PATCH_HALF.0 * scale) as i32, (PATCH_HALF.1 * scale) as i32);
     let area = Rect::new(x - hx, y - hy, 2 * hx, 2 * hy).intersection(&Rect::new(0, 0, w, h))?;
     let grey = grey_of(recorded);
     let patch = image::imageops::crop_imm(
@@ -104,6 +115,23 @@ pub fn find_patch(live: &Capture, patch: &GrayImage, point_in_patch: (i32, i32))
     found
 }
 
+/// Whether the patch still shows in `live` with its point at (x, y): the same place, not
+/// one of its look-alikes (within 2 px, as a match elsewhere is).
+pub fn shows_at(
+    live: &Capture,
+    patch: &GrayImage,
+    point_in_patch: (i32, i32),
+    x: i32,
+    y: i32,
+) -> bool {
+    let (left, top) = (x - point_in_patch.0, y - point_in_patch.1);
+    if left < 0 || top < 0 || left as u32 >= live.width || top as u32 >= live.height {
+        return false;
+    }
+    best_near(&grey_of(live), patch, left as u32, top as u32)
+        .is_some_and(|(_, _, score)| score <= MATCH_AT_MOST)
+}
+
 /// The best full-size placement of the patch within 2 px of (x, y).
 fn best_near(live: &GrayImage, patch: &GrayImage, x: u32, y: u32) -> Option<(u32, u32, f32)> {
     let (pw, ph) = patch.dimensions();
@@ -167,5 +195,19 @@ mod tests {
         let twice = find_patch(&window(200, 150, &[(40, 30), (120, 100)]), &patch, at);
         assert_eq!(twice.len(), 2, "{twice:?}");
         assert!(find_patch(&window(200, 150, &[]), &patch, at).is_empty());
+    }
+
+    #[test]
+    fn a_patch_that_shows_in_several_places_still_shows_at_its_own() {
+        let recorded = window(200, 60, &[(20, 20), (120, 20)]);
+        let (patch, at) = patch_around(&recorded, 26, 26).unwrap();
+        assert_eq!(find_patch(&recorded, &patch, at).len(), 2);
+        assert!(shows_at(&recorded, &patch, at, 26, 26));
+        assert!(shows_at(&recorded, &patch, at, 126, 26));
+        assert!(!shows_at(&recorded, &patch, at, 70, 26));
+        assert!(
+            !shows_at(&recorded, &patch, at, 900, 26),
+            "outside the window"
+        );
     }
 }

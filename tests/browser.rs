@@ -143,8 +143,12 @@ fn browser_tools_act_in_a_chromium_tab_and_the_page_sees_it() {
     let replayed = b
         .session
         .call("replay_trajectory", json!({ "dir": dir, "delay_ms": 0 }));
-    let replayed = replayed.expect("replay runs");
-    let turn = &replayed.structured["turns"][0];
+    // A replay with a failed turn is an error (MCP isError) that carries its report.
+    let replayed = match replayed {
+        Err(cua::errors::ToolError::Reported { report, .. }) => report,
+        other => panic!("the replay fails, with its report: {other:?}"),
+    };
+    let turn = &replayed["turns"][0];
     assert_eq!(turn["dispatched"], true, "{turn}");
     assert_eq!(turn["locator_match"], "role_name", "{turn}");
     // The turn's after-state holds the click's line (the recorder waits past Chromium's

@@ -340,3 +340,58 @@ fn every_kind_of_page_input_reaches_the_gtk3_fixture_as_its_recorded_tool() {
     let _ = std::fs::remove_dir_all(&recorder.root);
     let _ = std::fs::remove_file(&journal);
 }
+
+/// Whether a window titled Calculator is on `session`'s desktop now.
+fn calculator_open(session: &common::Session) -> bool {
+    let windows = session.ok("list_windows", json!({}));
+    windows["windows"].as_array().unwrap().iter().any(|w| {
+        w["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("Calculator"))
+    })
+}
+
+/// #55 item 7: Ctrl-C stops the app the recorder launched (a replay in the same sandbox
+/// reattached to it), unless `--keep-app`; without `--display`, the recorder starts a
+/// sandbox of its own even while others run (it refused with two running).
+#[test]
+fn ctrl_c_stops_the_recorded_app_and_without_display_the_recorder_has_its_own_sandbox() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let session = common::Session::private();
+    let mut recorder = LiveRecorder::calculator(&session, "live-cleanup");
+    calculator_window(&session);
+    recorder.interrupt();
+    assert_eq!(recorder.tools(), ["launch_app"]);
+    assert!(
+        !calculator_open(&session),
+        "the recorded calculator is still open after Ctrl-C"
+    );
+    let _ = std::fs::remove_dir_all(&recorder.root);
+
+    let display = session.sandbox().display().to_string();
+    let mut recorder = LiveRecorder::with_flags(
+        "live-keep",
+        "Calculator",
+        &[],
+        &["--display", &display, "--keep-app"],
+    );
+    calculator_window(&session);
+    recorder.interrupt();
+    assert!(
+        calculator_open(&session),
+        "--keep-app stopped the calculator"
+    );
+    let _ = std::fs::remove_dir_all(&recorder.root);
+
+    // Two sandboxes run (this session's and another); the recorder starts its own, and
+    // nothing shows on the other two.
+    let other = common::Session::private();
+    let mut recorder = LiveRecorder::with_flags("live-own", "Calculator", &[], &[]);
+    recorder.interrupt();
+    assert_eq!(recorder.tools(), ["launch_app"]);
+    assert!(
+        !calculator_open(&other),
+        "the recorder used another sandbox"
+    );
+    let _ = std::fs::remove_dir_all(&recorder.root);
+}

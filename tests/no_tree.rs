@@ -329,3 +329,54 @@ fn an_sdl_window_is_observed_by_ocr_driven_recorded_and_replayed_on_a_moved_buil
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// #55 item 5: a click by point into an empty entry, whose picture up close (plain white)
+/// shows in several places (both entries), replays on the unchanged build: the picture
+/// still shows at the recorded point, so it is pressed there; the typing after it lands in
+/// that entry (the journal says so).
+#[test]
+fn a_tk_click_into_an_empty_entry_replays_on_the_unchanged_build() {
+    let (sandbox, run, base) = Run::start("tk-empty-entry", TK);
+    let recording = base.join("recorded");
+    let journal = base.join("recorded.jsonl");
+    let (pid, window) = run.launch("", &journal);
+    run.call(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": recording }),
+    );
+    let quantity = ocr_text(&run, &pid, &window, "Quantity");
+    let f = &quantity["pixel_frame"];
+    let field = (f["x"].as_i64().unwrap() + 150, centre(&quantity).1);
+    click_at(
+        &run.session,
+        &pid,
+        &window,
+        json!({ "x": field.0, "y": field.1 }),
+    );
+    run.call(
+        "type_text",
+        json!({ "pid": pid, "window_id": window, "text": "3" }),
+    );
+    let typed = settled(|| last_text(&journal, "Quantity"), Some("3".to_string()));
+    assert_eq!(typed.as_deref(), Some("3"), "the recording itself");
+    run.call("set_recording", json!({ "enabled": false }));
+    run.quit(&pid);
+
+    let replayed = base.join("replayed.jsonl");
+    let (pid, _) = run.launch("", &replayed);
+    let report = run.replay(&recording, &ReplayOptions::default());
+    let typed = settled(|| last_text(&replayed, "Quantity"), Some("3".to_string()));
+    let item = last_text(&replayed, "Item");
+    run.quit(&pid);
+    // A build whose Quantity refuses input: the replay fails, it does not pass.
+    let refused = base.join("refused.jsonl");
+    let (pid, _) = run.launch("refuse_qty", &refused);
+    let refusing = run.replay(&recording, &ReplayOptions::default());
+    run.quit(&pid);
+    drop(sandbox);
+    let _ = std::fs::remove_dir_all(&base);
+    assert_eq!(report.failed, 0, "{:#?}", report.turns);
+    assert_eq!(typed.as_deref(), Some("3"), "{:#?}", report.turns);
+    assert_eq!(item, None, "typed into the other entry");
+    assert!(refusing.failed > 0, "{:#?}", refusing.turns);
+}

@@ -544,6 +544,7 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
         launch: false,
         apps: Vec::new(),
         volatile: Vec::new(),
+        raw: false,
     };
     let report = rt
         .block_on(cua::replay::replay(&ctx, &registry, &dir, &opts, |_| {}))

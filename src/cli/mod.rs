@@ -232,6 +232,15 @@ pub(super) struct ReplayArgs {
     /// Repeatable.
     #[arg(long, value_name = "RECORDED=PATH [ARGS]")]
     pub(super) app: Vec<crate::replay::AppOverride>,
+    /// Print the steps the replay would drive (which turns are skipped or folded into a
+    /// retry, and why), and drive nothing; with --json as JSON.
+    #[arg(long)]
+    pub(super) plan: bool,
+    /// Replay every turn as recorded: a turn recorded as failed or refused is sent again,
+    /// and an attempt is not folded into its retry (what every replay did before replay by
+    /// intent).
+    #[arg(long)]
+    pub(super) raw: bool,
 }
 
 /// `cua mcp`'s flags.
@@ -415,9 +424,15 @@ struct RecordArgs {
     /// program's path (anything with a `/`, e.g. ./harness/apps/fixture.py).
     #[arg(long, requires = "live")]
     app: Option<String>,
-    /// With --live: use the running sandbox on this display instead of starting one.
+    /// With --live: use the running sandbox on this display instead of starting one of
+    /// its own (without it, a sandbox of its own is started whatever else runs, and
+    /// stopped at the end).
     #[arg(long, requires = "live")]
     display: Option<u32>,
+    /// With --live: leave the recorded app running when the recording ends (Ctrl-C); by
+    /// default it is stopped, so a replay on the same desktop starts it afresh.
+    #[arg(long, requires = "live")]
+    keep_app: bool,
     /// With --live: the new sandbox's screen size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x800", value_parser = crate::sandbox::parse_size)]
     size: (u32, u32),
@@ -589,6 +604,7 @@ pub fn main() -> i32 {
                 a.size,
                 a.backend,
                 &a.harness,
+                a.keep_app,
             ),
             (None, None) => fail(
                 2,

@@ -5,6 +5,9 @@ use super::*;
 
 /// `cua replay DIR`: its flags as the replay's options.
 pub(super) fn replay_command(a: ReplayArgs) -> i32 {
+    if a.plan {
+        return print_plan(&a.dir, a.raw, a.json);
+    }
     let opts = ReplayOptions {
         delay_ms: a.delay_ms,
         stop_on_error: !a.no_stop_on_error,
@@ -13,6 +16,7 @@ pub(super) fn replay_command(a: ReplayArgs) -> i32 {
         launch: a.launch,
         apps: a.app,
         volatile: a.volatile,
+        raw: a.raw,
     };
     run_replay(&a.dir, opts, a.record_to.as_deref(), a.heal, a.json)
 }
@@ -63,9 +67,14 @@ fn run_replay(
             "turn {} {} {}",
             t.turn,
             t.tool,
-            if t.ok { "ok" } else { "FAILED" }
+            match (t.ok, &t.skipped) {
+                (_, Some(_)) => "skipped",
+                (true, None) => "ok",
+                (false, None) => "FAILED",
+            }
         ));
-        bar.inc(1);
+        // A step stands for its folded attempts too.
+        bar.inc(1 + t.folded.len() as u64);
     }));
     bar.finish_and_clear();
     if record_to.is_some() {
@@ -99,6 +108,52 @@ fn run_replay(
     if report.failed > 0 { 1 } else { 0 }
 }
 
+/// `cua replay --plan DIR`: the steps a replay of DIR drives, read without a desktop.
+fn print_plan(dir: &std::path::Path, raw: bool, json: bool) -> i32 {
+    let plan = match crate::replay::plan_of(&ToolRegistry::new(), dir, raw) {
+        Ok(p) => p,
+        Err(e) => return fail(e.exit_code(), e),
+    };
+    if json {
+        out(&serde_json::to_string_pretty(&plan).unwrap_or_default());
+        return 0;
+    }
+    out(&format!(
+        "{:<6} {:<12} {:<18} replays",
+        "step", "turns", "tool"
+    ));
+    let mut step = 0;
+    for s in &plan.steps {
+        let turns = match s.turns.as_slice() {
+            [one] => one.to_string(),
+            [first, .., last] => format!("{first}-{last}"),
+            [] => String::new(),
+        };
+        let (number, what) = match &s.skipped {
+            Some(why) => ("-".to_string(), format!("skipped: {why}")),
+            None => {
+                step += 1;
+                (step.to_string(), format!("turn {}", s.turn))
+            }
+        };
+        out(&format!("{number:<6} {turns:<12} {:<18} {what}", s.tool));
+        for f in &s.folded {
+            out(&format!("{:<6} folded turn {}: {}", "", f.turn, f.why));
+        }
+    }
+    let (skipped, folded) = plan.counts();
+    let recorded: usize = plan.steps.iter().map(|s| s.turns.len()).sum();
+    out(&format!(
+        "{step} steps from {recorded} turns: {skipped} skipped, {folded} folded into a retry{}",
+        if raw {
+            " (--raw: every turn as recorded)"
+        } else {
+            ""
+        }
+    ));
+    0
+}
+
 /// Beside the replay's recording (replay.json): what it replayed, the apps it started
 /// itself, and what it healed.
 fn write_replay_note(
@@ -128,11 +183,21 @@ fn print_replay(report: &crate::replay::ReplayReport, total: usize) {
         "turn", "tool", "result", "ms", "match"
     ));
     for t in &report.turns {
+        for f in &t.folded {
+            out(&format!(
+                "{:<6} {:<18} folded into turn {}: {}",
+                f.turn, t.tool, t.turn, f.why
+            ));
+        }
         out(&format!(
             "{:<6} {:<18} {:<6} {:>7}  {:<14} {}{}",
             t.turn,
             t.tool,
-            if t.ok { "ok" } else { "FAILED" },
+            match (t.ok, &t.skipped) {
+                (_, Some(_)) => "skip",
+                (true, None) => "ok",
+                (false, None) => "FAILED",
+            },
             t.duration_ms,
             t.locator_match.as_deref().unwrap_or("-"),
             t.result_summary.lines().next().unwrap_or(""),
@@ -158,11 +223,14 @@ fn print_replay(report: &crate::replay::ReplayReport, total: usize) {
         ));
     }
     let healed = report.turns.iter().filter(|t| t.heal.is_some()).count();
+    let steps = report.turns_recorded - report.folded - report.skipped;
     out(&format!(
-        "{} of {total} turns attempted: {} succeeded, {} failed{}{}",
+        "{} of {steps} steps ({total} turns) attempted: {} succeeded, {} failed, {} turns skipped, {} folded into a retry{}{}",
         report.attempted,
         report.succeeded,
         report.failed,
+        report.skipped,
+        report.folded,
         match healed {
             0 => String::new(),
             n => format!(", {n} healed (see above)"),
@@ -239,12 +307,24 @@ pub(super) fn run_live(
     size: (u32, u32),
     backend: sandbox::Backend,
     harness: &Path,
+    keep_app: bool,
 ) -> i32 {
     let Some(app) = app else {
         return fail(2, "cua record --live: --app NAME names the app to record");
     };
     let dir = std::env::current_dir().unwrap_or_default().join(dir);
-    let sb = match sandbox_for(display, size, backend) {
+    // Without --display, a sandbox of its own, whatever else runs: the recording starts
+    // from a fresh desktop, and ends with it.
+    let sb = match display {
+        Some(_) => sandbox_for(display, size, backend),
+        None => Sandbox::start(SandboxOptions {
+            width: size.0,
+            height: size.1,
+            backend,
+        })
+        .map_err(|e| e.to_string()),
+    };
+    let sb = match sb {
         Ok(sb) => sb,
         Err(e) => return fail(1, e),
     };
@@ -257,6 +337,7 @@ pub(super) fn run_live(
         registry: ToolRegistry::new(),
         runtime: rt.handle().clone(),
         harness: harness.to_path_buf(),
+        keep_app,
     };
     let recorded = live.record(&dir, app, |url| {
         out(&format!("record by doing in the browser: {url}"));

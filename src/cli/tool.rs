@@ -94,6 +94,15 @@ pub(super) fn run_tool(
     };
     match result {
         Ok(output) => print_output(&output, flags),
+        Err(crate::errors::ToolError::Reported { message, report }) => {
+            // The tool's own report of its failure: printed as its result is, exit 1.
+            let mut shown = report;
+            if json && shown.is_object() {
+                shown["isError"] = Value::Bool(true);
+                out(&serde_json::to_string_pretty(&shown).unwrap_or_default());
+            }
+            super::fail(1, message)
+        }
         Err(e) => fail(e.exit_code(), &e, e.kind()),
     }
 }

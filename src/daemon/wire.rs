@@ -38,6 +38,9 @@ pub fn encode_reply(result: Result<ToolOutput, ToolError>) -> Value {
             if let ToolError::RefusedAs { code, .. } = &e {
                 v["refusal_code"] = json!(code);
             }
+            if let ToolError::Reported { report, .. } = &e {
+                v["report"] = report.clone();
+            }
             v
         }
     }
@@ -80,6 +83,12 @@ pub fn decode_reply(reply: &Value) -> Result<ToolOutput, ToolError> {
             details: reply["details"].clone(),
         });
     }
+    if let Some(report) = reply.get("report").filter(|r| !r.is_null()) {
+        return Err(ToolError::Reported {
+            message: message.to_string(),
+            report: report.clone(),
+        });
+    }
     if let Some(code) = reply["refusal_code"].as_str() {
         return Err(ToolError::RefusedAs {
             code: code.to_string(),
@@ -113,6 +122,10 @@ mod tests {
                 code: "window_scope_disabled".into(),
                 message: "window-scope tool 'zoom' is disabled".into(),
                 details: json!({ "session": "s", "code": "window_scope_disabled" }),
+            },
+            ToolError::Reported {
+                message: "replayed 2 steps: 1 failed".into(),
+                report: json!({ "attempted": 2, "failed": 1 }),
             },
         ];
         for e in errors {

@@ -22,20 +22,14 @@ impl Rebinding {
 
     /// What the action's ids say against the rebinding: a recorded pid or window that an
     /// earlier turn bound to another one in this run.
-    fn differences(&mut self, expected: &Value, actual: &Value) -> Vec<String> {
-        let id = |v: &Value, k: &str| {
-            v["arguments"]
-                .get(k)
-                .or_else(|| v.get(k))
-                .and_then(Value::as_u64)
-        };
+    fn differences(&mut self, expected: &Action, actual: &Action) -> Vec<String> {
+        let ((expected_pid, e), (actual_pid, a)) = (expected.recorded_ids(), actual.recorded_ids());
         let mut out = Vec::new();
-        if !Self::check(&mut self.pids, id(expected, "pid"), id(actual, "pid")) {
+        if !Self::check(&mut self.pids, expected_pid, actual_pid) {
             out.push(
                 "pid: acts on another app than the same recorded pid did in an earlier turn".into(),
             );
         }
-        let (e, a) = (id(expected, "window_id"), id(actual, "window_id"));
         if !Self::check(&mut self.windows, e, a) {
             out.push("window_id: acts on another window than the same recorded window did in an earlier turn".into());
         }
@@ -59,28 +53,17 @@ pub(super) fn short(v: &Value) -> String {
 /// `role "name" @ path` of a recorded target, the identity an element index stands for.
 /// Each step of the path says its role, its name when it has one and its place, so a press
 /// on a look-alike (another "Add", in another panel or another place) shows as a change.
-pub(super) fn target_identity(action: &Value) -> Option<String> {
-    let t = action.get("target").filter(|t| !t.is_null())?;
-    let path: Vec<String> = t["path"]
-        .as_array()
-        .map(|p| {
-            p.iter()
-                .map(|s| {
-                    let role = s["role"].as_str().unwrap_or("");
-                    match s["name"].as_str().filter(|n| !n.is_empty()) {
-                        Some(name) => format!("{role} {name:?}[{}]", s["index"]),
-                        None => format!("{role}[{}]", s["index"]),
-                    }
-                })
-                .collect()
+pub(super) fn target_identity(action: &Action) -> Option<String> {
+    let t = action.target.as_ref()?;
+    let path: Vec<String> = t
+        .path
+        .iter()
+        .map(|s| match s.name.as_str() {
+            "" => format!("{}[{}]", s.role, s.index),
+            name => format!("{} {name:?}[{}]", s.role, s.index),
         })
-        .unwrap_or_default();
-    Some(format!(
-        "{} {:?} at {}",
-        t["role"].as_str().unwrap_or(""),
-        t["name"].as_str().unwrap_or(""),
-        path.join("/")
-    ))
+        .collect();
+    Some(format!("{} {:?} at {}", t.role, t.name, path.join("/")))
 }
 
 /// Adds `name: expected → actual` when the two differ.
@@ -91,8 +74,8 @@ pub(super) fn changed(out: &mut Vec<String>, name: &str, expected: String, actua
 }
 
 pub(super) fn action_differences(
-    expected: &Value,
-    actual: &Value,
+    expected: &Action,
+    actual: &Action,
     designated: [&Designated; 2],
     rebinding: &mut Rebinding,
     rules: &[Redaction],
@@ -102,8 +85,8 @@ pub(super) fn action_differences(
     changed(
         &mut out,
         "tool",
-        short(&expected["tool"]),
-        short(&actual["tool"]),
+        format!("{:?}", expected.tool),
+        format!("{:?}", actual.tool),
     );
     // Ids are compared through the rebinding, element indices through the element they
     // designated, points through where they fell; everything else literally.
@@ -111,16 +94,12 @@ pub(super) fn action_differences(
     for p in designated.iter().flat_map(|d| &d.places) {
         designating.extend([p.keys.0, p.keys.1]);
     }
-    let args = |v: &Value| -> serde_json::Map<String, Value> {
-        v["arguments"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter(|(k, _)| !designating.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+    let args = |v: &Action| -> serde_json::Map<String, Value> {
+        v.arguments
+            .iter()
+            .filter(|(k, _)| !designating.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     };
     let (ea, aa) = (args(expected), args(actual));
     let mut keys: Vec<&String> = ea.keys().chain(aa.keys()).collect();
@@ -144,20 +123,19 @@ pub(super) fn action_differences(
         &designated[1].places,
     ));
     out.extend(rebinding.differences(expected, actual));
-    let text = |v: &Value| -> String {
+    let text = |v: Option<&str>| -> String {
         match v {
-            Value::Null => "none".into(),
-            Value::String(s) => format!("{:?}", redact(s, rules)),
-            other => redact(&other.to_string(), rules),
+            None => "none".into(),
+            Some(s) => format!("{:?}", redact(s, rules)),
         }
     };
     changed(
         &mut out,
         "result_error",
-        text(&expected["result_error"]),
-        text(&actual["result_error"]),
+        text(expected.result_error.as_deref()),
+        text(actual.result_error.as_deref()),
     );
-    let effect = |v: &Value| text(v.pointer("/result/effect").unwrap_or(&Value::Null));
+    let effect = |v: &Action| text(v.result.effect.as_deref());
     // A recording that could not tell (`unverifiable`: another driver, or a cua before
     // clicks read their effect back) says nothing against the run's effect; the turn's
     // change is compared all the same. Any other change of effect still counts.
@@ -171,28 +149,26 @@ pub(super) fn action_differences(
 /// The element each turn acts on, where either names one by index: the whole path when
 /// both were located, else what both can say (role and name).
 fn targets(
-    expected: &Value,
-    actual: &Value,
+    expected: &Action,
+    actual: &Action,
     designated: [&Designated; 2],
 ) -> Option<(String, String)> {
-    let has = |v: &Value| v["arguments"].get("element_index").is_some();
+    let has = |v: &Action| v.arguments.contains_key("element_index");
     if !has(expected) && !has(actual) {
         return None;
     }
     if let (Some(e), Some(a)) = (target_identity(expected), target_identity(actual)) {
         return Some((e, a));
     }
-    let words = |v: &Value, from_markdown: Option<&str>| {
-        v.get("target")
-            .filter(|t| !t.is_null())
-            .map(|t| {
-                element_words(
-                    t["role"].as_str().unwrap_or(""),
-                    t["name"].as_str().unwrap_or(""),
-                )
-            })
+    let words = |v: &Action, from_markdown: Option<&str>| {
+        v.target
+            .as_ref()
+            .map(|t| element_words(&t.role, &t.name))
             .or(from_markdown.map(str::to_string))
-            .unwrap_or_else(|| format!("element {}", v["arguments"]["element_index"]))
+            .unwrap_or_else(|| {
+                let index = v.arguments.get("element_index").unwrap_or(&Value::Null);
+                format!("element {index}")
+            })
     };
     Some((
         words(expected, designated[0].element.as_deref()),
@@ -203,13 +179,12 @@ fn targets(
 /// Whether two effects differ only in when the change showed: one side `confirmed`, the
 /// other `no_change` (its read-back gave up before a slow app showed the change) while its
 /// settled window did change. The change itself is compared in the tree and pixels.
-fn late_effect(expected: &Value, actual: &Value) -> bool {
-    fn effect(v: &Value) -> Option<&str> {
-        v.pointer("/result/effect").and_then(Value::as_str)
+fn late_effect(expected: &Action, actual: &Action) -> bool {
+    fn effect(v: &Action) -> Option<&str> {
+        v.result.effect.as_deref()
     }
-    let changed_late = |v: &Value| {
-        effect(v) == Some("no_change") && v.pointer("/settle/changed") == Some(&Value::Bool(true))
-    };
+    let changed_late =
+        |v: &Action| effect(v) == Some("no_change") && v.settle.as_ref().is_some_and(|s| s.changed);
     (effect(expected) == Some("confirmed") && changed_late(actual))
         || (effect(actual) == Some("confirmed") && changed_late(expected))
 }
@@ -370,7 +345,7 @@ fn diff_png(d: &pixels::PixelDiff) -> Option<Vec<u8>> {
 }
 
 pub(super) fn tool_of(t: &LoadedTurn) -> String {
-    t.action["tool"].as_str().unwrap_or("").to_string()
+    t.action.tool.clone()
 }
 
 /// `tree: 1 line(s) removed, 1 added, first: - label "Count: 1" / + label "Total: 1"`.

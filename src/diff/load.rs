@@ -7,7 +7,7 @@ use super::*;
 pub(super) struct LoadedTurn {
     pub(super) number: u32,
     pub(super) dir: PathBuf,
-    pub(super) action: Value,
+    pub(super) action: crate::trajectory::Action,
     /// The post-action window state (`app_state.json`, or the reference driver's
     /// `after_state.json`).
     pub(super) state: Option<Value>,
@@ -28,7 +28,7 @@ impl LoadedTurn {
 
     /// How the run settled this turn, when it settled each turn.
     pub(super) fn settle(&self) -> Option<crate::trajectory::Settle> {
-        crate::trajectory::Settle::of_action(&self.action)
+        self.action.settle.clone()
     }
 }
 
@@ -80,13 +80,16 @@ pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<L
 }
 
 /// `role "name"` of an element turn's line in its before-state, when it has no locator.
-pub(super) fn markdown_element(turn_dir: &Path, action: &Value) -> Option<String> {
+pub(super) fn markdown_element(
+    turn_dir: &Path,
+    action: &crate::trajectory::Action,
+) -> Option<String> {
     use crate::snapshot::markdown;
     use crate::trajectory::read;
-    if action.get("target").is_some_and(|t| !t.is_null()) {
+    if action.target.is_some() {
         return None;
     }
-    let index = action.pointer("/arguments/element_index")?.as_u64()? as usize;
+    let index = action.element_index()? as usize;
     let md = read::state_markdown(turn_dir, read::State::Before)?;
     let lines = markdown::parse(&md);
     let (line, _) = markdown::element_with_ancestors(&lines, index)?;

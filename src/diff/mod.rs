@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::platform::Rect;
+use crate::trajectory::Action;
 use pixels::{ImageRef, PixelDiffOptions};
 use tree::{Redaction, redact, unified};
 
@@ -108,9 +109,7 @@ impl TrajectoryDiff {
 
 /// Whether one side of a turn pair was recorded by another driver (cua-driver).
 fn is_foreign(e: &LoadedTurn, a: &LoadedTurn) -> bool {
-    [e, a]
-        .iter()
-        .any(|t| t.action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY)
+    [e, a].iter().any(|t| t.action.by_other_driver())
 }
 
 /// Compares two trajectories turn by turn.
@@ -405,9 +404,9 @@ mod tests {
                 a["settle"] =
                     serde_json::json!({"status": "stable", "latency_ms": 1600, "changed": c});
             }
-            a
+            serde_json::from_value::<Action>(a).unwrap()
         };
-        let diff = |e: &Value, a: &Value| {
+        let diff = |e: &Action, a: &Action| {
             action_differences(e, a, NONE, &mut Rebinding::default(), &rules, false)
         };
         let golden = click("confirmed", Some(true));
@@ -428,8 +427,10 @@ mod tests {
     #[test]
     fn actions_compare_ids_through_the_rebinding_and_indices_through_the_target() {
         let rules = tree::builtin_redactions();
-        let target = |name: &str| serde_json::json!({"role": "push_button", "name": name, "path": [{"role": "frame", "name": "", "index": 0}, {"role": "push_button", "name": name, "index": 3}]});
-        let click = |pid: u64, index: u64, name: &str| serde_json::json!({"tool": "click", "pid": pid, "arguments": {"pid": pid, "element_index": index}, "result_error": null, "target": target(name)});
+        let target = |name: &str| serde_json::json!({"role": "push_button", "name": name, "path": [{"role": "frame", "name": "", "index": 0}, {"role": "push_button", "name": name, "index": 3}], "states": [], "element_index": 3});
+        let click = |pid: u64, index: u64, name: &str| -> Action {
+            serde_json::from_value(serde_json::json!({"tool": "click", "pid": pid, "arguments": {"pid": pid, "element_index": index}, "result_error": null, "target": target(name)})).unwrap()
+        };
         let mut rb = Rebinding::default();
         // Other pid and index, same element: equal.
         assert!(
@@ -467,7 +468,7 @@ mod tests {
         // A turn without a locator (another driver's): its before-state line says what its
         // index stood for, compared by role (across vocabularies) and name.
         let mut theirs = click(10, 5, "7");
-        theirs.as_object_mut().unwrap().remove("target");
+        theirs.target = None;
         let line = Designated {
             element: Some(element_words("push button", "7")),
             places: Vec::new(),

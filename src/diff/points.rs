@@ -6,8 +6,6 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::trajectory::points::{element_at, frames_of, points_of, recorded_window_size};
 
 /// Within this many pixels of the same place in the window is the same place (replay
@@ -26,8 +24,12 @@ pub struct Place {
 }
 
 /// The places of a turn's points; `words` names an element by role and name.
-pub fn places(turn_dir: &Path, action: &Value, words: impl Fn(&str, &str) -> String) -> Vec<Place> {
-    let points = points_of(&action["arguments"]);
+pub fn places(
+    turn_dir: &Path,
+    action: &crate::trajectory::Action,
+    words: impl Fn(&str, &str) -> String,
+) -> Vec<Place> {
+    let points = points_of(&action.arguments);
     if points.is_empty() {
         return Vec::new();
     }

@@ -148,8 +148,7 @@ fn sync_turn(from: &Path, to: &Path, turn: u32) -> Result<(), String> {
         let tmp = to.join(format!(".{name}.tmp"));
         let _ = std::fs::remove_dir_all(&tmp);
         crate::files::copy_dir(&src, &tmp).map_err(|e| format!("{}: {e}", src.display()))?;
-        rebind_ids(&tmp.join("action.json"), &id_map(from, to, turn))
-            .map_err(|e| format!("{}: {e}", tmp.display()))?;
+        rebind_ids(&tmp, &id_map(from, to, turn)).map_err(|e| format!("{}: {e}", tmp.display()))?;
         swap_in(&tmp, &dest).map_err(|e| format!("{}: {e}", dest.display()))
     } else {
         std::fs::remove_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))
@@ -168,9 +167,9 @@ fn id_map(from: &Path, to: &Path, skip: u32) -> HashMap<(&'static str, u64), u64
         let (Some(a), Some(b)) = (read(&from.join(turn_dir_name(n))), read(&dir)) else {
             continue;
         };
-        for key in ID_KEYS {
-            let id = |v: &serde_json::Value| v[key].as_u64().or(v["arguments"][key].as_u64());
-            if let (Some(x), Some(y)) = (id(&a), id(&b)) {
+        let (ids_a, ids_b) = (a.recorded_ids(), b.recorded_ids());
+        for (key, x, y) in [("pid", ids_a.0, ids_b.0), ("window_id", ids_a.1, ids_b.1)] {
+            if let (Some(x), Some(y)) = (x, y) {
                 map.entry((key, x)).or_insert(y);
             }
         }
@@ -178,27 +177,31 @@ fn id_map(from: &Path, to: &Path, skip: u32) -> HashMap<(&'static str, u64), u64
     map
 }
 
-/// Rewrites a turn's ids (top level and in its arguments) through `map`.
-fn rebind_ids(action: &Path, map: &HashMap<(&'static str, u64), u64>) -> Result<(), String> {
-    let Ok(text) = std::fs::read_to_string(action) else {
+/// Rewrites a turn's ids (its own and its arguments') through `map`, read and written as
+/// the one trajectory type.
+fn rebind_ids(turn_dir: &Path, map: &HashMap<(&'static str, u64), u64>) -> Result<(), String> {
+    let path = turn_dir.join("action.json");
+    if !path.is_file() {
         return Ok(()); // a turn without action.json: nothing to rebind
-    };
-    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let rewrite = |object: &mut serde_json::Value| {
-        for key in ID_KEYS {
-            if let Some(slot) = object.get_mut(key) {
-                if let Some(&new) = slot.as_u64().and_then(|id| map.get(&(key, id))) {
-                    *slot = serde_json::json!(new);
-                }
+    }
+    let mut action = crate::trajectory::read::action(turn_dir)?;
+    let new = |key: &'static str, id: u64| map.get(&(key, id)).copied();
+    if let Some(pid) = action.pid.and_then(|p| new("pid", u64::from(p))) {
+        action.pid = u32::try_from(pid).ok();
+    }
+    if let Some(window) = action.window_id.and_then(|w| new("window_id", w)) {
+        action.window_id = Some(window);
+    }
+    for key in ID_KEYS {
+        let slot = action.arguments.get_mut(key);
+        if let Some(slot) = slot {
+            if let Some(id) = slot.as_u64().and_then(|id| new(key, id)) {
+                *slot = serde_json::json!(id);
             }
         }
-    };
-    rewrite(&mut v);
-    if let Some(args) = v.get_mut("arguments") {
-        rewrite(args);
     }
-    let pretty = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-    std::fs::write(action, pretty).map_err(|e| e.to_string())
+    let pretty = serde_json::to_vec_pretty(&action).map_err(|e| e.to_string())?;
+    crate::files::write_atomic(&path, &pretty).map_err(|e| e.to_string())
 }
 
 /// Whether this is a CI run: goldens are then never written.

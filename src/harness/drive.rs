@@ -16,6 +16,9 @@ pub(super) struct Driven {
     pub heals: Vec<String>,
     /// The replay's choices among look-alikes, `turn N: …`.
     pub look_alikes: Vec<String>,
+    /// The recording's turns the replay did not send, and why (skipped, or folded into
+    /// the retry that did the work): shown in every report.
+    pub not_replayed: Vec<String>,
 }
 
 /// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
@@ -356,6 +359,18 @@ pub(super) async fn replay_steps(
         .iter()
         .filter_map(|t| Some(format!("turn {}: {}", t.turn, t.look_alikes.as_ref()?)))
         .collect();
+    let mut not_replayed = Vec::new();
+    for t in &report.turns {
+        if let Some(why) = &t.skipped {
+            not_replayed.push(format!("turn {} ({}) not replayed: {why}", t.turn, t.tool));
+        }
+        for f in &t.folded {
+            not_replayed.push(format!(
+                "turn {} ({}) folded into turn {}: {}",
+                f.turn, t.tool, t.turn, f.why
+            ));
+        }
+    }
     let unhonoured = report
         .turns
         .into_iter()
@@ -374,6 +389,7 @@ pub(super) async fn replay_steps(
         unhonoured,
         heals,
         look_alikes,
+        not_replayed,
         ..Driven::default()
     })
 }

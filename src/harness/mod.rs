@@ -290,6 +290,7 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
     };
     report.heals = driven.heals;
     report.look_alikes = driven.look_alikes;
+    report.notes.extend(driven.not_replayed);
     let mut unhonoured = driven.unhonoured;
     unhonoured.extend(verdict::unhonoured(&run_dir, |n| driven.quiet.contains(&n)));
     if !unhonoured.is_empty() {

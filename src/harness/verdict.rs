@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use crate::trajectory::Action;
 
 /// One turn whose result says it did not do its job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,26 +23,18 @@ impl std::fmt::Display for Unhonoured {
 }
 
 /// Why this recorded action (its action.json) does not count as done, if it does not.
-pub fn judge(action: &Value) -> Option<String> {
-    let r = &action["result"];
-    let error = action["result_error"].as_str();
-    if r["refused"] == true {
-        return Some(format!(
-            "refused: {}",
-            error.unwrap_or("(no reason recorded)")
-        ));
+pub fn judge(action: &Action) -> Option<String> {
+    if let Some(failure) = action.failure() {
+        return Some(failure);
     }
-    if let Some(e) = error {
-        return Some(format!("error: {e}"));
-    }
-    if let Some(esc) = r.get("escalation").filter(|e| !e.is_null()) {
+    let r = &action.result;
+    if let Some(esc) = &r.escalation {
         return Some(format!(
             "escalation to {} not taken: {}",
-            esc["recommended"].as_str().unwrap_or("?"),
-            esc["reason"].as_str().unwrap_or("")
+            esc.recommended, esc.reason
         ));
     }
-    if r["effect"] == "suspected_noop" {
+    if r.effect.as_deref() == Some("suspected_noop") {
         return Some("effect suspected_noop: the app showed no change".into());
     }
     None
@@ -53,7 +45,7 @@ pub fn judge(action: &Value) -> Option<String> {
 /// them; an unreadable one counts as not done.
 pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonoured> {
     let turns = crate::replay::turn_dirs(run_dir).unwrap_or_default();
-    let actions: Vec<Result<Value, String>> = turns
+    let actions: Vec<Result<Action, String>> = turns
         .iter()
         .map(|(_, dir)| crate::trajectory::read::action(dir))
         .collect();
@@ -63,7 +55,7 @@ pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonour
             continue;
         }
         // An escalation taken: the next turn repeated the call in the foreground.
-        let taken = |a: &Value| {
+        let taken = |a: &Action| {
             actions
                 .get(k + 1)
                 .and_then(|next| next.as_ref().ok())
@@ -75,7 +67,7 @@ pub fn unhonoured(run_dir: &Path, allowed: impl Fn(u32) -> bool) -> Vec<Unhonour
                 if let Some(reason) = judge(a) {
                     out.push(Unhonoured {
                         turn: *n,
-                        tool: a["tool"].as_str().unwrap_or("?").to_string(),
+                        tool: a.tool.clone(),
                         reason,
                     });
                 }
@@ -120,10 +112,10 @@ pub fn unsettled(run_dir: &Path) -> Vec<Unhonoured> {
         .iter()
         .filter_map(|(n, dir)| {
             let action = crate::trajectory::read::action(dir).ok()?;
-            let settle = crate::trajectory::Settle::of_action(&action)?;
+            let settle = action.settle?;
             (settle.status == crate::trajectory::SettleStatus::Unsettled).then(|| Unhonoured {
                 turn: *n,
-                tool: action["tool"].as_str().unwrap_or("?").to_string(),
+                tool: action.tool,
                 reason: format!(
                     "the window never held still (still changing: {})",
                     settle.changing.join("; ")
@@ -171,7 +163,11 @@ mod tests {
     }
     use serde_json::{Value, json};
 
-    fn action(result: Value, error: Option<&str>) -> Value {
+    fn action(result: Value, error: Option<&str>) -> Action {
+        serde_json::from_value(action_json(result, error)).unwrap()
+    }
+
+    fn action_json(result: Value, error: Option<&str>) -> Value {
         json!({
             "schema_version": 1,
             "turn": 1,
@@ -238,7 +234,7 @@ mod tests {
         ] {
             let t = dir.join(crate::trajectory::turn_dir_name(n));
             std::fs::create_dir_all(&t).unwrap();
-            let mut a = action(result, None);
+            let mut a = action_json(result, None);
             a["turn"] = json!(n);
             std::fs::write(t.join("action.json"), serde_json::to_vec(&a).unwrap()).unwrap();
         }

@@ -48,6 +48,9 @@ pub struct Live {
     pub runtime: tokio::runtime::Handle,
     /// The folder of scenario files (`cua test --harness`).
     pub harness: PathBuf,
+    /// Leave the recorded app running when the recording ends (`--keep-app`); else it is
+    /// stopped, so the next replay on the same desktop starts it afresh.
+    pub keep_app: bool,
 }
 
 impl Live {
@@ -68,15 +71,38 @@ impl Live {
             "set_recording",
             json!({ "enabled": true, "output_dir": dir }),
         )?;
-        let served = self.launch_and_serve(dir, app, ready);
+        let mut launched = None;
+        let served = self.launch_and_serve(dir, app, &mut launched, ready);
         let stopped = self.call("set_recording", json!({ "enabled": false }));
-        served.and(stopped.map(|_| ()))
+        // After the recording ends, so stopping the app is no turn of it.
+        let quit = match launched.filter(|_| !self.keep_app) {
+            Some(pid) => self.stop_app(pid),
+            None => Ok(()),
+        };
+        served.and(stopped.map(|_| ())).and(quit)
     }
 
+    /// Stops the recorded app, unless it has exited already.
+    fn stop_app(&self, pid: u64) -> Result<(), String> {
+        let platform = self
+            .runtime
+            .block_on(self.ctx.platform())
+            .map_err(|e| e.to_string())?;
+        if !self.runtime.block_on(platform.process_running(pid as u32)) {
+            return Ok(());
+        }
+        self.call("kill_app", json!({ "pid": pid }))
+            .map(|_| ())
+            .map_err(|e| format!("stopping the recorded app (pid {pid}): {e}"))
+    }
+
+    /// Launches the app (its pid into `launched`) and serves the page until Ctrl-C or the
+    /// app's exit.
     fn launch_and_serve(
         &self,
         dir: &Path,
         app: scenario::App,
+        launched_pid: &mut Option<u64>,
         ready: impl FnOnce(&str),
     ) -> Result<(), String> {
         // A fresh recording: the launch is its first turn.
@@ -85,6 +111,7 @@ impl Live {
         let pid = launched["pid"]
             .as_u64()
             .ok_or_else(|| format!("launch_app gave no pid: {launched}"))?;
+        *launched_pid = Some(pid);
         let window = &launched["windows"][0];
         let platform = self
             .runtime

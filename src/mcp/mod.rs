@@ -164,7 +164,10 @@ fn result_of(output: Result<ToolOutput, ToolError>) -> CallToolResult {
         Err(e) => {
             let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
             let mut structured = json!({ "error": e.kind(), "message": e.to_string() });
-            if let ToolError::Refusal { code, details, .. } = &e {
+            if let ToolError::Reported { report, .. } = &e {
+                // The tool's own report, as a success would carry it.
+                structured = report.clone();
+            } else if let ToolError::Refusal { code, details, .. } = &e {
                 // cua-driver's shape for these: its fields and the code, nothing else.
                 structured = details.clone();
                 structured["code"] = json!(code);
@@ -298,4 +301,22 @@ pub async fn serve_stdio(
     sessions.finalize_all().await;
     drop(lease);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_that_reports_its_own_failure_is_an_error_carrying_its_report() {
+        let report = json!({ "attempted": 2, "failed": 1, "turns": [{ "turn": 2, "ok": false }] });
+        let result = result_of(Err(ToolError::Reported {
+            message: "replayed 2 steps: 1 failed".into(),
+            report: report.clone(),
+        }));
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.structured_content, Some(report));
+        let ok = result_of(Ok(ToolOutput::new("fine", json!({ "failed": 0 }))));
+        assert_eq!(ok.is_error, Some(false));
+    }
 }

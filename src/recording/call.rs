@@ -15,7 +15,9 @@ use super::{
 use crate::errors::ToolError;
 use crate::output::ToolOutput;
 use crate::platform::{Platform, WindowInfo};
-use crate::trajectory::{Action, AppIdentity, BrowserTarget, Locator, Point, SCHEMA_VERSION};
+use crate::trajectory::{
+    Action, ActionResult, AppIdentity, BrowserTarget, Locator, Point, SCHEMA_VERSION,
+};
 
 /// An action about to run, as the recorder needs to know it (the call path fills it in).
 pub struct Call<'a> {
@@ -205,7 +207,10 @@ fn action_of(
         schema_version: SCHEMA_VERSION,
         turn: 0,
         tool: call.tool.to_string(),
-        arguments: kept.arguments,
+        arguments: match kept.arguments {
+            Value::Object(fields) => fields,
+            _ => Default::default(),
+        },
         result_summary: kept.summary,
         result_error: error,
         result: result_fields(result, &structured),
@@ -222,6 +227,8 @@ fn action_of(
         browser: call.browser.as_ref().map(|b| b.2.clone()),
         redacted: kept.redacted,
         settle: None,
+        recorded_by: None,
+        extra: Default::default(),
     }
 }
 
@@ -302,15 +309,16 @@ fn into_secret(call: &Call<'_>, structured: &Value, before: Option<&StateCapture
 
 /// The result fields a turn keeps: the route, the effect and the escalation, and for a
 /// failed call whether it was refused before touching anything.
-fn result_fields(result: &Result<ToolOutput, ToolError>, structured: &Value) -> Value {
+fn result_fields(result: &Result<ToolOutput, ToolError>, structured: &Value) -> ActionResult {
     let mut fields = json!({});
     for key in ["path", "verified", "effect", "escalation"] {
-        if let Some(v) = structured.get(key) {
+        if let Some(v) = structured.get(key).filter(|v| !v.is_null()) {
             fields[key] = v.clone();
         }
     }
+    let mut kept: ActionResult = serde_json::from_value(fields).unwrap_or_default();
     if let Err(e) = result {
-        fields["refused"] = json!(matches!(
+        kept.refused = Some(matches!(
             e,
             ToolError::InvalidArguments(_)
                 | ToolError::UnknownTool(_)
@@ -318,7 +326,7 @@ fn result_fields(result: &Result<ToolOutput, ToolError>, structured: &Value) -> 
                 | ToolError::RefusedAs { .. }
         ));
     }
-    fields
+    kept
 }
 
 fn click_point(structured: &Value) -> Option<Point> {
@@ -354,7 +362,7 @@ impl AfterState {
     ) -> TurnJob {
         let after = match (&self.platform, self.at.pid, &self.at.window) {
             (Some(p), Some(pid), Some(w)) => {
-                let confirmed = self.action.result["effect"] == "confirmed";
+                let confirmed = self.action.result.effect.as_deref() == Some("confirmed");
                 let effect = settle::Effect {
                     before: self.before.as_ref().map(|b| &b.json),
                     action_started: self.action_started,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::names;
@@ -31,14 +31,12 @@ const SAME_APP: f64 = 0.25;
 pub fn by_identity(
     platform: &dyn crate::platform::Platform,
     windows: &[WindowInfo],
-    action: &Value,
+    action: &crate::trajectory::Action,
 ) -> Option<WindowInfo> {
-    let app = action.get("app");
-    let title = app.and_then(|a| a["window_title"].as_str());
-    let app_name = app.and_then(|a| a["app_name"].as_str());
-    let exe = app
-        .and_then(|a| a["executable"].as_str())
-        .filter(|e| !e.is_empty());
+    let app = action.app.as_ref();
+    let title = app.map(|a| a.window_title.as_str());
+    let app_name = app.map(|a| a.app_name.as_str());
+    let exe = app.map(|a| a.executable.as_str()).filter(|e| !e.is_empty());
     let score = |w: &WindowInfo| -> i32 {
         let w_exe = w.pid.and_then(|pid| platform.process_executable(pid));
         (exe.is_some() && w_exe.as_deref() == exe) as i32 * 4

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
-use crate::trajectory::{BrowserDialog, BrowserElement, BrowserTarget};
+use crate::trajectory::{Action, BrowserDialog, BrowserElement, BrowserTarget};
 
 use super::heal::{LocatorRule, describe, disabled_message, rung_fits};
 use super::postcondition::Rename;
@@ -27,12 +27,8 @@ pub(super) fn names_a_tab(tool: &str) -> bool {
 
 /// The recorded tab and element of a browser turn; why it cannot replay when the
 /// recording kept none.
-pub(super) fn recorded(action: &Value, tool: &str) -> Result<BrowserTarget, String> {
-    action
-        .get("browser")
-        .filter(|b| !b.is_null())
-        .and_then(|b| serde_json::from_value(b.clone()).ok())
-        .ok_or_else(|| {
+pub(super) fn recorded(action: &Action, tool: &str) -> Result<BrowserTarget, String> {
+    action.browser.clone().ok_or_else(|| {
             format!(
                 "not replayable: this {tool} turn was recorded without its tab's URL and its element's role and label (before cua kept them, or by another driver); record it again"
             )

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
 use crate::snapshot::Snapshot;
-use crate::trajectory::Locator;
+use crate::trajectory::{Action, Locator};
 
 use super::heal::{self, LocatorRule, Neighbours};
 use super::locate::{MarkdownTarget, resolve_markdown};
@@ -39,10 +39,10 @@ pub(super) struct Element {
 }
 
 impl Recorded {
-    fn of(action: &Value, states: &TurnStates, recorded_index: usize) -> Result<Recorded, String> {
-        match action.get("target").filter(|t| !t.is_null()) {
+    fn of(action: &Action, states: &TurnStates, recorded_index: usize) -> Result<Recorded, String> {
+        match &action.target {
             Some(t) => Ok(Recorded::Locator(
-                serde_json::from_value(t.clone()).map_err(|e| format!("bad `target` locator: {e}"))?,
+                t.clone(),
                 states
                     .before
                     .as_deref()
@@ -105,7 +105,7 @@ impl Recorded {
 pub(super) async fn find_element(
     ctx: &ToolContext,
     registry: &ToolRegistry,
-    action: &Value,
+    action: &Action,
     states: &TurnStates,
     window: &WindowInfo,
     args: &mut Value,

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::errors::ToolError;
 use crate::output::ToolOutput;
+use crate::trajectory::Action;
 
 /// The result of a call, and how many calls (turns, when recording) it took.
 pub struct Escalated {
@@ -60,8 +61,8 @@ pub async fn call(
 }
 
 /// Whether `next` (the turn after `action`) is the foreground repeat of `action`.
-pub fn is_repeat_of(action: &Value, next: &Value) -> bool {
-    action["tool"] == next["tool"]
-        && next["arguments"]["delivery_mode"] == "foreground"
-        && action["arguments"].get("delivery_mode").is_none()
+pub fn is_repeat_of(action: &Action, next: &Action) -> bool {
+    action.tool == next.tool
+        && next.delivery_mode() == Some("foreground")
+        && action.delivery_mode().is_none()
 }

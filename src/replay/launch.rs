@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::dispatch::{Tool, ToolContext, ToolRegistry};
 use crate::errors::ToolError;
 use crate::output::ToolOutput;
+use crate::trajectory::Action;
 
 /// `--app RECORDED=PATH [ARGS]`: the recorded app `RECORDED` (its app name, executable,
 /// or a word of its window title) is started from `PATH` with `ARGS`.
@@ -78,12 +79,13 @@ impl Launched {
 /// The names a recorded turn gives its app: app name, executable and its file name, the
 /// recorded window title and that title's parts (`"*Untitled 1 - Mousepad"` also gives
 /// `Untitled 1` and `Mousepad`).
-pub fn recorded_names(action: &Value, state_title: Option<&str>) -> Vec<String> {
-    let app = action.get("app");
-    let field = |k: &str| app.and_then(|a| a[k].as_str()).filter(|s| !s.is_empty());
+pub fn recorded_names(action: &Action, state_title: Option<&str>) -> Vec<String> {
+    let app = action.app.as_ref();
+    let field =
+        |pick: fn(&crate::trajectory::AppIdentity) -> &str| app.map(pick).filter(|s| !s.is_empty());
     let launch_arg = |k: &str| {
-        (action["tool"] == "launch_app")
-            .then(|| action.pointer(&format!("/arguments/{k}"))?.as_str())
+        (action.tool == "launch_app")
+            .then(|| action.arguments.get(k)?.as_str())
             .flatten()
     };
     let mut names: Vec<String> = Vec::new();
@@ -93,7 +95,7 @@ pub fn recorded_names(action: &Value, state_title: Option<&str>) -> Vec<String> 
             names.push(s.to_string());
         }
     };
-    for exe in [field("executable"), launch_arg("path")]
+    for exe in [field(|a| &a.executable), launch_arg("path")]
         .into_iter()
         .flatten()
     {
@@ -101,7 +103,7 @@ pub fn recorded_names(action: &Value, state_title: Option<&str>) -> Vec<String> 
         add(exe.rsplit('/').next().unwrap_or(exe));
     }
     for name in [
-        field("app_name"),
+        field(|a| &a.app_name),
         launch_arg("name"),
         launch_arg("desktop_id"),
     ]
@@ -110,7 +112,10 @@ pub fn recorded_names(action: &Value, state_title: Option<&str>) -> Vec<String> 
     {
         add(name);
     }
-    for title in [field("window_title"), state_title].into_iter().flatten() {
+    for title in [field(|a| &a.window_title), state_title]
+        .into_iter()
+        .flatten()
+    {
         add(title);
         for part in title.split(" - ") {
             add(part);
@@ -128,14 +133,15 @@ pub fn override_for<'a>(overrides: &'a [AppOverride], names: &[String]) -> Optio
 
 /// launch_app arguments to try in order: the override's build; else the recorded
 /// executable, then each recorded name as a desktop entry or program name.
-pub fn candidates(names: &[String], action: &Value, chosen: Option<&AppOverride>) -> Vec<Value> {
+pub fn candidates(names: &[String], action: &Action, chosen: Option<&AppOverride>) -> Vec<Value> {
     if let Some(o) = chosen {
         return vec![json!({ "path": o.path, "additional_arguments": o.args })];
     }
     let mut out = Vec::new();
     if let Some(exe) = action
-        .pointer("/app/executable")
-        .and_then(Value::as_str)
+        .app
+        .as_ref()
+        .map(|a| a.executable.as_str())
         .filter(|e| e.starts_with('/'))
     {
         out.push(json!({ "path": exe }));
@@ -261,7 +267,7 @@ const FIRST_SCREEN_WAIT: std::time::Duration = std::time::Duration::from_secs(3)
 pub(super) async fn replay_launch(
     ctx: &ToolContext,
     registry: &ToolRegistry,
-    action: &Value,
+    action: &Action,
     args: Value,
     opts: &super::ReplayOptions,
     bindings: &mut super::Bindings,
@@ -309,10 +315,10 @@ pub(super) async fn replay_launch(
         .structured
         .pointer("/windows/0/window_id")
         .and_then(Value::as_u64);
-    if let (Some(old), Some(new)) = (action.get("pid").and_then(Value::as_u64), pid) {
+    if let (Some(old), Some(new)) = (action.pid.map(u64::from), pid) {
         bindings.pids.insert(old, new);
     }
-    if let (Some(old), Some(new)) = (action.get("window_id").and_then(Value::as_u64), window) {
+    if let (Some(old), Some(new)) = (action.window_id, window) {
         bindings.windows.insert(old, new);
     }
     bindings.last_launched = window.or(bindings.last_launched);
@@ -363,9 +369,15 @@ mod tests {
         }
     }
 
+    fn action(v: Value) -> Action {
+        serde_json::from_value(v).unwrap()
+    }
+
     #[test]
     fn a_recorded_app_is_known_by_its_identity_its_launch_or_its_title() {
-        let ours = json!({ "tool": "click", "app": { "app_name": "Calculator", "executable": "/usr/bin/gnome-calculator", "window_title": "Calculator" } });
+        let ours = action(
+            json!({ "tool": "click", "app": { "app_name": "Calculator", "executable": "/usr/bin/gnome-calculator", "window_title": "Calculator" } }),
+        );
         let names = recorded_names(&ours, None);
         assert!(names.contains(&"gnome-calculator".to_string()), "{names:?}");
         let o: AppOverride = "GNOME-calculator=/new/calc".parse().unwrap();
@@ -379,10 +391,10 @@ mod tests {
             [json!({ "path": "/new/calc", "additional_arguments": [] })]
         );
 
-        let theirs = json!({ "tool": "type_text", "arguments": { "pid": 1 } });
+        let theirs = action(json!({ "tool": "type_text", "arguments": { "pid": 1 } }));
         let names = recorded_names(&theirs, Some("*Untitled 1 - Mousepad"));
         assert_eq!(names, ["Untitled 1 - Mousepad", "Untitled 1", "Mousepad"]);
-        let launch = json!({ "tool": "launch_app", "arguments": { "name": "mousepad" } });
+        let launch = action(json!({ "tool": "launch_app", "arguments": { "name": "mousepad" } }));
         assert_eq!(recorded_names(&launch, None), ["mousepad"]);
     }
 }

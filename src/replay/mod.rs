@@ -1,8 +1,12 @@
-//! Replay: walks a trajectory's turns in order and re-dispatches each recorded tool call
+//! Replay: walks a trajectory's steps in order and re-dispatches each recorded tool call
 //! through the same registry an MCP or CLI call uses, against a fresh run of the apps, which
 //! may be the next build.
 //!
-//! A turn goes in steps ([`turn`]): its recorded window is bound to a live one
+//! The turns are first read into steps ([`plan`]): a turn recorded as failed or refused
+//! is skipped, an attempt the app did not show is folded into the retry that did the work,
+//! so a replay does what the recording did once (`raw` replays every turn as recorded).
+//!
+//! A step's turn goes in steps ([`turn`]): its recorded window is bound to a live one
 //! ([`window`]: a recorded `launch_app` launches the app again; other turns find the live
 //! window by the recorded app identity or tree); its element is found in the live window
 //! through the healing ladder ([`heal`]: exact path, role + name, role + loose name, the
@@ -26,7 +30,7 @@ use serde_json::Value;
 
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::errors::ToolError;
-use crate::trajectory::{Locator, read};
+use crate::trajectory::{Action, Locator, read};
 
 mod bind;
 mod browser;
@@ -35,11 +39,13 @@ pub mod escalate;
 pub mod heal;
 pub mod launch;
 pub mod locate;
+pub mod plan;
 mod point;
 pub mod postcondition;
 mod turn;
 mod window;
 pub use launch::{AppOverride, Launched};
+pub use plan::{Folded, Plan, Step};
 
 /// The replay tool's name: a trajectory's turn of it is never replayed.
 pub const REPLAY_TOOL: &str = "replay_trajectory";
@@ -66,6 +72,8 @@ pub struct ReplayOptions {
     /// Text that is no part of a turn's change (a clock, a counter): each match is the
     /// same in every tree line (a scenario's `[diff]` redactions under `cua test`).
     pub volatile: Vec<regex::Regex>,
+    /// Replay every turn as recorded (`cua replay --raw`): no turn skipped or folded.
+    pub raw: bool,
 }
 
 /// The scenario's running app and its `[app]` table as launch_app arguments.
@@ -76,13 +84,20 @@ pub struct BoundApp {
     pub launch_args: Value,
 }
 
-/// One replayed turn.
+/// One step of the replay: the turn it replayed, or the turn it skipped.
 #[derive(Debug, Clone, Serialize)]
 pub struct TurnResult {
     pub turn: u32,
     pub tool: String,
     pub ok: bool,
     pub result_summary: String,
+    /// Why the turn was not replayed (`recorded as failed (…)`); such a step is neither
+    /// attempted nor failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// The earlier attempts this step stands for, not replayed, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<Folded>,
     /// How recorded ids mapped to live ones, e.g. `pid 123→456, window 7→9`.
     pub rebinding: Option<String>,
     /// Which rule found the element: `exact_path`, `role_name`, `loose_name`,
@@ -110,9 +125,18 @@ pub struct TurnResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct ReplayReport {
     pub directory: PathBuf,
+    /// The trajectory's turns.
+    pub turns_recorded: usize,
+    /// Steps replayed (a step and the attempts folded into it count once).
     pub attempted: usize,
     pub succeeded: usize,
     pub failed: usize,
+    /// Turns not replayed, each with its reason in `turns`.
+    pub skipped: usize,
+    /// Attempts folded into the step that retried them.
+    pub folded: usize,
+    /// Every turn replayed as recorded (`raw`).
+    pub raw: bool,
     pub stop_on_error: bool,
     pub turns: Vec<TurnResult>,
     pub first_failure: Option<u32>,
@@ -134,7 +158,7 @@ pub fn turn_dirs(dir: &Path) -> Result<Vec<(u32, PathBuf)>, ToolError> {
 struct Turn {
     number: u32,
     dir: PathBuf,
-    action: Value,
+    action: Action,
 }
 
 /// Reads every turn before the first is driven (once: the replay works from what it
@@ -146,8 +170,7 @@ fn read_turns(registry: &ToolRegistry, dir: &Path) -> Result<Vec<Turn>, ToolErro
     let mut problems = Vec::new();
     for (number, dir) in folders {
         let checked = read::action(&dir).and_then(|action| {
-            let tool = action["tool"].as_str().unwrap_or_default();
-            registry.get(tool).map_err(|e| e.to_string())?;
+            registry.get(&action.tool).map_err(|e| e.to_string())?;
             Ok(action)
         });
         match checked {
@@ -168,6 +191,36 @@ fn read_turns(registry: &ToolRegistry, dir: &Path) -> Result<Vec<Turn>, ToolErro
         turns.len() + problems.len(),
         problems.join("\n  ")
     )))
+}
+
+/// The steps of the trajectory in `dir` (`raw`: one a turn, as recorded), read as a
+/// replay reads them: `cua replay --plan`.
+pub fn plan_of(registry: &ToolRegistry, dir: &Path, raw: bool) -> Result<Plan, ToolError> {
+    Ok(plan_turns(&read_turns(registry, dir)?, raw))
+}
+
+/// The plan of turns already read, with their recorded trees.
+fn plan_turns(turns: &[Turn], raw: bool) -> Plan {
+    let trees: Vec<(Option<String>, Option<String>)> = turns
+        .iter()
+        .map(|t| {
+            (
+                read::state_markdown(&t.dir, read::State::Before),
+                read::state_markdown(&t.dir, read::State::After),
+            )
+        })
+        .collect();
+    let recorded: Vec<plan::Recorded<'_>> = turns
+        .iter()
+        .zip(&trees)
+        .map(|(t, (before, after))| plan::Recorded {
+            number: t.number,
+            action: &t.action,
+            before: before.as_deref(),
+            after: after.as_deref(),
+        })
+        .collect();
+    Plan::of(&recorded, raw)
 }
 
 /// Recorded ids → live ones, built up as the replay goes.
@@ -197,21 +250,42 @@ pub async fn replay(
     mut progress: impl FnMut(&TurnResult),
 ) -> Result<ReplayReport, ToolError> {
     let turns = read_turns(registry, dir)?;
+    let plan = plan_turns(&turns, opts.raw);
+    let (skipped, folded) = plan.counts();
     let mut bindings = Bindings::default();
     let mut report = ReplayReport {
         directory: dir.to_path_buf(),
+        turns_recorded: turns.len(),
         attempted: 0,
         succeeded: 0,
         failed: 0,
+        skipped,
+        folded,
+        raw: opts.raw,
         stop_on_error: opts.stop_on_error,
         turns: Vec::new(),
         first_failure: None,
         launched: Vec::new(),
     };
-    window::start_recorded_apps(ctx, registry, &turns, opts, &mut bindings).await?;
+    let by_number = |n: u32| turns.iter().find(|t| t.number == n);
+    let replayed: Vec<&Turn> = plan
+        .steps
+        .iter()
+        .filter(|s| s.skipped.is_none())
+        .filter_map(|s| by_number(s.turn))
+        .collect();
+    window::start_recorded_apps(ctx, registry, &replayed, opts, &mut bindings).await?;
     let mut previous_start: Option<Instant> = None;
-    for turn in &turns {
-        let n = &turn.number;
+    for step in plan.steps {
+        let Some(turn) = by_number(step.turn) else {
+            continue;
+        };
+        let mut result = TurnResult::of(&step);
+        if result.skipped.is_some() {
+            progress(&result);
+            report.turns.push(result);
+            continue;
+        }
         // delay_ms is a floor between turn starts (pacing for a person watching); each
         // turn already waited for its recorded change to show.
         if let Some(t) = previous_start {
@@ -219,21 +293,6 @@ pub async fn replay(
         }
         let started = Instant::now();
         previous_start = Some(started);
-        let mut result = TurnResult {
-            turn: *n,
-            tool: String::new(),
-            ok: false,
-            result_summary: String::new(),
-            rebinding: None,
-            locator_match: None,
-            heal: None,
-            healed_target: None,
-            look_alikes: None,
-            point_moved: None,
-            dispatched: false,
-            duration_ms: 0,
-        };
-        result.tool = turn.action["tool"].as_str().unwrap_or("").to_string();
         match turn::replay_turn(ctx, registry, turn, opts, &mut bindings, &mut result).await {
             Ok(summary) => {
                 result.ok = true;
@@ -247,7 +306,7 @@ pub async fn replay(
             report.succeeded += 1;
         } else {
             report.failed += 1;
-            report.first_failure.get_or_insert(*n);
+            report.first_failure.get_or_insert(step.turn);
         }
         progress(&result);
         let stop = !result.ok && opts.stop_on_error;
@@ -258,4 +317,26 @@ pub async fn replay(
     }
     report.launched = bindings.launched;
     Ok(report)
+}
+
+impl TurnResult {
+    /// A step's result before it runs: a skipped step is done (ok, not dispatched).
+    fn of(step: &Step) -> TurnResult {
+        TurnResult {
+            turn: step.turn,
+            tool: step.tool.clone(),
+            ok: step.skipped.is_some(),
+            result_summary: step.skipped.clone().unwrap_or_default(),
+            skipped: step.skipped.clone(),
+            folded: step.folded.clone(),
+            rebinding: None,
+            locator_match: None,
+            heal: None,
+            healed_target: None,
+            look_alikes: None,
+            point_moved: None,
+            dispatched: false,
+            duration_ms: 0,
+        }
+    }
 }

@@ -48,7 +48,7 @@ pub async fn map_points(
     live: &WindowInfo,
     renames: &[Rename],
 ) -> Result<Option<String>, String> {
-    let points = points_of(args);
+    let points = args.as_object().map(points_of).unwrap_or_default();
     if points.is_empty() {
         return Ok(None);
     }
@@ -148,25 +148,44 @@ async fn by_image(
         height: recorded.height(),
         rgba: recorded.into_raw(),
     };
-    let (patch, at) = crate::visual::patch_around(&recorded, x.round() as i32, y.round() as i32)
-        .ok_or_else(|| {
-            format!("the recorded point {point} is outside its before.png; not pressed")
-        })?;
+    let (px, py) = (x.round() as i32, y.round() as i32);
+    let (patch, at) = crate::visual::patch_around(&recorded, px, py).ok_or_else(|| {
+        format!("the recorded point {point} is outside its before.png; not pressed")
+    })?;
     let platform = ctx.platform().await.map_err(|e| e.to_string())?;
     // A window still drawing (a slow build, a late repaint) may not show the picture yet:
     // it is looked for again until it shows, within READY_TIMEOUT.
     let deadline = std::time::Instant::now() + super::READY_TIMEOUT;
-    let found = loop {
+    let (shot, mut found) = loop {
         let shot = platform
             .capture_window(live.window_id)
             .await
             .map_err(|e| format!("no screenshot of the live window to find {point} in: {e}"))?;
         let found = crate::visual::find_patch(&shot, &patch, at);
         if !found.is_empty() || std::time::Instant::now() >= deadline {
-            break found;
+            break (shot, found);
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
+    // The picture still shows at the recorded point: pressed there (a plain patch, such
+    // as an empty entry's, shows in many places; the recorded one is still the one).
+    if !found.is_empty() && crate::visual::shows_at(&shot, &patch, at, px, py) {
+        return Ok((x, y));
+    }
+    // It moved, and shows in several places: more of its context, until one is left.
+    for scale in [2, 4] {
+        if found.len() < 2 {
+            break;
+        }
+        let Some((wider, at)) = crate::visual::patch_around_scaled(&recorded, px, py, scale) else {
+            break;
+        };
+        let narrowed = crate::visual::find_patch(&shot, &wider, at);
+        if narrowed.is_empty() {
+            break;
+        }
+        found = narrowed;
+    }
     match found.as_slice() {
         [one] => Ok((f64::from(one.x), f64::from(one.y))),
         [] => Err(format!(

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::platform::WindowInfo;
+use crate::trajectory::Action;
 
 use super::postcondition::{Postcondition, Reading, pixels};
 use super::window::{self, TurnStates};
@@ -58,7 +59,7 @@ pub(super) async fn replay_turn(
     let reading = Reading {
         volatile: opts.volatile.clone(),
         renames: bindings.renames.clone(),
-        other_driver: action["recorded_by"] == crate::trajectory::cua_driver::RECORDED_BY,
+        other_driver: action.by_other_driver(),
         ..Reading::default()
     };
     let change = match (&states.before, &states.after) {
@@ -255,10 +256,10 @@ async fn window_now(
 /// from elsewhere.
 fn refuse_driver_changes<'a>(
     registry: &ToolRegistry,
-    action: &'a Value,
+    action: &'a Action,
     opts: &ReplayOptions,
 ) -> Result<&'a str, String> {
-    let tool = action["tool"].as_str().unwrap_or("");
+    let tool = action.tool.as_str();
     if !registry
         .get(tool)
         .map_err(|e| e.to_string())?
@@ -281,22 +282,20 @@ fn refuse_driver_changes<'a>(
 
 /// The recorded arguments, without the recorder's own (`_…`) fields, and with the secret
 /// a person gives for text that was redacted when recorded.
-fn arguments(action: &Value, turn: u32) -> Result<Value, String> {
-    let mut args = action.get("arguments").cloned().unwrap_or(json!({}));
-    let Value::Object(fields) = &mut args else {
-        return Err("`arguments` is not an object".into());
-    };
+fn arguments(action: &Action, turn: u32) -> Result<Value, String> {
+    let mut fields = action.arguments.clone();
     fields.retain(|k, _| !k.starts_with('_'));
+    let mut args = Value::Object(fields);
     // Text typed into a password field was not recorded: the person replaying gives it.
-    let redacted = action.get("redacted").and_then(Value::as_array);
-    if let Some(redacted) = redacted.filter(|f| !f.is_empty()) {
+    let redacted = &action.redacted;
+    if !redacted.is_empty() {
         let var = format!("CUA_SECRET_TURN_{turn}");
         let secret = std::env::var(&var).map_err(|_| {
             format!(
                 "this turn typed into a password field (or an element redaction.names lists) and its text was redacted when recorded; set {var} to replay it"
             )
         })?;
-        for field in redacted.iter().filter_map(Value::as_str) {
+        for field in redacted {
             args[field] = json!(secret);
         }
     }

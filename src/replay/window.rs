@@ -11,21 +11,10 @@ use serde_json::{Value, json};
 use crate::dispatch::{ToolContext, ToolRegistry};
 use crate::errors::ToolError;
 use crate::platform::WindowInfo;
-use crate::trajectory::read;
+use crate::trajectory::{Action, read};
 
 use super::launch::{self, AppOverride, Launched};
 use super::{Bindings, READY_TIMEOUT, ReplayOptions, Turn, TurnResult, bind};
-
-/// The pid and window a turn acted on, as recorded.
-pub(super) fn recorded_ids(action: &Value) -> (Option<u64>, Option<u64>) {
-    let id = |k: &str| {
-        action
-            .pointer(&format!("/arguments/{k}"))
-            .or_else(|| action.get(k))
-            .and_then(Value::as_u64)
-    };
-    (id("pid"), id("window_id"))
-}
 
 /// A turn's recorded window trees (before and after the action), read once for all that
 /// replay does with them: binding the window, finding the element, placing a point,
@@ -54,7 +43,7 @@ impl TurnStates {
 
 /// What a turn says about the window it acted on.
 pub(super) struct RecordedTarget<'a> {
-    action: &'a Value,
+    action: &'a Action,
     pid: Option<u64>,
     window: Option<u64>,
     /// No app identity (the reference driver's and cua-driver's turns).
@@ -67,11 +56,11 @@ pub(super) struct RecordedTarget<'a> {
 }
 
 impl<'a> RecordedTarget<'a> {
-    pub fn of(action: &'a Value, states: &TurnStates) -> RecordedTarget<'a> {
-        let (pid, window) = recorded_ids(action);
-        let no_identity = action.get("app").is_none_or(Value::is_null);
+    pub fn of(action: &'a Action, states: &TurnStates) -> RecordedTarget<'a> {
+        let (pid, window) = action.recorded_ids();
+        let no_identity = action.app.is_none();
         let recorded_tree = states.before.as_deref().or(states.after.as_deref());
-        let title = action["app"]["window_title"].as_str();
+        let title = action.app.as_ref().map(|a| a.window_title.as_str());
         let state = recorded_tree.and_then(|md| bind::RecordedWindow::of_markdown(md, title));
         let names = launch::recorded_names(action, state.as_ref().map(|s| s.title.as_str()));
         let state = state.map(|s| s.with_apps(&names));
@@ -140,7 +129,7 @@ pub(super) async fn find_window(
 pub(super) async fn start_recorded_apps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
-    turns: &[Turn],
+    turns: &[&Turn],
     opts: &ReplayOptions,
     bindings: &mut Bindings,
 ) -> Result<(), ToolError> {
@@ -154,10 +143,10 @@ pub(super) async fn start_recorded_apps(
         action,
     } in turns
     {
-        let (Some(pid), _) = recorded_ids(action) else {
+        let (Some(pid), _) = action.recorded_ids() else {
             continue;
         };
-        if action["tool"] == "launch_app" {
+        if action.tool == "launch_app" {
             launched_by_turns.insert(pid);
             continue;
         }
@@ -279,8 +268,8 @@ pub(super) async fn bind_window(
 
 /// Why no live window was bound to a turn's recorded one.
 fn no_window(recorded: &RecordedTarget) -> String {
-    let action = recorded.action;
-    match (&recorded.state, action.pointer("/app/app_name")) {
+    let app = recorded.action.app.as_ref();
+    match (&recorded.state, app) {
         (Some(r), None) => format!(
             "no live window matches the recorded window \"{}\" (half the element names of the smaller of the two trees, at least 3, or its title and a fifth of them) after {} s; start its app first, or replay with --launch",
             r.title,
@@ -288,14 +277,8 @@ fn no_window(recorded: &RecordedTarget) -> String {
         ),
         _ => format!(
             "no live window for {} (\"{}\") after {} s",
-            action
-                .pointer("/app/app_name")
-                .and_then(Value::as_str)
-                .unwrap_or("the recorded app"),
-            action
-                .pointer("/app/window_title")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
+            app.map_or("the recorded app", |a| a.app_name.as_str()),
+            app.map_or("", |a| a.window_title.as_str()),
             READY_TIMEOUT.as_secs()
         ),
     }

@@ -26,6 +26,9 @@ pub struct ReplayArgs {
     pub launch: Option<bool>,
     /// Recorded apps to start from another build.
     pub apps: Option<Vec<crate::replay::AppOverride>>,
+    /// Replay every turn as recorded: no turn recorded as failed is skipped, no attempt
+    /// folded into its retry. Default false.
+    pub raw: Option<bool>,
 }
 
 pub struct ReplayTrajectory;
@@ -56,6 +59,7 @@ impl ToolSpec for ReplayTrajectory {
             launch: a.launch.unwrap_or(false),
             apps: a.apps.unwrap_or_default(),
             volatile: Vec::new(),
+            raw: a.raw.unwrap_or(false),
         };
         if opts.delay_ms > 60_000 {
             return Err(ToolError::invalid(format!(
@@ -66,17 +70,27 @@ impl ToolSpec for ReplayTrajectory {
         let registry = ToolRegistry::new();
         let report = replay(ctx, &registry, &dir, &opts, |_| {}).await?;
         let summary = format!(
-            "replayed {} of {} turns from {}: {} succeeded, {} failed{}",
+            "replayed {} steps of {} turns from {}: {} succeeded, {} failed, {} turns skipped, {} folded into a retry{}",
             report.attempted,
-            crate::replay::turn_dirs(&dir).map(|t| t.len()).unwrap_or(0),
+            report.turns_recorded,
             dir.display(),
             report.succeeded,
             report.failed,
+            report.skipped,
+            report.folded,
             report
                 .first_failure
                 .map(|n| format!(" (first failure: turn {n})"))
                 .unwrap_or_default()
         );
+        // A failed step fails the call (MCP isError, exit 1), as `cua replay` exits 1; the
+        // report is its structured result all the same.
+        if report.failed > 0 {
+            return Err(ToolError::Reported {
+                message: summary,
+                report: json!(report),
+            });
+        }
         Ok(ToolOutput::new(summary, json!(report)))
     }
 }

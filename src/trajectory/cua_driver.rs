@@ -58,12 +58,37 @@ pub fn adapt(mut action: Value) -> Result<Value, String> {
             action["t_ms"] = json!(t.max(0.0) as u64);
         }
     }
-    if let Some(effect) = action.pointer("/action_truth/effect").cloned() {
-        if action.get("result").is_none() {
-            action["result"] = json!({ "effect": effect });
+    if action.get("result").is_none() {
+        if let Some(truth) = action.get("action_truth").cloned() {
+            action["result"] = result_of(&truth);
+        }
+    }
+    // Its click point is in fractional pixels; ours in whole ones.
+    if let Some(point) = action.get_mut("click_point").and_then(Value::as_object_mut) {
+        for axis in ["x", "y"] {
+            if let Some(v) = point.get(axis).and_then(Value::as_f64) {
+                point.insert(axis.into(), json!(v.round() as i64));
+            }
         }
     }
     Ok(action)
+}
+
+/// Its `action_truth` as our result's fields: the effect, and the escalation it asked
+/// for (`retry_with_foreground_delivery` is ours `recommended: "foreground"`).
+fn result_of(truth: &Value) -> Value {
+    let mut result = json!({});
+    if let Some(effect) = truth.get("effect").filter(|e| e.is_string()) {
+        result["effect"] = effect.clone();
+    }
+    let escalation = &truth["escalation"];
+    if escalation["kind"] == "retry_with_foreground_delivery" {
+        result["escalation"] = json!({
+            "recommended": "foreground",
+            "reason": escalation["detail"].as_str().unwrap_or(""),
+        });
+    }
+    result
 }
 
 /// The element index of a token `s<snapshot>:<index>`.
@@ -111,6 +136,7 @@ mod tests {
         assert_eq!(a["result_error"], Value::Null);
         assert_eq!(a["t_ms"], 1520);
         assert_eq!(a["result"]["effect"], "confirmed");
+        assert_eq!(a["click_point"], json!({ "x": 11, "y": 20 }));
         assert_eq!(a["recorded_by"], RECORDED_BY);
 
         let mut failed = recorded();

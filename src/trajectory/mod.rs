@@ -138,28 +138,47 @@ pub struct BrowserElement {
     pub ancestors: Vec<String>,
 }
 
-/// `turn-NNNNN/action.json`.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+/// `turn-NNNNN/action.json`: what the recorder writes and what every reader reads
+/// ([`read::action`]), the one type of a turn's action. A turn another driver wrote reads
+/// as this type too (through [`cua_driver::adapt`]); fields this build does not know stay in
+/// `extra` and are written back as they were, so nothing recorded is lost on a round trip.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Action {
+    /// 0 for a turn another driver wrote (which has none).
+    #[serde(default)]
     pub schema_version: u32,
+    /// The turn's number; a turn that does not say is read as its folder's number.
+    #[serde(default)]
     pub turn: u32,
     pub tool: String,
     /// As called, minus private `_`-prefixed keys.
-    pub arguments: Value,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub arguments: serde_json::Map<String, Value>,
+    #[serde(default)]
     pub result_summary: String,
+    /// Why the call failed, when it did (the tool's error, or the driver's refusal).
+    #[serde(default)]
     pub result_error: Option<String>,
     /// path, verified, effect, escalation of the action's structured result.
-    pub result: Value,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub result: ActionResult,
     /// ISO-8601 UTC.
+    #[serde(default)]
     pub timestamp: String,
     /// Milliseconds since the recording started.
+    #[serde(default)]
     pub t_ms: u64,
+    #[serde(default)]
     pub pid: Option<u32>,
+    #[serde(default)]
     pub window_id: Option<u64>,
+    #[serde(default)]
     pub app: Option<AppIdentity>,
     /// Window-local pixels, for the click family.
+    #[serde(default)]
     pub click_point: Option<Point>,
     /// For element-addressed actions.
+    #[serde(default)]
     pub target: Option<Locator>,
     /// For a browser tool's turn: the tab it acted in and the element its ref named, so a
     /// replay binds them again (the ids it was called with are its session's).
@@ -174,6 +193,111 @@ pub struct Action {
     /// recorded, a `cua test` run): absent in an agent's recording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<Settle>,
+    /// The driver that wrote the turn, when it is not cua (`cua-driver`: set by its
+    /// adapter, so readers that compare know its states use another vocabulary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_by: Option<String>,
+    /// Fields this build does not read (another driver's, or a newer cua's), kept whole.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+impl Action {
+    /// The recorded `pid` and `window_id`: the call's arguments', else the turn's own.
+    pub fn recorded_ids(&self) -> (Option<u64>, Option<u64>) {
+        let id = |k: &str| self.arguments.get(k).and_then(Value::as_u64);
+        (
+            id("pid").or(self.pid.map(u64::from)),
+            id("window_id").or(self.window_id),
+        )
+    }
+
+    /// The call's `delivery_mode` argument, when it named one.
+    pub fn delivery_mode(&self) -> Option<&str> {
+        self.arguments.get("delivery_mode").and_then(Value::as_str)
+    }
+
+    /// The call's `element_index` argument, when it addressed an element by index.
+    pub fn element_index(&self) -> Option<u64> {
+        self.arguments.get("element_index").and_then(Value::as_u64)
+    }
+
+    /// Whether another driver wrote the turn (cua-driver, through its adapter).
+    pub fn by_other_driver(&self) -> bool {
+        self.recorded_by.as_deref() == Some(cua_driver::RECORDED_BY)
+    }
+
+    /// Why the recorded call did not run, when it failed or was refused.
+    pub fn failure(&self) -> Option<String> {
+        let error = self.result_error.as_deref().filter(|e| !e.is_empty());
+        if self.result.refused == Some(true) {
+            return Some(format!(
+                "refused: {}",
+                error.unwrap_or("(no reason recorded)")
+            ));
+        }
+        error.map(|e| format!("error: {e}"))
+    }
+}
+
+/// The structured result's fields a turn keeps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ActionResult {
+    /// The route the action took (`element_action`, `xtest`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+    /// What the driver saw the action do: `confirmed`, `unverifiable`, `no_change`,
+    /// `suspected_noop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    /// The delivery the driver asked to be called again with, when it could not confirm
+    /// the effect of this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<Escalation>,
+    /// For a failed call: whether it was refused before touching anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<bool>,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+impl ActionResult {
+    /// Whether the driver said the action did nothing the app showed.
+    pub fn saw_no_change(&self) -> bool {
+        matches!(
+            self.effect.as_deref(),
+            Some("no_change") | Some("suspected_noop")
+        )
+    }
+
+    /// Whether the driver asked for the call again in another delivery, not having seen
+    /// its effect.
+    pub fn asked_to_escalate(&self) -> bool {
+        self.escalation.is_some() && self.effect.as_deref() != Some("confirmed")
+    }
+}
+
+/// An action result's `escalation`: the delivery to call again with, and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Escalation {
+    /// `foreground`.
+    #[serde(default)]
+    pub recommended: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+/// A field that may be `null` on disk, read as its default.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 /// A settled turn's after-state: whether the window held still, and how long the app took.
@@ -189,13 +313,6 @@ pub struct Settle {
     /// What still changed between the last two reads, when `unsettled`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changing: Vec<String>,
-}
-
-impl Settle {
-    /// The `settle` of an action.json, when its run settled each turn.
-    pub fn of_action(action: &Value) -> Option<Settle> {
-        serde_json::from_value(action.get("settle")?.clone()).ok()
-    }
 }
 
 /// Whether a turn's window held still.

@@ -11,10 +11,13 @@ use crate::platform::Rect;
 pub const POINT_ARGUMENTS: [(&str, &str); 3] = [("x", "y"), ("from_x", "from_y"), ("to_x", "to_y")];
 
 /// Each point an action's arguments hold: its x key, y key and value.
-pub fn points_of(arguments: &Value) -> Vec<(&'static str, &'static str, f64, f64)> {
+pub fn points_of(
+    arguments: &serde_json::Map<String, Value>,
+) -> Vec<(&'static str, &'static str, f64, f64)> {
+    let number = |k: &str| arguments.get(k).and_then(Value::as_f64);
     POINT_ARGUMENTS
         .iter()
-        .filter_map(|(kx, ky)| Some((*kx, *ky, arguments[*kx].as_f64()?, arguments[*ky].as_f64()?)))
+        .filter_map(|(kx, ky)| Some((*kx, *ky, number(kx)?, number(ky)?)))
         .collect()
 }
 
@@ -92,6 +95,9 @@ mod tests {
             }]
         );
         let args = json!({ "x": 1, "y": 2.5, "from_x": 3 });
-        assert_eq!(points_of(&args), vec![("x", "y", 1.0, 2.5)]);
+        assert_eq!(
+            points_of(args.as_object().unwrap()),
+            vec![("x", "y", 1.0, 2.5)]
+        );
     }
 }

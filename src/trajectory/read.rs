@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{SCHEMA_VERSION, parse_turn_dir};
+use super::{Action, SCHEMA_VERSION, parse_turn_dir};
 
 /// The most bytes a JSON file of a turn may hold: a state of the largest windows is a few
 /// megabytes; anything far beyond is not a turn file, and is not read into memory.
@@ -51,19 +51,6 @@ pub fn turn_folders(dir: &Path) -> Result<Vec<TurnFolder>, String> {
     Ok(turns)
 }
 
-/// What every reader relies on in an action.json; other fields are kept untyped.
-#[derive(Deserialize)]
-#[allow(dead_code)] // read for their types; the value itself is returned whole
-struct ActionFields {
-    schema_version: Option<u32>,
-    tool: String,
-    arguments: Option<serde_json::Map<String, Value>>,
-    turn: Option<u32>,
-    result: Option<Value>,
-    target: Option<super::Locator>,
-    redacted: Option<Vec<String>>,
-}
-
 /// What every reader relies on in a state file (`before_state.json`, `app_state.json`,
 /// the reference driver's `after_state.json`): get_window_state's structured result.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -79,31 +66,18 @@ pub struct WindowStateFile {
     pub elements: Option<Vec<serde_json::Map<String, Value>>>,
 }
 
-/// A turn's action.json, checked: JSON, an object whose fields have the types readers
-/// use, with a string `tool` and a `schema_version` this build reads. One that
-/// cua-driver wrote comes through its adapter ([`super::cua_driver`]).
-pub fn action(turn_dir: &Path) -> Result<Value, String> {
+/// A turn's action.json as the one [`Action`] type: JSON, an object whose fields have
+/// their types (an error names the field), with a `schema_version` this build reads. One
+/// that cua-driver wrote comes through its adapter ([`super::cua_driver`]).
+pub fn action(turn_dir: &Path) -> Result<Action, String> {
     let path = turn_dir.join("action.json");
-    let v = json_file(&path)?.ok_or_else(|| format!("{}: missing", path.display()))?;
-    typed::<ActionFields>(&path, &v)?;
-    if super::cua_driver::wrote(&v) {
-        let mut adapted =
-            super::cua_driver::adapt(v).map_err(|e| format!("{}: {e}", path.display()))?;
-        // cua-driver 0.21 records an element action by its token alone: the window it
-        // names is the one the turn's before-state was read from.
-        let args = &adapted["arguments"];
-        if args.get("element_index").is_some() && args.get("window_id").is_none() {
-            let window = json_file(&turn_dir.join("before_state.json"))
-                .ok()
-                .flatten()
-                .and_then(|s| s.get("window_id").cloned());
-            if let (Some(w), Some(m)) = (window, adapted["arguments"].as_object_mut()) {
-                m.insert("window_id".into(), w);
-            }
-        }
-        return Ok(adapted);
+    let mut v = json_file(&path)?.ok_or_else(|| format!("{}: missing", path.display()))?;
+    if !v.is_object() {
+        return Err(format!("{}: not a JSON object", path.display()));
     }
-    if let Some(version) = v.get("schema_version").and_then(Value::as_u64) {
+    if super::cua_driver::wrote(&v) {
+        v = super::cua_driver::adapt(v).map_err(|e| format!("{}: {e}", path.display()))?;
+    } else if let Some(version) = v.get("schema_version").and_then(Value::as_u64) {
         if version > SCHEMA_VERSION as u64 {
             return Err(format!(
                 "{} has schema_version {version}, newer than this build reads ({SCHEMA_VERSION}); update cua",
@@ -111,7 +85,28 @@ pub fn action(turn_dir: &Path) -> Result<Value, String> {
             ));
         }
     }
-    Ok(v)
+    let mut action: Action = typed(&path, &v)?;
+    if action.turn == 0 {
+        let folder = turn_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        action.turn = folder.as_deref().and_then(parse_turn_dir).unwrap_or(0);
+    }
+    if action.by_other_driver()
+        && action.arguments.contains_key("element_index")
+        && !action.arguments.contains_key("window_id")
+    {
+        // cua-driver 0.21 records an element action by its token alone: the window it
+        // names is the one the turn's before-state was read from.
+        let window = json_file(&turn_dir.join("before_state.json"))
+            .ok()
+            .flatten()
+            .and_then(|s| s.get("window_id").cloned());
+        if let Some(w) = window {
+            action.arguments.insert("window_id".into(), w);
+        }
+    }
+    Ok(action)
 }
 
 /// Which of a turn's window states.
@@ -169,22 +164,20 @@ fn json_file(path: &Path) -> Result<Option<Value>, String> {
         .map_err(|e| format!("{}: corrupt JSON: {e}", path.display()))
 }
 
-/// Checks `v` against `T`, naming the file and the field that does not fit.
-fn typed<T: serde::de::DeserializeOwned>(path: &Path, v: &Value) -> Result<(), String> {
+/// `v` as a `T`, or an error naming the file and the field that does not fit.
+fn typed<T: serde::de::DeserializeOwned>(path: &Path, v: &Value) -> Result<T, String> {
     if !v.is_object() {
         return Err(format!("{}: not a JSON object", path.display()));
     }
-    serde_path_to_error::deserialize::<_, T>(v)
-        .map(|_| ())
-        .map_err(|e| {
-            let field = e.path().to_string();
-            let why = e.into_inner();
-            if field == "." {
-                format!("{}: {why}", path.display())
-            } else {
-                format!("{}: `{field}`: {why}", path.display())
-            }
-        })
+    serde_path_to_error::deserialize::<_, T>(v).map_err(|e| {
+        let field = e.path().to_string();
+        let why = e.into_inner();
+        if field == "." {
+            format!("{}: {why}", path.display())
+        } else {
+            format!("{}: `{field}`: {why}", path.display())
+        }
+    })
 }
 
 #[cfg(test)]
@@ -237,6 +230,26 @@ mod tests {
         let e = state(&turn, State::After).unwrap_err();
         assert!(e.contains("app_state.json: `tree_markdown`"), "{e}");
         assert_eq!(state(&turn, State::Before), Ok(None));
+        let _ = std::fs::remove_dir_all(turn.parent().unwrap());
+    }
+
+    #[test]
+    fn an_action_reads_as_the_one_type_and_keeps_what_it_does_not_know() {
+        let turn = turn_with(&[(
+            "action.json",
+            r#"{"schema_version": 1, "tool": "press_key", "arguments": {"key": "7", "delivery_mode": "foreground"},
+                "result": {"effect": "unverifiable", "escalation": {"recommended": "foreground", "reason": "GTK 4"}, "route_detail": 3},
+                "result_error": null, "a_newer_field": {"kept": true}}"#,
+        )]);
+        let a = action(&turn).unwrap();
+        assert_eq!(a.turn, 1, "a turn without a number reads as its folder's");
+        assert_eq!(a.delivery_mode(), Some("foreground"));
+        assert!(a.result.asked_to_escalate());
+        assert_eq!(a.failure(), None);
+        let back = serde_json::to_value(&a).unwrap();
+        assert_eq!(back["a_newer_field"], serde_json::json!({"kept": true}));
+        assert_eq!(back["result"]["route_detail"], 3);
+        assert_eq!(back["result"]["escalation"]["reason"], "GTK 4");
         let _ = std::fs::remove_dir_all(turn.parent().unwrap());
     }
 

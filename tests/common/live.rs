@@ -29,6 +29,18 @@ impl LiveRecorder {
     /// recorder (and so the app) with `envs` added, under a fresh `root` named after
     /// `name`; returns once the page's URL is printed.
     pub fn start(session: &Session, name: &str, app: &str, envs: &[(&str, &Path)]) -> LiveRecorder {
+        let display = session.sandbox().display().to_string();
+        LiveRecorder::with_flags(name, app, envs, &["--display", &display])
+    }
+
+    /// Starts `cua record --live` with `flags` (`--display N` picks a sandbox; without
+    /// it the recorder starts one of its own).
+    pub fn with_flags(
+        name: &str,
+        app: &str,
+        envs: &[(&str, &Path)],
+        flags: &[&str],
+    ) -> LiveRecorder {
         let root = std::env::temp_dir().join(format!("cua-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
@@ -36,8 +48,8 @@ impl LiveRecorder {
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
             .args(["record", "--live"])
             .arg(&dir)
-            .args(["--app", app, "--display"])
-            .arg(session.sandbox().display().to_string())
+            .args(["--app", app])
+            .args(flags)
             .arg("--harness")
             .arg(root.join("harness"))
             .envs(envs.iter().map(|(k, v)| (*k, *v)))
