@@ -549,7 +549,7 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
     let report = rt
         .block_on(cua::replay::replay(&ctx, &registry, &dir, &opts, |_| {}))
         .unwrap();
-    assert!(!report.turns[0].ok);
+    assert!(!report.turns[0].ok, "{:#?}", report.turns);
     assert!(
         report.turns[0].result_summary.contains("CUA_SECRET_TURN_1"),
         "{}",

@@ -8,9 +8,6 @@
 //! are read into [`Step`]s, each naming the turns it stands for:
 //!
 //! - a turn whose call failed or was refused is **skipped** (`recorded as failed (…)`);
-//! - a turn the driver asked to escalate, whose window showed no change and whose
-//!   escalation was not taken, is skipped (`recorded with no effect`): replaying it in a
-//!   sandbox would escalate and act;
 //! - an attempt that a retry of the same call follows (the escalated delivery, or the same
 //!   call after a `no_change` / `suspected_noop`) is **folded** into the retry, when the
 //!   recording shows the attempt changed nothing (its before- and after-states, and the
@@ -79,7 +76,7 @@ impl Plan {
         let mut pending: Vec<Folded> = Vec::new();
         for (k, turn) in turns.iter().enumerate() {
             let next = turns.get(k + 1);
-            let skipped = (!raw).then(|| skip(turn, next)).flatten();
+            let skipped = (!raw).then(|| skip(turn)).flatten();
             if skipped.is_none() && !raw {
                 if let Some(why) = next.and_then(|next| superseded(turn, next)) {
                     pending.push(Folded {
@@ -111,21 +108,15 @@ impl Plan {
     }
 }
 
-/// Why `turn` is not replayed, when the recording says its call did not run, or that it
-/// did nothing and its escalation was not taken.
-fn skip(turn: &Recorded<'_>, next: Option<&Recorded<'_>>) -> Option<String> {
-    let action = turn.action;
-    if let Some(failure) = action.failure() {
-        return Some(format!("recorded as failed ({failure})"));
-    }
-    let escalation = action.result.escalation.as_ref()?;
-    let retried = next.is_some_and(|next| superseded(turn, next).is_some());
-    (action.result.asked_to_escalate() && !retried && showed_nothing(turn, next)).then(|| {
-        format!(
-            "recorded with no effect: the app showed no change and the escalation to {} was not taken ({})",
-            escalation.recommended, escalation.reason
-        )
-    })
+/// Why `turn` is not replayed, when the recording says its call did not run.
+///
+/// A call that ran is replayed even when its driver saw nothing happen and asked for an
+/// escalation the agent did not take: typing into a password field reads back as no change
+/// (no tree shows its text) and did act. Replaying such a turn at worst fails a later step
+/// honestly; skipping it could pass a run that lost input.
+fn skip(turn: &Recorded<'_>) -> Option<String> {
+    let failure = turn.action.failure()?;
+    Some(format!("recorded as failed ({failure})"))
 }
 
 /// Why `attempt` is folded into `next`, when `next` retries it: the same call on the same

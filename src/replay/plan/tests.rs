@@ -176,48 +176,40 @@ fn a_refused_or_failed_turn_is_skipped_with_its_reason() {
 }
 
 #[test]
-fn an_untaken_escalation_that_changed_nothing_is_skipped_and_one_that_acted_is_kept() {
-    let rows = [
-        (
-            action("press_key", key(None), escalated(), None),
-            EMPTY,
-            EMPTY,
-        ),
-        (
-            action(
-                "click",
-                json!({"pid": 7, "x": 5, "y": 5}),
-                json!({"effect": "confirmed"}),
-                None,
+fn an_untaken_escalation_is_replayed_whatever_its_effect_read() {
+    // Typing into a password field: the driver read no change (no tree shows the text) and
+    // asked to escalate; the typing happened all the same. And cua-driver's type_text into
+    // Mousepad: escalation asked, and the text went in.
+    let mut no_change = escalated();
+    no_change["effect"] = json!("suspected_noop");
+    for (result, after) in [(no_change, EMPTY), (escalated(), SEVEN)] {
+        let rows = [
+            (
+                action(
+                    "type_text",
+                    json!({"pid": 7, "text": "hunter2"}),
+                    result,
+                    None,
+                ),
+                EMPTY,
+                after,
             ),
-            EMPTY,
-            SEVEN,
-        ),
-    ];
-    let plan = Plan::of(&turns(&rows), false);
-    assert_eq!(shape(&plan), vec![(vec![1], true), (vec![2], false)]);
-    assert!(
-        plan.steps[0]
-            .skipped
-            .as_deref()
-            .unwrap()
-            .contains("not taken")
-    );
-    // cua-driver's type_text into Mousepad: escalation asked, but the text went in.
-    let rows = [(
-        action(
-            "type_text",
-            json!({"pid": 7, "text": "7"}),
-            escalated(),
-            None,
-        ),
-        EMPTY,
-        SEVEN,
-    )];
-    assert_eq!(
-        shape(&Plan::of(&turns(&rows), false)),
-        vec![(vec![1], false)]
-    );
+            (
+                action(
+                    "click",
+                    json!({"pid": 7, "x": 5, "y": 5}),
+                    json!({"effect": "confirmed"}),
+                    None,
+                ),
+                after,
+                SEVEN,
+            ),
+        ];
+        assert_eq!(
+            shape(&Plan::of(&turns(&rows), false)),
+            vec![(vec![1], false), (vec![2], false)]
+        );
+    }
 }
 
 #[test]
@@ -271,10 +263,10 @@ fn a_retry_must_be_the_same_call_on_the_same_element() {
             SEVEN,
         ),
     ];
-    // Another key: the attempt is its own step (skipped: no effect, escalation not taken).
+    // Another key: the attempt is its own step, replayed (its effect was unverifiable).
     assert_eq!(
         shape(&Plan::of(&turns(&rows), false)),
-        vec![(vec![1], true), (vec![2], false)]
+        vec![(vec![1], false), (vec![2], false)]
     );
     // Another element of the same tree: the index is not compared, the element is.
     let tree = "- [0] frame \"C\"\n  - [1] button \"7\"\n  - [2] button \"8\"";
