@@ -492,3 +492,44 @@ fn the_file_scan_reads_braced_and_relative_paths() {
         ]
     );
 }
+
+/// How a reader picks a field out of a turn's action.json by hand, as JSON, where the one
+/// trajectory type (`trajectory::Action`) names it.
+const HAND_READS: &[&str] = &[
+    "action[\"",
+    "action.get(\"",
+    "action.pointer(\"",
+    "[\"arguments\"]",
+    "\"/arguments/",
+    "[\"result_error\"]",
+    "[\"recorded_by\"]",
+];
+
+/// The one place that reads another driver's action.json as JSON: its adapter, which maps
+/// it into the type.
+const FOREIGN_ADAPTER: &str = "trajectory/cua_driver.rs";
+
+#[test]
+fn no_trajectory_field_is_read_by_hand_outside_the_one_type() {
+    let root = src();
+    let mut found = Vec::new();
+    for path in source_files() {
+        let relative = path.strip_prefix(&root).unwrap().display().to_string();
+        if relative == FOREIGN_ADAPTER {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // A file's own test module may build actions as JSON.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if HAND_READS.iter().any(|p| line.contains(p)) {
+                found.push(format!("  src/{relative}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "read these through trajectory::Action (src/trajectory/mod.rs) instead:\n{}",
+        found.join("\n")
+    );
+}
