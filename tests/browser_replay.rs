@@ -201,10 +201,13 @@ impl Flow {
         let downloads = self.dir.join("downloads");
         let _ = std::fs::remove_dir_all(&downloads);
         std::fs::create_dir_all(&downloads).unwrap();
-        self.ok(
-            "replay_trajectory",
-            json!({ "dir": recording, "delay_ms": 0 }),
-        )
+        // A replay with a failed step is an error that carries its report.
+        let args = json!({ "dir": recording, "delay_ms": 0 });
+        match self.session.call("replay_trajectory", args) {
+            Ok(out) => out.structured,
+            Err(cua::errors::ToolError::Reported { report, .. }) => report,
+            Err(e) => panic!("replay_trajectory: {e}"),
+        }
     }
 }
 

@@ -434,6 +434,9 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
             .map(|e| e["value"].clone())
     };
     assert_eq!(value("User"), Some(json!("ann")));
+    // The password went in once: seven bullets (a read-back that took the hidden text for
+    // a no-op escalated, and a retry would have typed it twice).
+    assert_eq!(value("Password"), Some(json!("●".repeat(7))));
     assert_eq!(value("Card number"), Some(json!("4111222233334444")));
 
     // action.json: the secrets are gone, the user name is kept.
@@ -447,6 +450,18 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
         assert_eq!(action(turn)["redacted"], json!(["text"]), "turn {turn}");
     }
     assert_eq!(action(3)["arguments"]["text"], "ann");
+    // A password field shows no text to read back: unverifiable, no escalation.
+    assert_eq!(
+        action(1)["result"]["effect"],
+        "unverifiable",
+        "{}",
+        action(1)
+    );
+    assert!(
+        action(1)["result"].get("escalation").is_none(),
+        "{}",
+        action(1)
+    );
     // No file of the recording holds either secret.
     for entry in std::fs::read_dir(&dir).unwrap().flatten() {
         let files: Vec<_> = if entry.path().is_dir() {

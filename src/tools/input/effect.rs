@@ -349,6 +349,9 @@ pub(super) async fn with_checked(p: &dyn Platform, outcome: Outcome, expect: &Ex
     }
 }
 
+/// The neutral role of a text field whose text is hidden.
+const PASSWORD_ROLE: &str = "password_text";
+
 /// GTK 4 (4.8) entries take text through EditableText but read back as empty through
 /// Text: an insert that reads back as nothing there is not a no-op cua can name, and
 /// repeating it in the foreground would type it twice. It is reported unverifiable, with
@@ -360,6 +363,16 @@ pub(super) async fn blind_text(
     before_empty: bool,
     mut outcome: Outcome,
 ) -> Outcome {
+    // A password field shows no text to read back (bullets, or nothing): an insert it
+    // accepted reads as no change, and an escalation would type the secret twice.
+    if outcome.effect == Effect::SuspectedNoop && node.role == PASSWORD_ROLE {
+        outcome.effect = Effect::Unverifiable;
+        outcome.escalation = None;
+        return outcome.with(
+            "note",
+            json!("a password field does not show its text: the insert was accepted, its result cannot be read back"),
+        );
+    }
     if outcome.effect != Effect::SuspectedNoop || !before_empty {
         return outcome;
     }
