@@ -354,8 +354,14 @@ fn a_cua_driver_recording_with_a_refused_turn_replays_every_step_and_skips_the_r
         "the editor holds {tree}"
     );
     drop(sandbox);
-    // The replay's recording has the three steps; against the recording's own turns it
-    // diffs clean.
+    // The replay's recording has the three steps; against the recording it replayed (the
+    // refused turn named, not compared) and against the one without it, it diffs clean.
+    let (code, said) = diff(&dir, &out);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("not compared: expected turn 3 (press_key): recorded as failed"),
+        "{said}"
+    );
     let (code, said) = diff(&recording("mousepad-note"), &out);
     let _ = std::fs::remove_dir_all(&out);
     assert_eq!(code, Some(0), "{said}");

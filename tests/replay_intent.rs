@@ -132,14 +132,28 @@ fn an_agents_escalated_retry_replays_once_on_a_fresh_gtk4_calculator() {
         "{text}"
     );
 
-    // Replayed on a fresh calculator: 42, every step checked.
+    // Replayed on a fresh calculator: 42, every step checked; the replay's recording
+    // diffs clean against the agent's, step by step (the attempt is named, not compared).
     let desktop = sandbox();
-    let report = replay_on(&desktop, &dir, &[]);
+    let out = scratch("agent-replayed");
+    let report = replay_on(&desktop, &dir, &["--record-to", out.to_str().unwrap()]);
     assert_eq!(report["failed"], 0, "{report:#}");
     assert_eq!(report["attempted"], 5, "{report:#}");
     assert_eq!(report["folded"], 1, "{report:#}");
     assert_eq!(shown(&desktop), "42");
     drop(desktop);
+    let diff = Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("diff")
+        .args([&dir, &out])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&diff.stdout).into_owned();
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(diff.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("not compared: expected turn 2 (press_key): folded into turn 3"),
+        "{said}"
+    );
 
     // --raw sends both presses: the calculator reads 77, and the replay says so.
     let desktop = sandbox();

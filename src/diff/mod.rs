@@ -99,6 +99,11 @@ pub struct TrajectoryDiff {
     pub actual: PathBuf,
     pub passed: bool,
     pub turns: Vec<TurnDiff>,
+    /// Turns left out of the comparison, as a replay leaves them out (a turn recorded as
+    /// failed, an attempt folded into its retry), each with its side and why: a recording
+    /// and its replay compare step by step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<String>,
 }
 
 impl TrajectoryDiff {
@@ -131,6 +136,9 @@ pub fn diff_trajectories(
     if !problems.is_empty() {
         return Err(DiffError::BadInput(problems));
     }
+    let mut not_compared = Vec::new();
+    let expected = steps_of(expected, "expected", &mut not_compared);
+    let actual = steps_of(actual, "actual", &mut not_compared);
 
     // Pair turns by position: a missing turn in the middle shows as a changed turn there and
     // a missing one at the end, which is what a reader of the two runs side by side sees.
@@ -176,7 +184,51 @@ pub fn diff_trajectories(
         actual: actual_dir.to_path_buf(),
         passed: turns.iter().all(TurnDiff::passed),
         turns,
+        not_compared,
     })
+}
+
+/// The turns a replay of this trajectory drives ([`crate::replay::plan`]): a turn recorded
+/// as failed and an attempt folded into its retry are left out, each named in `left_out`.
+fn steps_of(turns: Vec<LoadedTurn>, side: &str, left_out: &mut Vec<String>) -> Vec<LoadedTurn> {
+    use crate::trajectory::read::{State, state_markdown};
+    let trees: Vec<(Option<String>, Option<String>)> = turns
+        .iter()
+        .map(|t| {
+            (
+                state_markdown(&t.dir, State::Before),
+                state_markdown(&t.dir, State::After),
+            )
+        })
+        .collect();
+    let recorded: Vec<crate::replay::plan::Recorded<'_>> = turns
+        .iter()
+        .zip(&trees)
+        .map(|(t, (before, after))| crate::replay::plan::Recorded {
+            number: t.number,
+            action: &t.action,
+            before: before.as_deref(),
+            after: after.as_deref(),
+        })
+        .collect();
+    let plan = crate::replay::Plan::of(&recorded, false);
+    let mut kept = Vec::new();
+    for step in &plan.steps {
+        for f in &step.folded {
+            left_out.push(format!(
+                "{side} turn {} ({}): folded into turn {}: {}",
+                f.turn, step.tool, step.turn, f.why
+            ));
+        }
+        match &step.skipped {
+            Some(why) => left_out.push(format!("{side} turn {} ({}): {why}", step.turn, step.tool)),
+            None => kept.push(step.turn),
+        }
+    }
+    turns
+        .into_iter()
+        .filter(|t| kept.contains(&t.number))
+        .collect()
 }
 
 /// A turn of both runs compared: its action, its tree (or, for another driver's turn, its

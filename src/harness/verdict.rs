@@ -151,6 +151,7 @@ mod tests {
             actual: "r".into(),
             passed: true,
             turns: vec![turn(1, 400), turn(2, 1712)],
+            not_compared: Vec::new(),
         };
         over_budget(&mut diff, 1000);
         assert!(!diff.passed);

@@ -53,6 +53,9 @@ pub struct Live {
     pub keep_app: bool,
 }
 
+/// How long a stopped app's windows may stay listed.
+const WINDOWS_GONE: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Live {
     fn call(&self, tool: &str, args: Value) -> Result<Value, String> {
         self.runtime
@@ -92,8 +95,24 @@ impl Live {
             return Ok(());
         }
         self.call("kill_app", json!({ "pid": pid }))
-            .map(|_| ())
-            .map_err(|e| format!("stopping the recorded app (pid {pid}): {e}"))
+            .map_err(|e| format!("stopping the recorded app (pid {pid}): {e}"))?;
+        // The process is gone; its windows go once the display server has seen it close
+        // (a replay started right after must not find them).
+        let deadline = std::time::Instant::now() + WINDOWS_GONE;
+        loop {
+            let listed = self.runtime.block_on(platform.list_windows());
+            let shown = listed.is_ok_and(|l| l.windows.iter().any(|w| w.pid == Some(pid as u32)));
+            if !shown {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the recorded app (pid {pid}) was stopped, but its window was still listed after {} s",
+                    WINDOWS_GONE.as_secs()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// Launches the app (its pid into `launched`) and serves the page until Ctrl-C or the

@@ -327,6 +327,9 @@ fn scenario_section(
             esc(&d.expected.display().to_string()),
             esc(&d.actual.display().to_string())
         );
+        for n in &d.not_compared {
+            let _ = write!(body, "<p class=\"note\">not compared: {}</p>", esc(n));
+        }
         let mut strip = String::from("<div class=\"strip\">");
         let mut turns = String::new();
         for t in &d.turns {

@@ -187,6 +187,9 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
             out.push_str(&format!("    the window then: {}\n", shot.display()));
         }
         if let Some(d) = &r.diff {
+            for n in &d.not_compared {
+                out.push_str(&format!("    not compared: {n}\n"));
+            }
             for t in &d.turns {
                 out.push_str(&format!(
                     "    {} turn-{:05} {:<14}{}{}\n",
