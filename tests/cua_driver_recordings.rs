@@ -40,21 +40,7 @@ fn replay(dir: &Path, extra: &[&str]) -> (Value, Sandbox) {
 
 /// `cua replay DIR --json [ARGS]` on `sandbox`: its report.
 fn replay_on(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .arg("replay")
-        .arg(dir)
-        .arg("--json")
-        .args(args)
-        .envs(sandbox.env())
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "replay --json: {e}\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    common::replay_json(sandbox, dir, args)
 }
 
 /// `cua diff EXPECTED ACTUAL`: its exit code and summary.

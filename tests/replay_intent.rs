@@ -65,23 +65,9 @@ fn record_agent(dir: &Path) {
     session.ok("set_recording", json!({ "enabled": false }));
 }
 
-/// `cua replay DIR --json [ARGS]` on `sandbox`: its report.
+/// `cua replay DIR --json --delay-ms 0 [ARGS]` on `sandbox`: its report.
 fn replay_on(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .arg("replay")
-        .arg(dir)
-        .args(["--json", "--delay-ms", "0"])
-        .args(args)
-        .envs(sandbox.env())
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "replay --json: {e}\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    common::replay_json(sandbox, dir, &[&["--delay-ms", "0"], args].concat())
 }
 
 /// The calculator's result field, read from its own tree in `sandbox`.

@@ -12,6 +12,26 @@ use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 
+/// `cua replay DIR --json [ARGS]` on `sandbox`'s desktop: its report (the process's own
+/// output, shown when it is not JSON).
+pub fn replay_json(sandbox: &Sandbox, dir: &std::path::Path, args: &[&str]) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("replay")
+        .arg(dir)
+        .arg("--json")
+        .args(args)
+        .envs(sandbox.env())
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "replay --json: {e}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
 /// An app launched into the shared desktop.
 #[derive(Debug, Clone)]
 pub struct App {
