@@ -63,16 +63,7 @@ fn run_replay(
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let report = runtime.block_on(replay(&ctx, &registry, dir, &opts, |t| {
-        bar.set_message(format!(
-            "turn {} {} {}",
-            t.turn,
-            t.tool,
-            match (t.ok, &t.skipped) {
-                (_, Some(_)) => "skipped",
-                (true, None) => "ok",
-                (false, None) => "FAILED",
-            }
-        ));
+        bar.set_message(format!("turn {} {} {}", t.turn, t.tool, t.outcome()));
         // A step stands for its folded attempts too.
         bar.inc(1 + t.folded.len() as u64);
     }));
@@ -193,11 +184,7 @@ fn print_replay(report: &crate::replay::ReplayReport, total: usize) {
             "{:<6} {:<18} {:<6} {:>7}  {:<14} {}{}",
             t.turn,
             t.tool,
-            match (t.ok, &t.skipped) {
-                (_, Some(_)) => "skip",
-                (true, None) => "ok",
-                (false, None) => "FAILED",
-            },
+            t.outcome(),
             t.duration_ms,
             t.locator_match.as_deref().unwrap_or("-"),
             t.result_summary.lines().next().unwrap_or(""),

@@ -191,38 +191,21 @@ pub fn diff_trajectories(
 /// The turns a replay of this trajectory drives ([`crate::replay::plan`]): a turn recorded
 /// as failed and an attempt folded into its retry are left out, each named in `left_out`.
 fn steps_of(turns: Vec<LoadedTurn>, side: &str, left_out: &mut Vec<String>) -> Vec<LoadedTurn> {
-    use crate::trajectory::read::{State, state_markdown};
-    let trees: Vec<(Option<String>, Option<String>)> = turns
-        .iter()
-        .map(|t| {
-            (
-                state_markdown(&t.dir, State::Before),
-                state_markdown(&t.dir, State::After),
-            )
-        })
-        .collect();
-    let recorded: Vec<crate::replay::plan::Recorded<'_>> = turns
-        .iter()
-        .zip(&trees)
-        .map(|(t, (before, after))| crate::replay::plan::Recorded {
-            number: t.number,
-            action: &t.action,
-            before: before.as_deref(),
-            after: after.as_deref(),
-        })
-        .collect();
-    let plan = crate::replay::Plan::of(&recorded, false);
+    let plan = crate::replay::Plan::of_folders(
+        turns.iter().map(|t| (t.number, t.dir.as_path(), &t.action)),
+        false,
+    );
     let mut kept = Vec::new();
     for step in &plan.steps {
-        for f in &step.folded {
-            left_out.push(format!(
-                "{side} turn {} ({}): folded into turn {}: {}",
-                f.turn, step.tool, step.turn, f.why
-            ));
-        }
-        match &step.skipped {
-            Some(why) => left_out.push(format!("{side} turn {} ({}): {why}", step.turn, step.tool)),
-            None => kept.push(step.turn),
+        let lines = crate::replay::plan::left_out(
+            step.turn,
+            &step.tool,
+            step.skipped.as_deref(),
+            &step.folded,
+        );
+        left_out.extend(lines.into_iter().map(|l| format!("{side} {l}")));
+        if step.skipped.is_none() {
+            kept.push(step.turn);
         }
     }
     turns

@@ -359,18 +359,12 @@ pub(super) async fn replay_steps(
         .iter()
         .filter_map(|t| Some(format!("turn {}: {}", t.turn, t.look_alikes.as_ref()?)))
         .collect();
-    let mut not_replayed = Vec::new();
-    for t in &report.turns {
-        if let Some(why) = &t.skipped {
-            not_replayed.push(format!("turn {} ({}) not replayed: {why}", t.turn, t.tool));
-        }
-        for f in &t.folded {
-            not_replayed.push(format!(
-                "turn {} ({}) folded into turn {}: {}",
-                f.turn, t.tool, t.turn, f.why
-            ));
-        }
-    }
+    let not_replayed = report
+        .turns
+        .iter()
+        .flat_map(|t| t.left_out())
+        .map(|line| format!("not replayed: {line}"))
+        .collect();
     let unhonoured = report
         .turns
         .into_iter()

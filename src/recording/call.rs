@@ -316,7 +316,12 @@ fn result_fields(result: &Result<ToolOutput, ToolError>, structured: &Value) -> 
             fields[key] = v.clone();
         }
     }
-    let mut kept: ActionResult = serde_json::from_value(fields).unwrap_or_default();
+    // A field of another shape than the type's is kept whole, untyped, never dropped.
+    let mut kept: ActionResult =
+        serde_json::from_value(fields.clone()).unwrap_or_else(|_| ActionResult {
+            extra: fields.as_object().cloned().unwrap_or_default(),
+            ..ActionResult::default()
+        });
     if let Err(e) = result {
         kept.refused = Some(matches!(
             e,

@@ -199,28 +199,12 @@ pub fn plan_of(registry: &ToolRegistry, dir: &Path, raw: bool) -> Result<Plan, T
     Ok(plan_turns(&read_turns(registry, dir)?, raw))
 }
 
-/// The plan of turns already read, with their recorded trees.
+/// The plan of turns already read.
 fn plan_turns(turns: &[Turn], raw: bool) -> Plan {
-    let trees: Vec<(Option<String>, Option<String>)> = turns
-        .iter()
-        .map(|t| {
-            (
-                read::state_markdown(&t.dir, read::State::Before),
-                read::state_markdown(&t.dir, read::State::After),
-            )
-        })
-        .collect();
-    let recorded: Vec<plan::Recorded<'_>> = turns
-        .iter()
-        .zip(&trees)
-        .map(|(t, (before, after))| plan::Recorded {
-            number: t.number,
-            action: &t.action,
-            before: before.as_deref(),
-            after: after.as_deref(),
-        })
-        .collect();
-    Plan::of(&recorded, raw)
+    Plan::of_folders(
+        turns.iter().map(|t| (t.number, t.dir.as_path(), &t.action)),
+        raw,
+    )
 }
 
 /// Recorded ids → live ones, built up as the replay goes.
@@ -320,6 +304,20 @@ pub async fn replay(
 }
 
 impl TurnResult {
+    /// `ok`, `skip` or `FAILED`, as a person reads the step's outcome.
+    pub fn outcome(&self) -> &'static str {
+        match (self.ok, &self.skipped) {
+            (_, Some(_)) => "skip",
+            (true, None) => "ok",
+            (false, None) => "FAILED",
+        }
+    }
+
+    /// The turns this step left out, a line each ([`plan::left_out`]).
+    pub fn left_out(&self) -> Vec<String> {
+        plan::left_out(self.turn, &self.tool, self.skipped.as_deref(), &self.folded)
+    }
+
     /// A step's result before it runs: a skipped step is done (ok, not dispatched).
     fn of(step: &Step) -> TurnResult {
         TurnResult {

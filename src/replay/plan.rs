@@ -21,6 +21,8 @@
 //! which `cua replay`, `cua test` and `replay_trajectory` drive alike, and `cua replay
 //! --plan` prints.
 
+use std::path::Path;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -68,6 +70,19 @@ pub struct Folded {
     pub why: String,
 }
 
+/// The turns a step leaves out, a line each, as every report names them: `turn 2
+/// (press_key): folded into turn 3: …`, `turn 4 (press_key): recorded as failed (…)`.
+pub fn left_out(turn: u32, tool: &str, skipped: Option<&str>, folded: &[Folded]) -> Vec<String> {
+    let folded = folded.iter().map(|f| {
+        format!(
+            "turn {} ({tool}): folded into turn {turn}: {}",
+            f.turn, f.why
+        )
+    });
+    let skipped = skipped.map(|why| format!("turn {turn} ({tool}): {why}"));
+    folded.chain(skipped).collect()
+}
+
 impl Plan {
     /// The steps of `turns` (in recorded order); with `raw`, one step a turn.
     pub fn of(turns: &[Recorded<'_>], raw: bool) -> Plan {
@@ -98,6 +113,30 @@ impl Plan {
             });
         }
         Plan { raw, steps }
+    }
+
+    /// The steps of turns read from their folders (number, folder, action): each turn's
+    /// recorded trees are read here, where the rules need them (not with `raw`).
+    pub fn of_folders<'a>(
+        turns: impl IntoIterator<Item = (u32, &'a Path, &'a Action)>,
+        raw: bool,
+    ) -> Plan {
+        use crate::trajectory::read::{State, state_markdown};
+        let read = |dir: &Path, which| (!raw).then(|| state_markdown(dir, which)).flatten();
+        let turns: Vec<(u32, &Action, Option<String>, Option<String>)> = turns
+            .into_iter()
+            .map(|(n, dir, action)| (n, action, read(dir, State::Before), read(dir, State::After)))
+            .collect();
+        let recorded: Vec<Recorded<'_>> = turns
+            .iter()
+            .map(|(number, action, before, after)| Recorded {
+                number: *number,
+                action,
+                before: before.as_deref(),
+                after: after.as_deref(),
+            })
+            .collect();
+        Plan::of(&recorded, raw)
     }
 
     /// How many turns are skipped, and how many folded into a retry.
