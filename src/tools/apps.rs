@@ -234,7 +234,7 @@ const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 impl ToolSpec for KillApp {
     type Args = KillAppArgs;
     const NAME: &'static str = "kill_app";
-    const DESCRIPTION: &'static str = "Force-terminate an app (SIGKILL): unsaved work is lost, so prefer closing it through its own UI. Only a process that owns a window on this desktop or that list_apps shows running; returns once it is gone (read back, bounded 3 s).";
+    const DESCRIPTION: &'static str = "Force-terminate an app (SIGKILL): unsaved work is lost, so prefer closing it through its own UI. Only a process that owns a window on this desktop or that list_apps shows running; returns once it is gone, its windows too (read back, bounded 3 s).";
     const READ_ONLY: bool = false;
     const CONTRACT: Contract = Contract {
         capabilities: &["app.kill"],
@@ -260,19 +260,27 @@ impl ToolSpec for KillApp {
                 ))
             })?;
         platform.kill_process(a.pid).await?;
+        // Gone means the process and its windows: they leave the window list once the
+        // display server has seen the process close, a moment after it died, and a caller
+        // listing windows right after must not find them.
         let deadline = std::time::Instant::now() + KILL_WAIT;
-        let gone = loop {
-            if !platform.process_running(a.pid).await {
-                break true;
-            }
-            if std::time::Instant::now() >= deadline {
-                break false;
+        let still = loop {
+            let still = match platform.process_running(a.pid).await {
+                true => Some("still runs"),
+                false => platform
+                    .list_windows()
+                    .await
+                    .is_ok_and(|l| l.windows.iter().any(|w| w.pid == Some(a.pid)))
+                    .then_some("is gone, but its window is still listed"),
+            };
+            if still.is_none() || std::time::Instant::now() >= deadline {
+                break still;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         };
-        if !gone {
+        if let Some(still) = still {
             return Err(ToolError::failed(format!(
-                "{name} (pid {}) was sent SIGKILL but still runs after {} s",
+                "{name} (pid {}) was sent SIGKILL but {still} after {} s",
                 a.pid,
                 KILL_WAIT.as_secs()
             )));
