@@ -301,14 +301,8 @@ fn mousepad_with_a_refused_turn(dir: &Path) {
 
 /// `cua replay --plan DIR --json [EXTRA]`: the plan, read without a desktop.
 fn plan_of(dir: &Path, extra: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["replay", "--plan", "--json"])
-        .arg(dir)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+    let printed = common::replay_plan(dir, &[&["--json"], extra].concat());
+    serde_json::from_str(&printed).unwrap()
 }
 
 #[test]

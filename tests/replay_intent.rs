@@ -88,14 +88,7 @@ fn shown(sandbox: &Sandbox) -> String {
 
 /// `cua replay --plan DIR [ARGS]`: its output.
 fn plan(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cua"))
-        .args(["replay", "--plan"])
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    common::replay_plan(dir, args)
 }
 
 #[test]

@@ -32,6 +32,18 @@ pub fn replay_json(sandbox: &Sandbox, dir: &std::path::Path, args: &[&str]) -> V
     })
 }
 
+/// `cua replay --plan DIR [ARGS]` (no desktop): what it prints; it must exit 0.
+pub fn replay_plan(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .args(["replay", "--plan"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// An app launched into the shared desktop.
 #[derive(Debug, Clone)]
 pub struct App {
