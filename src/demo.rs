@@ -282,6 +282,7 @@ async fn record_replay_diff(demo: &mut Demo, pid: u64) -> Result<(), String> {
             apps: Vec::new(),
             volatile: Vec::new(),
             raw: false,
+            incidental: Default::default(),
         },
         |t| {
             eprintln!(

@@ -554,12 +554,7 @@ fn password_fields_are_masked_in_screenshots_and_video_and_their_text_is_not_rec
     let opts = cua::replay::ReplayOptions {
         delay_ms: 0,
         stop_on_error: true,
-        bound_app: None,
-        allow_driver_changes: false,
-        launch: false,
-        apps: Vec::new(),
-        volatile: Vec::new(),
-        raw: false,
+        ..Default::default()
     };
     let report = rt
         .block_on(cua::replay::replay(&ctx, &registry, &dir, &opts, |_| {}))

@@ -120,6 +120,17 @@ fn an_agents_escalated_retry_replays_once_on_a_fresh_gtk4_calculator() {
     assert_eq!(report["attempted"], 5, "{report:#}");
     assert_eq!(report["folded"], 1, "{report:#}");
     assert_eq!(shown(&desktop), "42");
+    assert!(report.get("start_differs").is_none(), "{report:#}");
+
+    // Replayed again on the same desktop: the calculator is single-instance, so the
+    // launch brings back the one showing 42, and the replay says the app did not start
+    // as recorded, naming what it shows.
+    let again = replay_on(&desktop, &dir, &[]);
+    let start = again["start_differs"].as_str().unwrap_or_default();
+    assert!(
+        start.starts_with("the app did not start as recorded: it shows") && start.contains("42"),
+        "{again:#}"
+    );
     drop(desktop);
     let diff = Command::new(env!("CARGO_BIN_EXE_cua"))
         .arg("diff")

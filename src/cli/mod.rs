@@ -215,6 +215,14 @@ pub(super) struct ReplayArgs {
     /// part of a turn's change. Repeatable.
     #[arg(long, value_name = "REGEX", value_parser = parse_volatile)]
     pub(super) volatile: Vec<regex::Regex>,
+    /// A role whose contents follow the app's timing, not the turn, beside `tool_bar`
+    /// and `status_bar`: what is under it is no part of a turn's change unless the turn
+    /// acts inside it. Repeatable.
+    #[arg(long, value_name = "ROLE", conflicts_with = "no_incidental")]
+    pub(super) incidental_role: Vec<String>,
+    /// Compare what is under toolbars and status bars too.
+    #[arg(long)]
+    pub(super) no_incidental: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub(super) json: bool,

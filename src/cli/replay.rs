@@ -17,6 +17,10 @@ pub(super) fn replay_command(a: ReplayArgs) -> i32 {
         apps: a.app,
         volatile: a.volatile,
         raw: a.raw,
+        incidental: match a.no_incidental {
+            true => crate::snapshot::incidental::Incidental::none(),
+            false => crate::snapshot::incidental::Incidental::with_roles(&a.incidental_role),
+        },
     };
     run_replay(&a.dir, opts, a.record_to.as_deref(), a.heal, a.json)
 }
@@ -208,6 +212,9 @@ fn print_replay(report: &crate::replay::ReplayReport, total: usize) {
             l.arguments,
             l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
         ));
+    }
+    if let Some(start) = &report.start_differs {
+        out(&format!("note: {start}"));
     }
     let healed = report.turns.iter().filter(|t| t.heal.is_some()).count();
     let steps = report.turns_recorded - report.folded - report.skipped;

@@ -258,7 +258,12 @@ pub(super) fn compare_screenshots(
         (Ok(e), Ok(a)) => (e, a),
         (e, a) => return Err([e.err(), a.err()].into_iter().flatten().collect()),
     };
-    let masks = masks_of(config, expected, actual);
+    let mut masks = masks_of(config, expected, actual);
+    if config.mask_carets && (ew, eh) == (aw, ah) {
+        let mut zones = super::caret::editable_frames(expected.state.as_ref());
+        zones.extend(super::caret::editable_frames(actual.state.as_ref()));
+        masks.extend(super::caret::carets(ew, eh, &erg, &arg, &zones));
+    }
     let opts = PixelDiffOptions {
         threshold: config.threshold,
         include_anti_aliased: config.include_anti_aliased,

@@ -27,6 +27,15 @@ pub struct DiffConfig {
     /// Leave busy widgets out (progress bars, spinners, "Saving…" labels: their tree
     /// lines and their frames in screenshots; [`crate::snapshot::busy`]). Default true.
     pub mask_busy: bool,
+    /// Leave out what is under toolbars and status bars (their buttons' sensitivity,
+    /// their counts: they follow the app's timing, not the turn), unless the turn acts
+    /// inside one ([`crate::snapshot::incidental`]). Default true.
+    pub mask_incidental: bool,
+    /// More roles whose contents are incidental, beside `tool_bar` and `status_bar`.
+    pub incidental_roles: Vec<String>,
+    /// Leave text carets out of screenshots: thin upright marks inside editable elements,
+    /// which blink and move with timing ([`super::caret`]). Default true.
+    pub mask_carets: bool,
 }
 
 impl Default for DiffConfig {
@@ -41,6 +50,20 @@ impl Default for DiffConfig {
             mask: Vec::new(),
             redact: Vec::new(),
             mask_busy: true,
+            mask_incidental: true,
+            incidental_roles: Vec::new(),
+            mask_carets: true,
+        }
+    }
+}
+
+impl DiffConfig {
+    /// The incidental regions this config leaves out.
+    pub fn incidental(&self) -> crate::snapshot::incidental::Incidental {
+        use crate::snapshot::incidental::Incidental;
+        match self.mask_incidental {
+            true => Incidental::with_roles(&self.incidental_roles),
+            false => Incidental::none(),
         }
     }
 }

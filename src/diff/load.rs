@@ -12,8 +12,8 @@ pub(super) struct LoadedTurn {
     /// `after_state.json`).
     pub(super) state: Option<Value>,
     pub(super) designated: Designated,
-    /// The frames of its after-state's busy widgets, masked in its screenshot (empty when
-    /// the config compares them).
+    /// The frames of its after-state's busy widgets and incidental elements, masked in its
+    /// screenshot (empty when the config compares them).
     pub(super) busy_frames: Vec<Rect>,
 }
 
@@ -24,6 +24,25 @@ impl LoadedTurn {
             self.busy_frames = crate::snapshot::busy::frames(state);
             self.state = Some(crate::snapshot::busy::without_busy(state));
         }
+    }
+
+    /// Leaves out what is under its after-state's incidental regions, unless its action
+    /// targets one ([`crate::snapshot::incidental`]); their elements' frames are masked.
+    pub(super) fn without_incidental(&mut self, rules: &crate::snapshot::incidental::Incidental) {
+        let Some(state) = &self.state else {
+            return;
+        };
+        use crate::trajectory::read;
+        let before = read::state(&self.dir, read::State::Before).ok().flatten();
+        let frames = before
+            .as_ref()
+            .map(crate::trajectory::points::frames_of)
+            .unwrap_or_default();
+        let target = crate::trajectory::points::target_index(&self.action, &frames);
+        let tree = before.as_ref().and_then(|b| b["tree_markdown"].as_str());
+        let (state, masked) = rules.for_target(tree, target).without(state);
+        self.state = Some(state);
+        self.busy_frames.extend(masked);
     }
 
     /// How the run settled this turn, when it settled each turn.

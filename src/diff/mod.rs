@@ -7,6 +7,7 @@
 //! unreadable PNG, a bad config) comes back as [`DiffError::BadInput`] with every problem
 //! named, so callers can exit 2 without having written a report.
 
+mod caret;
 mod compare;
 mod config;
 mod layout;
@@ -133,6 +134,11 @@ pub fn diff_trajectories(
         expected.iter_mut().for_each(LoadedTurn::without_busy);
         actual.iter_mut().for_each(LoadedTurn::without_busy);
     }
+    let incidental = config.incidental();
+    expected
+        .iter_mut()
+        .chain(actual.iter_mut())
+        .for_each(|t| t.without_incidental(&incidental));
     if !problems.is_empty() {
         return Err(DiffError::BadInput(problems));
     }

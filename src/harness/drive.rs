@@ -85,7 +85,16 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
                     .iter()
                     .filter_map(|r| regex::Regex::new(&r.pattern).ok())
                     .collect();
-                replay_steps(&ctx, &registry, &scenario.root.join(t), app, volatile).await
+                let incidental = scenario.spec.diff.incidental();
+                replay_steps(
+                    &ctx,
+                    &registry,
+                    &scenario.root.join(t),
+                    app,
+                    volatile,
+                    incidental,
+                )
+                .await
             }
             None => inline_steps(&ctx, &registry, scenario, pid, window)
                 .await
@@ -340,10 +349,12 @@ pub(super) async fn replay_steps(
     dir: &Path,
     app: crate::replay::BoundApp,
     volatile: Vec<regex::Regex>,
+    incidental: crate::snapshot::incidental::Incidental,
 ) -> Result<Driven, String> {
     let opts = ReplayOptions {
         bound_app: Some(app),
         volatile,
+        incidental,
         ..ReplayOptions::default()
     };
     let report = crate::replay::replay(ctx, registry, dir, &opts, |_| {})
@@ -449,7 +460,7 @@ pub(super) async fn inline_steps(
             }
         }
         // A failed step is recorded as a failed turn; the verdict and the diff judge it.
-        let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args)
+        let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args, None)
             .await
             .calls;
         if step.expect_effect == Some(false) {

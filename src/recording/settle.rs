@@ -97,6 +97,7 @@ pub async fn settled_state(
     let deadline = effect.action_started + QUIET_MAX;
     let pixels = steady_pixels(
         platform.as_ref(),
+        pid,
         window.window_id,
         first,
         effect.action_started,
@@ -110,6 +111,28 @@ pub async fn settled_state(
 /// The next action is about to run: a burst of events or repaints in progress gets this
 /// long to end, at most, before the window is read as it is.
 const CUT_QUIET_MAX: Duration = Duration::from_millis(40);
+/// ...and a window whose pixels are behind its tree this long to repaint, at most.
+const CUT_CATCH_UP_MAX: Duration = Duration::from_millis(300);
+
+/// Before a screenshot, the window's pixels get to catch up with its tree: when the app's
+/// last accessibility event came after the window's last repaint, a screenshot now shows
+/// the state before that event. An agent pressing keys back to back on GTK 4's calculator
+/// recorded a turn whose tree said "7×6" and whose screenshot showed "7×" (1 turn in 5
+/// runs): GTK 4 paints a change a frame or more after its tree shows it. A repaint after
+/// the event is waited for, at most CUT_CATCH_UP_MAX; where the platform reports no
+/// repaints, nothing is waited for. True when the pixels were behind (a frame taken before
+/// is stale).
+async fn pixels_catch_up(platform: &dyn Platform, pid: u32, window_id: u64) -> bool {
+    let Some(last_repaint) = platform.last_repaint(window_id).await.map(|r| r.at) else {
+        return false;
+    };
+    let last_event = platform.app_activity(pid).await.and_then(|a| a.last);
+    let Some(event) = last_event.filter(|e| *e > last_repaint) else {
+        return false;
+    };
+    crate::platform::repaint_after(platform, window_id, event, event + CUT_CATCH_UP_MAX).await;
+    true
+}
 
 /// Fires when the next recorded action is about to run: a settle stops waiting there,
 /// never in the middle of a read (a tree read dropped half-way left the app's connection
@@ -184,6 +207,7 @@ async fn state_now(
 ) -> StateCapture {
     let until = Instant::now() + CUT_QUIET_MAX;
     let last_event = pause(platform.as_ref(), pid, window.window_id, QUIET_GAP, until).await;
+    pixels_catch_up(platform.as_ref(), pid, window.window_id).await;
     if let Some(json) = seen_since(observed, window, last_event, action_started) {
         // The agent read the window after its last event: only the pixels are new.
         let pixels = platform.capture_window(window.window_id).await.ok();
@@ -382,6 +406,7 @@ async fn by_polling(
 /// FRAME_GAP later, agrees with; the last one when frames keep differing.
 async fn steady_pixels(
     platform: &dyn Platform,
+    pid: u32,
     window_id: u64,
     first: Frame,
     action_started: Instant,
@@ -390,11 +415,18 @@ async fn steady_pixels(
 ) -> Option<Capture> {
     match repaints_quiet(platform, window_id, action_started, deadline, cut).await {
         Quiet::Since(last_repaint) => match first {
+            _ if pixels_catch_up(platform, pid, window_id).await => {
+                return platform.capture_window(window_id).await.ok();
+            }
             Some((frame, taken)) if last_repaint < taken => return Some(frame),
             _ => return platform.capture_window(window_id).await.ok(),
         },
-        // The next action is about to run: the window as it shows now.
-        Quiet::Cut => return platform.capture_window(window_id).await.ok(),
+        // The next action is about to run: the window as it shows now, its pixels caught
+        // up with its tree.
+        Quiet::Cut => {
+            pixels_catch_up(platform, pid, window_id).await;
+            return platform.capture_window(window_id).await.ok();
+        }
         Quiet::Unknown => {}
     }
     let (mut last, mut taken) = match first {

@@ -74,6 +74,9 @@ pub struct ReplayOptions {
     pub volatile: Vec<regex::Regex>,
     /// Replay every turn as recorded (`cua replay --raw`): no turn skipped or folded.
     pub raw: bool,
+    /// Regions whose contents follow the app's timing, left out of each turn's check
+    /// unless the turn acts inside one ([`crate::snapshot::incidental`]).
+    pub incidental: crate::snapshot::incidental::Incidental,
 }
 
 /// The scenario's running app and its `[app]` table as launch_app arguments.
@@ -140,6 +143,11 @@ pub struct ReplayReport {
     pub stop_on_error: bool,
     pub turns: Vec<TurnResult>,
     pub first_failure: Option<u32>,
+    /// How the app's window, when the first step met it, differs from the recording's
+    /// first before-state (`the app did not start as recorded: …`): a restored session,
+    /// leftover data, another document. Also said in the failing step's summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_differs: Option<String>,
     /// Apps the replay started itself (`launch`, `apps`), in order.
     pub launched: Vec<Launched>,
 }
@@ -223,6 +231,11 @@ struct Bindings {
     /// The last reading of each live window that showed a turn's change: the next turn's
     /// before-state while the app has sent nothing since.
     last_state: HashMap<u64, postcondition::LiveState>,
+    /// The start was checked: the first step that acts in a window with a recorded
+    /// before-state compared it with the live window.
+    start_checked: bool,
+    /// What that check found different ([`ReplayReport::start_differs`]).
+    start_differs: Option<String>,
 }
 
 /// Replays every turn of `dir`.
@@ -249,6 +262,7 @@ pub async fn replay(
         stop_on_error: opts.stop_on_error,
         turns: Vec::new(),
         first_failure: None,
+        start_differs: None,
         launched: Vec::new(),
     };
     let by_number = |n: u32| turns.iter().find(|t| t.number == n);
@@ -282,7 +296,12 @@ pub async fn replay(
                 result.ok = true;
                 result.result_summary = summary;
             }
-            Err(e) => result.result_summary = e,
+            Err(e) => {
+                result.result_summary = match &bindings.start_differs {
+                    Some(start) => format!("{e} ({start})"),
+                    None => e,
+                }
+            }
         }
         result.duration_ms = started.elapsed().as_millis() as u64;
         report.attempted += 1;
@@ -299,6 +318,7 @@ pub async fn replay(
             break;
         }
     }
+    report.start_differs = bindings.start_differs.take();
     report.launched = bindings.launched;
     Ok(report)
 }

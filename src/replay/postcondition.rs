@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use crate::platform::{Platform, WindowInfo};
+use crate::snapshot::incidental::Incidental;
 use crate::snapshot::markdown::{self, role_key};
 
 /// How long a turn's change may take to show.
@@ -89,6 +90,9 @@ pub struct Reading {
     /// With another driver's recording: the roles it named by their text (a text view's
     /// content as its name); cua's unnamed elements of these roles are named by value.
     pub text_named_roles: std::collections::HashSet<String>,
+    /// What is under these regions' lines follows the app's timing, not the turn: left
+    /// out on both sides ([`Incidental`]; the default roles unless set).
+    pub incidental: Incidental,
 }
 
 /// A tree as counted lines.
@@ -145,6 +149,8 @@ impl Reading {
     fn counts(&self, markdown: &str, recorded: bool) -> Counts {
         let mut out = HashMap::new();
         let mut volatile_depth: Option<usize> = None;
+        // Under an incidental region's line (the line itself counts).
+        let mut region_depth: Option<usize> = None;
         let lines = match self.other_driver {
             true => joined_continuations(markdown),
             false => markdown.lines().map(str::to_string).collect(),
@@ -155,6 +161,10 @@ impl Reading {
                 continue;
             }
             volatile_depth = None;
+            if region_depth.is_some_and(|d| depth > d) {
+                continue;
+            }
+            region_depth = None;
             let mut line = normalize(raw);
             if self.other_driver {
                 let folded = markdown::parse(&line).first().is_some_and(|l| {
@@ -180,6 +190,12 @@ impl Reading {
                 volatile_depth = Some(depth);
                 continue;
             }
+            if parsed
+                .first()
+                .is_some_and(|l| self.incidental.is_region(&l.role))
+            {
+                region_depth = Some(depth);
+            }
             if recorded {
                 if let Some(renamed) = self.renames.iter().find_map(|r| r.apply(body(&line))) {
                     let indent = if self.other_driver { 0 } else { depth };
@@ -193,6 +209,42 @@ impl Reading {
         }
         out
     }
+}
+
+/// The lines that changed from `before` to `after` as `reading` reads them (focus,
+/// actions and tool tips aside), gained ones as `+ line`, lost ones as `- line`.
+pub fn changed_lines(before: &str, after: &str, reading: &Reading) -> Vec<String> {
+    delta(
+        &reading.counts(before, false),
+        &reading.counts(after, false),
+    )
+    .into_iter()
+    .map(|(line, d)| format!("{} {}", if d > 0 { '+' } else { '-' }, body(&line)))
+    .collect()
+}
+
+/// How many elements of the change from `before` to `after` are under incidental
+/// regions, which `reading` leaves out: what a turn's check did not compare, for its
+/// report. (A changed element is a line lost and a line gained: the larger side counts.)
+pub fn incidental_changes(before: &str, after: &str, reading: &Reading) -> usize {
+    if reading.incidental.is_none() {
+        return 0;
+    }
+    let strict = Reading {
+        incidental: Incidental::none(),
+        ..reading.clone()
+    };
+    let compared = delta(&reading.counts(before, true), &reading.counts(after, true));
+    let (mut gained, mut lost) = (0, 0);
+    for (line, d) in delta(&strict.counts(before, true), &strict.counts(after, true)) {
+        if compared.get(&line) != Some(&d) {
+            match d > 0 {
+                true => gained += d,
+                false => lost -= d,
+            }
+        }
+    }
+    gained.max(lost) as usize
 }
 
 /// What changed from `before` to `after`: each line's gain (or loss, negative).

@@ -54,13 +54,33 @@ pub(super) async fn replay_turn(
         window: &window,
         browser: browser_turn.as_ref(),
     };
+    let unbound = args.clone();
     find_target(ctx, registry, &target, bindings, &mut args, result).await?;
 
+    let target_index = crate::trajectory::points::target_index(action, &states.before_frames);
     let reading = Reading {
         volatile: opts.volatile.clone(),
         renames: bindings.renames.clone(),
         other_driver: action.by_other_driver(),
+        incidental: opts
+            .incidental
+            .for_target(states.before.as_deref(), target_index),
         ..Reading::default()
+    };
+    check_start(
+        ctx,
+        bindings,
+        action,
+        &states,
+        pid_of(&window),
+        &window,
+        &reading,
+    )
+    .await;
+    // What the check leaves out, said in the turn's summary (nothing is dropped silently).
+    let left_out = match (&states.before, &states.after) {
+        (Some(before), Some(after)) => incidental_note(before, after, &reading),
+        _ => None,
     };
     let change = match (&states.before, &states.after) {
         (Some(before), Some(after)) => Postcondition::between(before, after, reading),
@@ -76,7 +96,26 @@ pub(super) async fn replay_turn(
     bindings.last_state.remove(&window.window_id);
 
     result.dispatched = true;
-    let summary = dispatch(ctx, registry, tool, args).await?;
+    let before = match &live_before {
+        Some(md) => Some(md.clone()),
+        None if escalate::may_repeat(ctx, registry, tool, &args) => {
+            read_markdown(ctx, pid, &window).await.ok()
+        }
+        None => None,
+    };
+    let mut summary = dispatch_with(ctx, registry, tool, args, before.clone()).await;
+    // The app dropped the element between finding it and acting on it (LibreOffice Calc
+    // makes its cells' objects anew as the sheet redraws): the tool refused before
+    // sending anything, so the element is found again and the call made once more.
+    if summary
+        .as_ref()
+        .is_err_and(|e| e.contains(crate::tools::input::ELEMENT_GONE))
+    {
+        let mut args = unbound;
+        find_target(ctx, registry, &target, bindings, &mut args, result).await?;
+        summary = dispatch_with(ctx, registry, tool, args, before).await;
+    }
+    let summary = summary?;
 
     // When the recorded change showed (None: the turn has none to check).
     let mut checked = Ok(None);
@@ -94,7 +133,82 @@ pub(super) async fn replay_turn(
     // A recording of this replay reads the turn's after-state once the check is over.
     let seen = checked.as_ref().ok().copied().flatten();
     ctx.recorder.turn_checked(seen).await;
-    checked.map(|_| summary)
+    checked.map(|_| match left_out {
+        Some(note) => format!("{summary} ({note})"),
+        None => summary,
+    })
+}
+
+fn pid_of(window: &WindowInfo) -> u32 {
+    window.pid.unwrap_or(0)
+}
+
+/// Before the first step that acts in a window, compares the live window with the
+/// recording's before-state there: an app that restored a session or opened another
+/// document is named (`the app did not start as recorded: …`) instead of failing later on
+/// a label it never showed. Only cua's own recordings (another driver's trees read
+/// otherwise); a difference is a note, which a failing step's summary carries.
+async fn check_start(
+    ctx: &ToolContext,
+    bindings: &mut Bindings,
+    action: &Action,
+    states: &TurnStates,
+    pid: u32,
+    window: &WindowInfo,
+    reading: &Reading,
+) {
+    if bindings.start_checked || action.by_other_driver() {
+        return;
+    }
+    let Some(recorded) = &states.before else {
+        return;
+    };
+    bindings.start_checked = true;
+    let Ok(live) = window_now(ctx, bindings, pid, window).await else {
+        return;
+    };
+    let start = Reading {
+        renames: Vec::new(),
+        ..reading.clone()
+    };
+    let changes = super::postcondition::changed_lines(recorded, &live, &start);
+    if changes.is_empty() {
+        return;
+    }
+    let said = |sign: char| -> Vec<String> {
+        changes
+            .iter()
+            .filter_map(|c| c.strip_prefix(&format!("{sign} ")).map(str::to_string))
+            .collect()
+    };
+    let (shows, lacks) = (said('+'), said('-'));
+    let mut parts = Vec::new();
+    if !shows.is_empty() {
+        parts.push(format!("it shows {}", super::postcondition::name(&shows)));
+    }
+    if !lacks.is_empty() {
+        parts.push(format!(
+            "it does not show {} (recorded)",
+            super::postcondition::name(&lacks)
+        ));
+    }
+    bindings.start_differs = Some(format!(
+        "the app did not start as recorded: {}",
+        parts.join("; ")
+    ));
+}
+
+/// `not compared: N changes under status_bar, tool_bar (incidental)`, when the recorded
+/// change has elements under incidental regions ([`crate::snapshot::incidental`]).
+fn incidental_note(before: &str, after: &str, reading: &Reading) -> Option<String> {
+    let n = super::postcondition::incidental_changes(before, after, reading);
+    let changes = if n == 1 { "change" } else { "changes" };
+    (n > 0).then(|| {
+        format!(
+            "not compared: {n} {changes} under {} (incidental)",
+            reading.incidental.roles().join(", ")
+        )
+    })
 }
 
 /// What a turn acts on in its bound window.
@@ -309,11 +423,27 @@ async fn dispatch(
     tool: &str,
     args: Value,
 ) -> Result<String, String> {
-    escalate::call(ctx, registry, tool, args)
-        .await
+    dispatch_with(ctx, registry, tool, args, None).await
+}
+
+/// Dispatches, escalating in a sandbox when the window (`before`: its tree just before)
+/// shows the first call did nothing; the summary says when an escalation was held back.
+async fn dispatch_with(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    tool: &str,
+    args: Value,
+    before: Option<String>,
+) -> Result<String, String> {
+    let called = escalate::call(ctx, registry, tool, args, before).await;
+    let summary = called
         .result
         .map(|out| out.summary)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    Ok(match called.held_back {
+        Some(why) => format!("{summary} ({why})"),
+        None => summary,
+    })
 }
 
 /// The live window's tree as Markdown.

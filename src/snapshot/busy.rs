@@ -52,38 +52,16 @@ fn line_states(raw: &str) -> Vec<&str> {
 /// elements left are renumbered from 0, so a bar that comes and goes shifts nothing.
 /// Returns the text unchanged (borrowed) when it holds no busy line.
 pub fn without_busy_lines(tree: &str) -> std::borrow::Cow<'_, str> {
-    let mut out = String::new();
-    let mut dropped_any = false;
-    let mut inside: Option<usize> = None;
-    let mut next_index = 0usize;
-    for raw in tree.lines() {
-        let parsed = markdown::parse(raw).into_iter().next();
-        let depth = (raw.len() - raw.trim_start_matches(' ').len()) / 2;
-        if inside.is_some_and(|d| depth > d) {
-            continue;
-        }
-        inside = None;
-        if let Some(line) = &parsed {
-            if is_busy(&line.role, &line.name, &line_states(raw)) {
-                inside = Some(depth);
-                dropped_any = true;
-                continue;
-            }
-        }
-        match parsed.as_ref().and_then(|l| l.index) {
-            Some(old) => {
-                let from = format!("[{old}] ");
-                out.push_str(&raw.replacen(&from, &format!("[{next_index}] "), 1));
-                next_index += 1;
-            }
-            None => out.push_str(raw),
-        }
-        out.push('\n');
+    let cut =
+        |line: &markdown::Line, raw: &str| match is_busy(&line.role, &line.name, &line_states(raw))
+        {
+            true => markdown::Cut::Line,
+            false => markdown::Cut::Keep,
+        };
+    match markdown::without_subtrees(tree, cut) {
+        Some((text, _)) => std::borrow::Cow::Owned(text),
+        None => std::borrow::Cow::Borrowed(tree),
     }
-    if !dropped_any {
-        return std::borrow::Cow::Borrowed(tree);
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// Whether a state shows work under way that promises a change: an element in the `busy`
@@ -161,7 +139,7 @@ pub fn frames(state: &Value) -> Vec<Rect> {
 }
 
 /// A frame as states write it: `{x, y, w, h}` (or `width`, `height`).
-fn frame_of(f: &Value) -> Option<Rect> {
+pub(crate) fn frame_of(f: &Value) -> Option<Rect> {
     let n = |k: &str| f.get(k).and_then(Value::as_i64).map(|v| v as i32);
     Some(Rect {
         x: n("x")?,

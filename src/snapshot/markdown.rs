@@ -121,6 +121,60 @@ pub fn element_with_ancestors(lines: &[Line], index: usize) -> Option<(&Line, Ve
     Some((&lines[at], ancestors))
 }
 
+/// What [`without_subtrees`] does with a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    Keep,
+    /// The line and everything under it go.
+    Line,
+    /// The line stays; everything under it goes.
+    Under,
+}
+
+/// A tree_markdown without the lines `cut` takes out (and what is under them), the indices
+/// of the elements left renumbered from 0 so that lines coming and going there shift
+/// nothing elsewhere; and the old indices of the elements taken out. None when nothing
+/// was taken out.
+pub fn without_subtrees(
+    tree: &str,
+    cut: impl Fn(&Line, &str) -> Cut,
+) -> Option<(String, Vec<usize>)> {
+    let mut out = String::new();
+    let mut dropped = Vec::new();
+    let mut dropped_any = false;
+    let mut inside: Option<usize> = None;
+    let mut next_index = 0usize;
+    for raw in tree.lines() {
+        let parsed = parse_line(raw);
+        let depth = (raw.len() - raw.trim_start_matches(' ').len()) / 2;
+        if inside.is_some_and(|d| depth > d) {
+            dropped.extend(parsed.and_then(|l| l.index));
+            dropped_any = true;
+            continue;
+        }
+        inside = None;
+        let how = parsed.as_ref().map_or(Cut::Keep, |l| cut(l, raw));
+        if how != Cut::Keep {
+            inside = Some(depth);
+        }
+        if how == Cut::Line {
+            dropped.extend(parsed.and_then(|l| l.index));
+            dropped_any = true;
+            continue;
+        }
+        match parsed.as_ref().and_then(|l| l.index) {
+            Some(old) => {
+                let from = format!("[{old}] ");
+                out.push_str(&raw.replacen(&from, &format!("[{next_index}] "), 1));
+                next_index += 1;
+            }
+            None => out.push_str(raw),
+        }
+        out.push('\n');
+    }
+    dropped_any.then_some((out, dropped))
+}
+
 /// How many lines before `line` (in document order) have its role and name: the
 /// element's rank among look-alikes, for telling identical buttons apart.
 pub fn rank(lines: &[Line], line: &Line) -> usize {

@@ -4,6 +4,7 @@
 //! and replay's postconditions read it live; all of them go through this one shape.
 
 pub mod busy;
+pub mod incidental;
 pub mod markdown;
 pub mod text;
 

@@ -60,6 +60,7 @@ impl ToolSpec for ReplayTrajectory {
             apps: a.apps.unwrap_or_default(),
             volatile: Vec::new(),
             raw: a.raw.unwrap_or(false),
+            incidental: Default::default(),
         };
         if opts.delay_ms > 60_000 {
             return Err(ToolError::invalid(format!(

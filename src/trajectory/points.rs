@@ -56,6 +56,19 @@ pub fn element_at(frames: &[RecordedFrame], x: f64, y: f64) -> Option<RecordedFr
         .copied()
 }
 
+/// The recorded element a turn acted on, by its index in the turn's before-state: its
+/// element, else the element its first point fell on (`before_frames`).
+pub fn target_index(
+    action: &crate::trajectory::Action,
+    before_frames: &[RecordedFrame],
+) -> Option<usize> {
+    if let Some(index) = action.element_index() {
+        return Some(index as usize);
+    }
+    let (_, _, x, y) = points_of(&action.arguments).into_iter().next()?;
+    element_at(before_frames, x, y).map(|f| f.index)
+}
+
 /// A turn's window size when recorded: its before-screenshot's, read from the PNG header.
 pub fn recorded_window_size(turn_dir: &std::path::Path) -> Option<(u32, u32)> {
     image::image_dimensions(turn_dir.join("before.png")).ok()

@@ -17,6 +17,20 @@ pub(super) enum Expect {
     TextContains { handle: String, text: String },
     /// The element's text is exactly this.
     TextIs { handle: String, text: String },
+    /// Keys typed into an element: its text contains `text`, or the window's focused
+    /// element shows `shown` (the typed text's longest line) where `before` it did not
+    /// (`before` counts focused elements that showed it). Some apps edit in a widget of
+    /// their own until the text is committed: LibreOffice Calc's cell keeps its old text
+    /// while a focused edit line in its place shows what was typed. Text that shows
+    /// anywhere else (keys that went to another field) is no such sign.
+    TextShown {
+        handle: String,
+        text: String,
+        shown: String,
+        pid: u32,
+        window: Box<WindowInfo>,
+        before: usize,
+    },
     /// The element's numeric value is this.
     ValueIs { handle: String, value: f64 },
     /// The option is chosen: the combo box shows it as its name. A box whose name is none
@@ -75,6 +89,22 @@ pub(super) async fn met(platform: &dyn Platform, expect: &Expect) -> bool {
             .read_element(handle)
             .await
             .is_ok_and(|r| r.text.as_deref() == Some(text.as_str())),
+        Expect::TextShown {
+            handle,
+            text,
+            shown,
+            pid,
+            window,
+            before,
+        } => {
+            platform
+                .read_element(handle)
+                .await
+                .is_ok_and(|r| r.text.is_some_and(|t| t.contains(text.as_str())))
+                || showing(platform, *pid, window, shown)
+                    .await
+                    .is_some_and(|n| n > *before)
+        }
         Expect::ValueIs { handle, value } => platform.read_element(handle).await.is_ok_and(|r| {
             r.value
                 .is_some_and(|v| (v - value).abs() < 1e-6 * value.abs().max(1.0))
@@ -149,6 +179,33 @@ pub(super) async fn fingerprint(
         }
     }
     Some(h.finish())
+}
+
+/// How many focused elements of the window show `text` in their name or value; None when
+/// the window cannot be read.
+pub(super) async fn showing(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    text: &str,
+) -> Option<usize> {
+    let tree = crate::snapshot::text::window_tree(platform, pid, window)
+        .await
+        .ok()?;
+    let holds = |n: &AxNode| {
+        n.states.iter().any(|s| s == "focused")
+            && (n.name.contains(text) || n.value.as_deref().is_some_and(|v| v.contains(text)))
+    };
+    Some(tree.nodes.iter().filter(|n| holds(n)).count())
+}
+
+/// The longest line of a typed text, trimmed (None when all blank): what the window shows
+/// of it where the field does not.
+pub(super) fn shown_part(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .max_by_key(|l| l.chars().count())
 }
 
 /// Reads the effect back: once right away, or polling until `settle_ms` runs out.
@@ -293,7 +350,7 @@ pub(super) async fn live_element(
         .filter(|r| !r.states.iter().any(|s| s == "defunct"));
     let Some(live) = live else {
         return Err(ToolError::failed(format!(
-            "{} is gone from the app; call get_window_state again",
+            "{} {ELEMENT_GONE}; call get_window_state again",
             describe(node)
         )));
     };

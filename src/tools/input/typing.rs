@@ -162,10 +162,7 @@ impl TypeTextArgs {
         }
         events.extend(text_key_events(&self.text, self.delay_ms()));
         let expect = match element {
-            Some((node, _)) => Expect::TextContains {
-                handle: node.handle.clone(),
-                text: self.text.clone(),
-            },
+            Some((node, _)) => typed_into(at, node, &self.text).await,
             None => at.window_change(at.settle_ms()).await,
         };
         let mut outcome = Outcome::new(
@@ -181,6 +178,29 @@ impl TypeTextArgs {
         };
         let check = Check::read_back(expect, at.settle_ms(), "foreground");
         Ok(Plan::new(outcome, send, check, None))
+    }
+}
+
+/// What shows keys typed into `node`: its text holds them, or the window shows them in one
+/// more element than now ([`Expect::TextShown`]).
+async fn typed_into(at: &At<'_>, node: &AxNode, text: &str) -> Expect {
+    let contains = || Expect::TextContains {
+        handle: node.handle.clone(),
+        text: text.to_string(),
+    };
+    let Some(shown) = shown_part(text) else {
+        return contains();
+    };
+    match showing(at.p(), at.pid, at.window(), shown).await {
+        Some(before) => Expect::TextShown {
+            handle: node.handle.clone(),
+            text: text.to_string(),
+            shown: shown.to_string(),
+            pid: at.pid,
+            window: Box::new(at.window().clone()),
+            before,
+        },
+        None => contains(),
     }
 }
 

@@ -1,0 +1,188 @@
+//! Incidental regions: the parts of a window whose content follows the app's own timing,
+//! not the action a turn took. A toolbar's buttons turn sensitive when the app gets round
+//! to it (LibreOffice Calc enables Undo a while after a cell edit has shown, often after
+//! the next turn began), and a status bar's counts and clocks follow later still. Compared
+//! as part of a turn's change, they fail a replay of the unchanged app whenever it is a
+//! little faster or slower than the recording.
+//!
+//! So what is under a region's line is left out wherever two runs of a turn are compared:
+//! replay's and `cua test`'s check of each turn's change ([`crate::replay::postcondition`])
+//! and `cua diff` (the tree's lines and, in screenshots, the frames of its elements). The
+//! region's own line stays: a toolbar that appears or goes is a change. A turn whose target
+//! is inside a region is compared there in full (pressing Bold is a toolbar change).
+//!
+//! The rules are this file; docs/harness.md lists them. A scenario adds roles
+//! (`[diff] incidental_roles`) or compares everything (`mask_incidental = false`);
+//! `cua replay` takes `--incidental-role` and `--no-incidental`.
+
+use serde_json::Value;
+
+use crate::platform::Rect;
+use crate::snapshot::markdown::{self, Cut, role_key};
+
+/// Roles whose contents are incidental unless a scenario says otherwise.
+pub const DEFAULT_ROLES: &[&str] = &["tool_bar", "status_bar"];
+
+/// The roles whose contents a comparison leaves out (in [`role_key`] form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incidental {
+    roles: Vec<String>,
+}
+
+impl Default for Incidental {
+    fn default() -> Self {
+        Incidental::with_roles::<&str>(&[])
+    }
+}
+
+impl Incidental {
+    /// Nothing is incidental: every line compares.
+    pub fn none() -> Incidental {
+        Incidental { roles: Vec::new() }
+    }
+
+    /// The default roles and `extra`.
+    pub fn with_roles<S: AsRef<str>>(extra: &[S]) -> Incidental {
+        let mut roles: Vec<String> = DEFAULT_ROLES
+            .iter()
+            .map(|r| r.to_string())
+            .chain(extra.iter().map(|r| role_key(r.as_ref())))
+            .collect();
+        roles.sort();
+        roles.dedup();
+        Incidental { roles }
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.roles.is_empty()
+    }
+
+    /// The roles, for messages.
+    pub fn roles(&self) -> &[String] {
+        &self.roles
+    }
+
+    /// Whether a line of this role holds an incidental region.
+    pub fn is_region(&self, role: &str) -> bool {
+        !self.roles.is_empty() && self.roles.contains(&role_key(role))
+    }
+
+    /// The rules for one turn: none when its target (element `target` of the recorded
+    /// before-state `before_tree`) is a region or inside one.
+    pub fn for_target(&self, before_tree: Option<&str>, target: Option<usize>) -> Incidental {
+        let (Some(tree), Some(index)) = (before_tree, target) else {
+            return self.clone();
+        };
+        let lines = markdown::parse(tree);
+        let inside = markdown::element_with_ancestors(&lines, index).is_some_and(|(line, up)| {
+            std::iter::once(line)
+                .chain(up)
+                .any(|l| self.is_region(&l.role))
+        });
+        match inside {
+            true => Incidental::none(),
+            false => self.clone(),
+        }
+    }
+
+    /// A tree_markdown without what is under its regions' lines (indices renumbered), and
+    /// the old indices of the elements taken out; None when nothing was.
+    pub fn without_lines(&self, tree: &str) -> Option<(String, Vec<usize>)> {
+        if self.is_none() {
+            return None;
+        }
+        markdown::without_subtrees(tree, |line, _| match self.is_region(&line.role) {
+            true => Cut::Under,
+            false => Cut::Keep,
+        })
+    }
+
+    /// A state without what is under its regions: its tree's lines and its indexed
+    /// elements (both renumbered), and the frames of the elements taken out, which a
+    /// screenshot comparison masks.
+    pub fn without(&self, state: &Value) -> (Value, Vec<Rect>) {
+        let Some((tree, dropped)) = state["tree_markdown"]
+            .as_str()
+            .and_then(|t| self.without_lines(t))
+        else {
+            return (state.clone(), Vec::new());
+        };
+        let mut out = state.clone();
+        out["tree_markdown"] = Value::String(tree);
+        let mut frames = Vec::new();
+        if let Some(elements) = state["elements"].as_array() {
+            let is_dropped = |e: &Value| {
+                crate::snapshot::element_index(e).is_some_and(|i| dropped.contains(&(i as usize)))
+            };
+            frames = elements
+                .iter()
+                .filter(|e| is_dropped(e))
+                .filter_map(|e| crate::snapshot::busy::frame_of(&e["frame"]))
+                .collect();
+            let kept: Vec<Value> = elements
+                .iter()
+                .filter(|e| !is_dropped(e))
+                .enumerate()
+                .map(|(i, e)| {
+                    let mut e = e.clone();
+                    for key in ["element_index", "index"] {
+                        if e.get(key).is_some() {
+                            e[key] = Value::from(i);
+                        }
+                    }
+                    e
+                })
+                .collect();
+            out["element_count"] = Value::from(kept.len());
+            out["elements"] = Value::Array(kept);
+        }
+        (out, frames)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const CALC: &str = "- frame \"Calc\"\n  - tool_bar \"Standard\"\n    - [0] button \"Undo\" value=\"0\" (disabled)\n    - [1] button \"Bold\"\n  - [2] table_cell \"A1\" value=\"12\"\n  - status_bar\n    - label \"Sum: 12\"\n";
+
+    #[test]
+    fn what_is_under_a_toolbar_or_status_bar_is_left_out_and_the_rest_renumbered() {
+        let (tree, dropped) = Incidental::default().without_lines(CALC).unwrap();
+        assert_eq!(
+            tree,
+            "- frame \"Calc\"\n  - tool_bar \"Standard\"\n  - [0] table_cell \"A1\" value=\"12\"\n  - status_bar\n"
+        );
+        assert_eq!(dropped, vec![0, 1]);
+        assert_eq!(Incidental::none().without_lines(CALC), None);
+        let more = Incidental::with_roles(&["table_cell"]);
+        assert!(more.is_region("table cell") && more.is_region("tool bar"));
+    }
+
+    #[test]
+    fn a_turn_whose_target_is_in_a_region_compares_it_in_full() {
+        let all = Incidental::default();
+        assert!(all.for_target(Some(CALC), Some(1)).is_none(), "Bold");
+        assert_eq!(all.for_target(Some(CALC), Some(2)), all, "a cell");
+        assert_eq!(all.for_target(None, Some(1)), all, "no recorded tree");
+        assert_eq!(all.for_target(Some(CALC), None), all, "no element");
+    }
+
+    #[test]
+    fn a_state_loses_its_regions_elements_and_gives_their_frames() {
+        let state = json!({
+            "tree_markdown": CALC,
+            "elements": [
+                { "element_index": 0, "role": "button", "name": "Undo", "frame": { "x": 1, "y": 2, "w": 3, "h": 4 } },
+                { "element_index": 1, "role": "button", "name": "Bold", "frame": { "x": 5, "y": 2, "w": 3, "h": 4 } },
+                { "element_index": 2, "role": "table_cell", "name": "A1", "frame": { "x": 0, "y": 9, "w": 9, "h": 9 } },
+            ],
+        });
+        let (out, frames) = Incidental::default().without(&state);
+        assert_eq!(frames.len(), 2);
+        assert_eq!(out["elements"][0]["name"], "A1");
+        assert_eq!(out["elements"][0]["element_index"], 0);
+        assert_eq!(out["element_count"], 1);
+    }
+}
