@@ -151,3 +151,8 @@ impl From<crate::platform::PlatformError> for ToolError {
         }
     }
 }
+
+/// What an input tool's error says when the element it was given is gone from the app:
+/// it refused before sending anything, so finding the element again and repeating the
+/// call cannot double an action (replay does).
+pub const ELEMENT_GONE: &str = "is gone from the app";

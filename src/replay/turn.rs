@@ -57,26 +57,8 @@ pub(super) async fn replay_turn(
     let unbound = args.clone();
     find_target(ctx, registry, &target, bindings, &mut args, result).await?;
 
-    let target_index = crate::trajectory::points::target_index(action, &states.before_frames);
-    let reading = Reading {
-        volatile: opts.volatile.clone(),
-        renames: bindings.renames.clone(),
-        other_driver: action.by_other_driver(),
-        incidental: opts
-            .incidental
-            .for_target(states.before.as_deref(), target_index),
-        ..Reading::default()
-    };
-    check_start(
-        ctx,
-        bindings,
-        action,
-        &states,
-        pid_of(&window),
-        &window,
-        &reading,
-    )
-    .await;
+    let reading = reading_of(action, &states, opts, bindings);
+    check_start(ctx, bindings, action, &states, &window, &reading).await;
     // What the check leaves out, said in the turn's summary (nothing is dropped silently).
     let left_out = match (&states.before, &states.after) {
         (Some(before), Some(after)) => incidental_note(before, after, &reading),
@@ -86,7 +68,7 @@ pub(super) async fn replay_turn(
         (Some(before), Some(after)) => Postcondition::between(before, after, reading),
         _ => None,
     };
-    let pid = window.pid.unwrap_or(0);
+    let pid = pid_of(&window);
     let pixel_change = pixels_to_change(ctx, turn, &states, change.is_none(), &window).await?;
     // Only what happens after the dispatch counts: the window as it is just before.
     let live_before = match &change {
@@ -96,26 +78,16 @@ pub(super) async fn replay_turn(
     bindings.last_state.remove(&window.window_id);
 
     result.dispatched = true;
-    let before = match &live_before {
-        Some(md) => Some(md.clone()),
-        None if escalate::may_repeat(ctx, registry, tool, &args) => {
-            read_markdown(ctx, pid, &window).await.ok()
-        }
-        None => None,
-    };
-    let mut summary = dispatch_with(ctx, registry, tool, args, before.clone()).await;
-    // The app dropped the element between finding it and acting on it (LibreOffice Calc
-    // makes its cells' objects anew as the sheet redraws): the tool refused before
-    // sending anything, so the element is found again and the call made once more.
-    if summary
-        .as_ref()
-        .is_err_and(|e| e.contains(crate::tools::input::ELEMENT_GONE))
-    {
-        let mut args = unbound;
-        find_target(ctx, registry, &target, bindings, &mut args, result).await?;
-        summary = dispatch_with(ctx, registry, tool, args, before).await;
-    }
-    let summary = summary?;
+    let summary = act(
+        ctx,
+        registry,
+        &target,
+        bindings,
+        (unbound, args),
+        live_before.as_deref(),
+        result,
+    )
+    .await?;
 
     // When the recorded change showed (None: the turn has none to check).
     let mut checked = Ok(None);
@@ -139,6 +111,27 @@ pub(super) async fn replay_turn(
     })
 }
 
+/// How the turn's recorded change is read: the replay's volatile text, the renames of
+/// healed elements, another driver's vocabulary, and the incidental regions unless the
+/// turn acts inside one.
+fn reading_of(
+    action: &Action,
+    states: &TurnStates,
+    opts: &ReplayOptions,
+    bindings: &Bindings,
+) -> Reading {
+    let target_index = crate::trajectory::points::target_index(action, &states.before_frames);
+    Reading {
+        volatile: opts.volatile.clone(),
+        renames: bindings.renames.clone(),
+        other_driver: action.by_other_driver(),
+        incidental: opts
+            .incidental
+            .for_target(states.before.as_deref(), target_index),
+        ..Reading::default()
+    }
+}
+
 fn pid_of(window: &WindowInfo) -> u32 {
     window.pid.unwrap_or(0)
 }
@@ -153,10 +146,10 @@ async fn check_start(
     bindings: &mut Bindings,
     action: &Action,
     states: &TurnStates,
-    pid: u32,
     window: &WindowInfo,
     reading: &Reading,
 ) {
+    let pid = pid_of(window);
     if bindings.start_checked || action.by_other_driver() {
         return;
     }
@@ -209,6 +202,41 @@ fn incidental_note(before: &str, after: &str, reading: &Reading) -> Option<Strin
             reading.incidental.roles().join(", ")
         )
     })
+}
+
+/// Dispatches the turn's call (`args`, bound to the live element; `unbound` as before
+/// that), escalating in a sandbox only when the window (`live_before`, else read now)
+/// shows the first call did nothing. An element the app dropped between finding it and
+/// acting on it (LibreOffice Calc makes its cells' objects anew as the sheet redraws) is
+/// found again and the call made once more: the tool refused before sending anything.
+async fn act(
+    ctx: &ToolContext,
+    registry: &ToolRegistry,
+    target: &Target<'_>,
+    bindings: &mut Bindings,
+    (unbound, args): (Value, Value),
+    live_before: Option<&str>,
+    result: &mut TurnResult,
+) -> Result<String, String> {
+    let tool = target.turn.action.tool.as_str();
+    let window = target.window;
+    let before = match live_before {
+        Some(md) => Some(md.to_string()),
+        None if escalate::may_repeat(ctx, registry, tool, &args) => {
+            read_markdown(ctx, pid_of(window), window).await.ok()
+        }
+        None => None,
+    };
+    let summary = dispatch_with(ctx, registry, tool, args, before.clone()).await;
+    if !summary
+        .as_ref()
+        .is_err_and(|e| e.contains(crate::errors::ELEMENT_GONE))
+    {
+        return summary;
+    }
+    let mut args = unbound;
+    find_target(ctx, registry, target, bindings, &mut args, result).await?;
+    dispatch_with(ctx, registry, tool, args, before).await
 }
 
 /// What a turn acts on in its bound window.

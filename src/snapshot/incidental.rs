@@ -6,7 +6,7 @@
 //! little faster or slower than the recording.
 //!
 //! So what is under a region's line is left out wherever two runs of a turn are compared:
-//! replay's and `cua test`'s check of each turn's change ([`crate::replay::postcondition`])
+//! replay's and `cua test`'s check of each turn's change (replay's postcondition)
 //! and `cua diff` (the tree's lines and, in screenshots, the frames of its elements). The
 //! region's own line stays: a toolbar that appears or goes is a change. A turn whose target
 //! is inside a region is compared there in full (pressing Bold is a toolbar change).

@@ -14,7 +14,7 @@ mod clipboard;
 mod config;
 mod cursor;
 mod desktop;
-pub(crate) mod input;
+mod input;
 mod menu;
 mod page;
 mod permissions;

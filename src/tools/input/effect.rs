@@ -350,8 +350,9 @@ pub(super) async fn live_element(
         .filter(|r| !r.states.iter().any(|s| s == "defunct"));
     let Some(live) = live else {
         return Err(ToolError::failed(format!(
-            "{} {ELEMENT_GONE}; call get_window_state again",
-            describe(node)
+            "{} {}; call get_window_state again",
+            describe(node),
+            crate::errors::ELEMENT_GONE
         )));
     };
     let has = |s: &str| live.states.iter().any(|x| x == s);

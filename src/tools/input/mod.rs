@@ -22,11 +22,6 @@
 //! and the tools by family: `click`, `pointer`, `held`, `keyboard`, `typing`, `value`,
 //! `scroll`. The children reach these shared items through `use super::*`.
 
-/// What an input tool's error says when the element it was given is gone from the app:
-/// it refused before sending anything, so finding the element again and repeating the
-/// call cannot double an action (replay does).
-pub const ELEMENT_GONE: &str = "is gone from the app";
-
 mod address;
 mod click;
 mod delivery;
