@@ -12,23 +12,16 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::sandbox::Sandbox;
 use cua::tools::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
+
+use common::sandbox as desktop;
 
 fn recording(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("trajectories/cua-driver-0.21")
         .join(name)
-}
-
-fn desktop() -> Sandbox {
-    Sandbox::start(SandboxOptions {
-        width: 1280,
-        height: 800,
-        ..Default::default()
-    })
-    .expect("sandbox")
 }
 
 /// `cua replay DIR --launch --json [EXTRA]` on a fresh desktop; its report and the desktop.
@@ -63,9 +56,7 @@ fn diff(expected: &Path, actual: &Path) -> (Option<i32>, String) {
 
 /// A fresh folder for a test's trajectory.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cua-driver-rec-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+    common::scratch("driver-rec", name)
 }
 
 /// The markdown tree of the one window of the app named `app` (list_windows' app_name).

@@ -4,24 +4,15 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::sandbox::Sandbox;
 use serde_json::{Value, json};
+
+use common::sandbox;
 
 use common::Session;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cua-real-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn sandbox() -> Sandbox {
-    Sandbox::start(SandboxOptions {
-        width: 1280,
-        height: 800,
-        ..Default::default()
-    })
-    .expect("sandbox")
+    common::scratch("real", name)
 }
 
 /// The Calc window of `session` (waited for, bounded: the first start may show a dialog).

@@ -13,25 +13,16 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cua::sandbox::{Sandbox, SandboxOptions};
+use cua::sandbox::Sandbox;
 use serde_json::{Value, json};
+
+use common::sandbox;
 
 use common::Session;
 use common::live::{calculator_shows, calculator_window};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cua-intent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn sandbox() -> Sandbox {
-    Sandbox::start(SandboxOptions {
-        width: 1280,
-        height: 800,
-        ..Default::default()
-    })
-    .expect("sandbox")
+    common::scratch("intent", name)
 }
 
 /// Records what the agent did into `dir`: launch, 7 in the background (escalated), 7 in

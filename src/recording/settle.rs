@@ -414,13 +414,14 @@ async fn steady_pixels(
     cut: &Cut,
 ) -> Option<Capture> {
     match repaints_quiet(platform, window_id, action_started, deadline, cut).await {
-        Quiet::Since(last_repaint) => match first {
-            _ if pixels_catch_up(platform, pid, window_id).await => {
-                return platform.capture_window(window_id).await.ok();
-            }
-            Some((frame, taken)) if last_repaint < taken => return Some(frame),
-            _ => return platform.capture_window(window_id).await.ok(),
-        },
+        Quiet::Since(last_repaint) => {
+            // A frame taken before the pixels caught up with the tree is stale.
+            let behind = pixels_catch_up(platform, pid, window_id).await;
+            return match first {
+                Some((frame, taken)) if !behind && last_repaint < taken => Some(frame),
+                _ => platform.capture_window(window_id).await.ok(),
+            };
+        }
         // The next action is about to run: the window as it shows now, its pixels caught
         // up with its tree.
         Quiet::Cut => {

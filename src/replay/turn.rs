@@ -157,9 +157,19 @@ async fn check_start(
         return;
     };
     bindings.start_checked = true;
+    let read_at = Instant::now();
     let Ok(live) = window_now(ctx, bindings, pid, window).await else {
         return;
     };
+    // The turn's own reading just before it acts reuses this one while the app has sent
+    // nothing since ([`window_now`]), instead of reading the window twice.
+    bindings
+        .last_state
+        .entry(window.window_id)
+        .or_insert_with(|| super::postcondition::LiveState {
+            markdown: live.clone(),
+            read_at,
+        });
     let start = Reading {
         renames: Vec::new(),
         ..reading.clone()

@@ -86,22 +86,7 @@ pub fn without_busy(state: &Value) -> Value {
         out["tree_markdown"] = Value::String(without_busy_lines(tree).into_owned());
     }
     if let Some(elements) = state["elements"].as_array() {
-        let kept: Vec<Value> = elements
-            .iter()
-            .filter(|e| !element_is_busy(e))
-            .enumerate()
-            .map(|(i, e)| {
-                let mut e = e.clone();
-                for key in ["element_index", "index"] {
-                    if e.get(key).is_some() {
-                        e[key] = Value::from(i);
-                    }
-                }
-                e
-            })
-            .collect();
-        out["element_count"] = Value::from(kept.len());
-        out["elements"] = Value::Array(kept);
+        crate::snapshot::keep_elements(&mut out, elements, |e| !element_is_busy(e));
     }
     if let Some(o) = out.as_object_mut() {
         o.remove("busy");

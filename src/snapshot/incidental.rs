@@ -119,22 +119,7 @@ impl Incidental {
                 .filter(|e| is_dropped(e))
                 .filter_map(|e| crate::snapshot::busy::frame_of(&e["frame"]))
                 .collect();
-            let kept: Vec<Value> = elements
-                .iter()
-                .filter(|e| !is_dropped(e))
-                .enumerate()
-                .map(|(i, e)| {
-                    let mut e = e.clone();
-                    for key in ["element_index", "index"] {
-                        if e.get(key).is_some() {
-                            e[key] = Value::from(i);
-                        }
-                    }
-                    e
-                })
-                .collect();
-            out["element_count"] = Value::from(kept.len());
-            out["elements"] = Value::Array(kept);
+            crate::snapshot::keep_elements(&mut out, elements, |e| !is_dropped(e));
         }
         (out, frames)
     }

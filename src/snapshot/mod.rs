@@ -214,6 +214,32 @@ pub fn element_index(e: &serde_json::Value) -> Option<u64> {
     e["element_index"].as_u64().or_else(|| e["index"].as_u64())
 }
 
+/// Sets `state`'s `elements` to those of `elements` that `keep` accepts, renumbered from 0
+/// as their tree lines are when the others' lines are left out, and `element_count` to
+/// match.
+pub fn keep_elements(
+    state: &mut serde_json::Value,
+    elements: &[serde_json::Value],
+    keep: impl Fn(&serde_json::Value) -> bool,
+) {
+    let kept: Vec<serde_json::Value> = elements
+        .iter()
+        .filter(|e| keep(e))
+        .enumerate()
+        .map(|(i, e)| {
+            let mut e = e.clone();
+            for key in ["element_index", "index"] {
+                if e.get(key).is_some() {
+                    e[key] = serde_json::Value::from(i);
+                }
+            }
+            e
+        })
+        .collect();
+    state["element_count"] = serde_json::Value::from(kept.len());
+    state["elements"] = serde_json::Value::Array(kept);
+}
+
 /// Renders the tree as Markdown and returns, in index order, the node of each element.
 pub fn render_markdown(tree: &AxTree) -> (String, Vec<usize>) {
     let mut out = String::new();

@@ -12,6 +12,28 @@ use cua::sandbox::{Sandbox, SandboxOptions};
 use cua::tools::{ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 
+/// The options of a desktop of a test's own: 1280×800, the rest as every sandbox.
+pub fn private_desktop() -> SandboxOptions {
+    SandboxOptions {
+        width: 1280,
+        height: 800,
+        ..Default::default()
+    }
+}
+
+/// A sandbox of a test's own ([`private_desktop`]).
+pub fn sandbox() -> Sandbox {
+    Sandbox::start(private_desktop()).expect("sandbox")
+}
+
+/// A fresh, empty-to-be folder for a test's trajectory: `cua-PREFIX-NAME-PID` in the
+/// temporary folder, anything left there by an earlier run removed.
+pub fn scratch(prefix: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cua-{prefix}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 /// `cua replay DIR --json [ARGS]` on `sandbox`'s desktop: its report (the process's own
 /// output, shown when it is not JSON).
 pub fn replay_json(sandbox: &Sandbox, dir: &std::path::Path, args: &[&str]) -> Value {
@@ -172,11 +194,7 @@ impl Session {
     /// A session on a desktop of its own, for a test that other tests' windows would
     /// disturb (a window that takes the focus closes an open menu).
     pub fn private() -> Session {
-        Session::on(SandboxOptions {
-            width: 1280,
-            height: 800,
-            ..Default::default()
-        })
+        Session::on(private_desktop())
     }
 
     /// A session on a sandbox of its own, started with `options`.
