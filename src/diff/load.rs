@@ -12,6 +12,9 @@ pub(super) struct LoadedTurn {
     /// `after_state.json`).
     pub(super) state: Option<Value>,
     pub(super) designated: Designated,
+    /// The roles of the element its action targeted and of that element's ancestors, in
+    /// its before-state ([`crate::snapshot::incidental::lineage`]).
+    pub(super) target_lineage: Vec<String>,
     /// The frames of its after-state's busy widgets and incidental elements, masked in its
     /// screenshot (empty when the config compares them).
     pub(super) busy_frames: Vec<Rect>,
@@ -32,15 +35,7 @@ impl LoadedTurn {
         let Some(state) = &self.state else {
             return;
         };
-        use crate::trajectory::read;
-        let before = read::state(&self.dir, read::State::Before).ok().flatten();
-        let frames = before
-            .as_ref()
-            .map(crate::trajectory::points::frames_of)
-            .unwrap_or_default();
-        let target = crate::trajectory::points::target_index(&self.action, &frames);
-        let tree = before.as_ref().and_then(|b| b["tree_markdown"].as_str());
-        let (state, masked) = rules.for_target(tree, target).without(state);
+        let (state, masked) = rules.for_lineage(&self.target_lineage).without(state);
         self.state = Some(state);
         self.busy_frames.extend(masked);
     }
@@ -82,9 +77,17 @@ pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<L
                 .map_err(|e| problems.push(format!("{label} {e}")))
                 .ok()
                 .flatten();
+            let before = read::state(&t.dir, read::State::Before).ok().flatten();
+            let before_tree = before.as_ref().and_then(|b| b["tree_markdown"].as_str());
+            let frames = before
+                .as_ref()
+                .map(crate::trajectory::points::frames_of)
+                .unwrap_or_default();
+            let target = crate::trajectory::points::target_index(&action, &frames);
+            let target_lineage = crate::snapshot::incidental::lineage(before_tree, target);
             let designated = Designated {
-                element: markdown_element(&t.dir, &action),
-                places: points::places(&t.dir, &action, element_words),
+                element: markdown_element(before_tree, &action),
+                places: points::places(&t.dir, before.as_ref(), &frames, &action, element_words),
             };
             Some(LoadedTurn {
                 number: t.number,
@@ -92,6 +95,7 @@ pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<L
                 action,
                 state,
                 designated,
+                target_lineage,
                 busy_frames: Vec::new(),
             })
         })
@@ -100,17 +104,15 @@ pub(super) fn load(dir: &Path, label: &str, problems: &mut Vec<String>) -> Vec<L
 
 /// `role "name"` of an element turn's line in its before-state, when it has no locator.
 pub(super) fn markdown_element(
-    turn_dir: &Path,
+    before_tree: Option<&str>,
     action: &crate::trajectory::Action,
 ) -> Option<String> {
     use crate::snapshot::markdown;
-    use crate::trajectory::read;
     if action.target.is_some() {
         return None;
     }
     let index = action.element_index()? as usize;
-    let md = read::state_markdown(turn_dir, read::State::Before)?;
-    let lines = markdown::parse(&md);
+    let lines = markdown::parse(before_tree?);
     let (line, _) = markdown::element_with_ancestors(&lines, index)?;
     Some(element_words(&line.role, &line.name))
 }

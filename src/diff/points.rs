@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::trajectory::points::{element_at, frames_of, points_of, recorded_window_size};
+use crate::trajectory::points::{RecordedFrame, element_at, points_of, recorded_window_size};
 
 /// Within this many pixels of the same place in the window is the same place (replay
 /// rounds a scaled point to whole pixels).
@@ -23,9 +23,12 @@ pub struct Place {
     pub window: Option<(u32, u32)>,
 }
 
-/// The places of a turn's points; `words` names an element by role and name.
+/// The places of a turn's points (`before`: its before-state, `frames`: that state's
+/// framed elements); `words` names an element by role and name.
 pub fn places(
     turn_dir: &Path,
+    before: Option<&serde_json::Value>,
+    frames: &[RecordedFrame],
     action: &crate::trajectory::Action,
     words: impl Fn(&str, &str) -> String,
 ) -> Vec<Place> {
@@ -33,15 +36,12 @@ pub fn places(
     if points.is_empty() {
         return Vec::new();
     }
-    use crate::trajectory::read;
-    let before = read::state(turn_dir, read::State::Before).ok().flatten();
-    let frames = before.as_ref().map(frames_of).unwrap_or_default();
     let window = recorded_window_size(turn_dir);
     points
         .into_iter()
         .map(|(kx, ky, x, y)| {
-            let element = element_at(&frames, x, y).and_then(|f| {
-                let elements = before.as_ref()?["elements"].as_array()?;
+            let element = element_at(frames, x, y).and_then(|f| {
+                let elements = before?["elements"].as_array()?;
                 let e = elements
                     .iter()
                     .find(|e| crate::snapshot::element_index(e) == Some(f.index as u64))?;

@@ -36,7 +36,7 @@ fn wants_foreground(out: &ToolOutput) -> bool {
 /// Whether `call` may repeat this call in the foreground: in a sandbox, a tool that takes
 /// a delivery mode, and the caller chose none. Only then is the window's tree before the
 /// call needed.
-pub fn may_repeat(ctx: &ToolContext, registry: &ToolRegistry, tool: &str, args: &Value) -> bool {
+fn may_repeat(ctx: &ToolContext, registry: &ToolRegistry, tool: &str, args: &Value) -> bool {
     let takes_mode = registry
         .get(tool)
         .map(|t| {
@@ -50,7 +50,7 @@ pub fn may_repeat(ctx: &ToolContext, registry: &ToolRegistry, tool: &str, args: 
 
 /// The tree_markdown of the window `args` names (`pid`, `window_id`), read now; None when
 /// the call names none or it cannot be read.
-pub async fn window_markdown(ctx: &ToolContext, args: &Value) -> Option<String> {
+async fn window_markdown(ctx: &ToolContext, args: &Value) -> Option<String> {
     let pid = args["pid"].as_u64()? as u32;
     let window_id = args["window_id"].as_u64()?;
     let platform = ctx.platform().await.ok()?;

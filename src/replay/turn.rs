@@ -215,8 +215,8 @@ fn incidental_note(before: &str, after: &str, reading: &Reading) -> Option<Strin
 }
 
 /// Dispatches the turn's call (`args`, bound to the live element; `unbound` as before
-/// that), escalating in a sandbox only when the window (`live_before`, else read now)
-/// shows the first call did nothing. An element the app dropped between finding it and
+/// that), escalating in a sandbox only when the window (`live_before`, else read by the
+/// escalation where it may repeat) shows the first call did nothing. An element the app dropped between finding it and
 /// acting on it (LibreOffice Calc makes its cells' objects anew as the sheet redraws) is
 /// found again and the call made once more: the tool refused before sending anything.
 async fn act(
@@ -229,14 +229,7 @@ async fn act(
     result: &mut TurnResult,
 ) -> Result<String, String> {
     let tool = target.turn.action.tool.as_str();
-    let window = target.window;
-    let before = match live_before {
-        Some(md) => Some(md.to_string()),
-        None if escalate::may_repeat(ctx, registry, tool, &args) => {
-            read_markdown(ctx, pid_of(window), window).await.ok()
-        }
-        None => None,
-    };
+    let before = live_before.map(str::to_string);
     let summary = dispatch_with(ctx, registry, tool, args, before.clone()).await;
     if !summary
         .as_ref()

@@ -70,21 +70,37 @@ impl Incidental {
     /// The rules for one turn: none when its target (element `target` of the recorded
     /// before-state `before_tree`) is a region or inside one.
     pub fn for_target(&self, before_tree: Option<&str>, target: Option<usize>) -> Incidental {
-        let (Some(tree), Some(index)) = (before_tree, target) else {
-            return self.clone();
-        };
-        let lines = markdown::parse(tree);
-        let inside = markdown::element_with_ancestors(&lines, index).is_some_and(|(line, up)| {
-            std::iter::once(line)
-                .chain(up)
-                .any(|l| self.is_region(&l.role))
-        });
-        match inside {
+        self.for_lineage(&lineage(before_tree, target))
+    }
+
+    /// The rules for a turn whose target and its ancestors have these roles ([`lineage`]):
+    /// none when one of them is a region.
+    pub fn for_lineage(&self, roles: &[String]) -> Incidental {
+        match roles.iter().any(|r| self.is_region(r)) {
             true => Incidental::none(),
             false => self.clone(),
         }
     }
+}
 
+/// The roles of element `target` of the tree `before_tree` and of its ancestors (empty
+/// when either is unknown): what [`Incidental::for_lineage`] needs to know of a turn.
+pub fn lineage(before_tree: Option<&str>, target: Option<usize>) -> Vec<String> {
+    let (Some(tree), Some(index)) = (before_tree, target) else {
+        return Vec::new();
+    };
+    let lines = markdown::parse(tree);
+    markdown::element_with_ancestors(&lines, index)
+        .map(|(line, up)| {
+            std::iter::once(line)
+                .chain(up)
+                .map(|l| l.role.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Incidental {
     /// A tree_markdown without what is under its regions' lines (indices renumbered), and
     /// the old indices of the elements taken out; None when nothing was.
     pub fn without_lines(&self, tree: &str) -> Option<(String, Vec<usize>)> {
