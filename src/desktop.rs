@@ -160,6 +160,13 @@ impl DesktopEnv {
     /// locale and settings of [`hermetic_env`]; a scenario's own `app.env`
     /// last, so it can override any of them.
     pub fn app_env(&self) -> Vec<(String, String)> {
+        let shared = self.sandbox_dir.as_deref().map(AppHome::shared);
+        self.app_env_at(shared.as_ref())
+    }
+
+    /// [`Self::app_env`] for an app that keeps its files in `home` (one launch's own, see
+    /// [`AppHome::fresh`]) instead of the sandbox's shared home.
+    pub fn app_env_at(&self, home: Option<&AppHome>) -> Vec<(String, String)> {
         let mut env = self.child_env();
         env.push(("GTK_A11Y".into(), "atspi".into()));
         // GTK3 then accepts the synthetic events background input sends (it ignores them
@@ -168,7 +175,7 @@ impl DesktopEnv {
         // Qt exports its tree only when it sees a screen reader, or when told to.
         env.push(("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()));
         let existing = std::env::var("JAVA_TOOL_OPTIONS").ok();
-        if let Some(options) = java_tool_options(existing, self.sandbox_dir.as_deref()) {
+        if let Some(options) = java_tool_options(existing, home.map(|h| h.home.as_path())) {
             env.push(("JAVA_TOOL_OPTIONS".into(), options));
         }
         if self.wayland_only() {
@@ -182,8 +189,8 @@ impl DesktopEnv {
                 env.push((k.into(), v.into()));
             }
         }
-        if let Some(dir) = &self.sandbox_dir {
-            env.extend(hermetic_env(dir));
+        if let (Some(dir), Some(home)) = (&self.sandbox_dir, home) {
+            env.extend(hermetic_env(dir, home));
             if self.wayland_only() {
                 // GTK on Wayland reads its font, caret blink and animations from GSettings:
                 // the sandbox's keyfile holds the values settings.ini gives it on X11.
@@ -201,14 +208,65 @@ impl DesktopEnv {
     }
 }
 
-/// The XDG config home apps in the sandbox at `dir` read.
+/// The sandbox's own XDG config folder: the toolkit settings every app there reads, and
+/// the template a launch's own home copies.
 pub fn config_home(dir: &Path) -> PathBuf {
     dir.join("config")
 }
 
-/// The home folder apps in the sandbox at `dir` get.
-pub fn app_home(dir: &Path) -> PathBuf {
-    dir.join("home")
+/// Where an app launched into a sandbox keeps its files: its HOME (data, state and cache
+/// are under it) and its XDG config folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppHome {
+    pub home: PathBuf,
+    pub config: PathBuf,
+}
+
+impl AppHome {
+    /// The sandbox's shared home: what the sandbox itself starts, and a launch that asked
+    /// for no home of its own (`fresh_home: false`), so files persist between launches.
+    pub fn shared(dir: &Path) -> AppHome {
+        AppHome {
+            home: dir.join("home"),
+            config: config_home(dir),
+        }
+    }
+
+    /// A home of its own for one launch into the sandbox at `dir` (#55): `homes/N/`, its
+    /// config folder a copy of the sandbox's. A relaunched app then starts as it first did:
+    /// no restored session, recent file or profile from an earlier launch, while the
+    /// toolkit settings that make runs draw alike still hold.
+    pub fn fresh(dir: &Path) -> std::io::Result<AppHome> {
+        let homes = dir.join("homes");
+        std::fs::create_dir_all(&homes)?;
+        let mut n = std::fs::read_dir(&homes)?.count() + 1;
+        // create_dir claims the number: two launches at once never share a home.
+        let home = loop {
+            let home = homes.join(n.to_string());
+            match std::fs::create_dir(&home) {
+                Ok(()) => break home,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        let config = home.join(".config");
+        crate::files::copy_dir(&config_home(dir), &config)?;
+        let fresh = AppHome { home, config };
+        fresh.create_folders(dir)?;
+        Ok(fresh)
+    }
+
+    /// Creates the folders [`hermetic_env`] names for this home (idempotent).
+    fn create_folders(&self, dir: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        for (_, folder) in hermetic_env(dir, self)
+            .iter()
+            .filter(|(k, _)| k.starts_with("XDG_") || k == "HOME")
+        {
+            std::fs::create_dir_all(folder)?;
+        }
+        std::fs::set_permissions(app_runtime(dir), std::fs::Permissions::from_mode(0o700))
+    }
 }
 
 /// The runtime folder apps in the sandbox at `dir` get (private, 0700 as XDG requires).
@@ -216,20 +274,20 @@ fn app_runtime(dir: &Path) -> PathBuf {
     dir.join("app-runtime")
 }
 
-/// The variables that make an app in the sandbox at `dir` hermetic: its own HOME and XDG
-/// config, data, state, cache and runtime folders inside the sandbox (so drafts, recent
-/// files and caches of one run never reach the next, and nothing is written into the
-/// user's home), settings in memory, and a fixed time zone and locale (dates and numbers
-/// draw the same in every run).
-pub fn hermetic_env(dir: &Path) -> Vec<(String, String)> {
-    let home = app_home(dir);
+/// The variables that make an app in the sandbox at `dir` hermetic: its HOME and XDG
+/// config, data, state and cache folders in `home` (so drafts, recent files and caches
+/// never reach the user's home, and with a launch's own home never the next launch), the
+/// sandbox's runtime folder, settings in memory, and a fixed time zone and locale (dates
+/// and numbers draw the same in every run).
+pub fn hermetic_env(dir: &Path, home: &AppHome) -> Vec<(String, String)> {
     let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    let base = &home.home;
     vec![
-        ("HOME".into(), path(home.clone())),
-        ("XDG_CONFIG_HOME".into(), path(config_home(dir))),
-        ("XDG_DATA_HOME".into(), path(home.join(".local/share"))),
-        ("XDG_STATE_HOME".into(), path(home.join(".local/state"))),
-        ("XDG_CACHE_HOME".into(), path(home.join(".cache"))),
+        ("HOME".into(), path(base.clone())),
+        ("XDG_CONFIG_HOME".into(), path(home.config.clone())),
+        ("XDG_DATA_HOME".into(), path(base.join(".local/share"))),
+        ("XDG_STATE_HOME".into(), path(base.join(".local/state"))),
+        ("XDG_CACHE_HOME".into(), path(base.join(".cache"))),
         ("XDG_RUNTIME_DIR".into(), path(app_runtime(dir))),
         ("GSETTINGS_BACKEND".into(), "memory".into()),
         ("TZ".into(), "UTC".into()),
@@ -246,17 +304,9 @@ pub fn hermetic_env(dir: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// Creates the folders [`hermetic_env`] names (idempotent).
+/// Creates the sandbox's shared home and runtime folders (idempotent).
 pub fn prepare_app_homes(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    for (_, folder) in hermetic_env(dir)
-        .iter()
-        .filter(|(k, _)| k.starts_with("XDG_") || k == "HOME")
-    {
-        std::fs::create_dir_all(folder)?;
-    }
-    std::fs::set_permissions(app_runtime(dir), std::fs::Permissions::from_mode(0o700))?;
-    Ok(())
+    AppHome::shared(dir).create_folders(dir)
 }
 
 /// Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
@@ -290,10 +340,10 @@ pub const JAVA_ATK_BRIDGE_JAR: &str = "/usr/share/java/java-atk-wrapper.jar";
 /// - Java's accessibility bridge switched on: Debian ships it switched off (its
 ///   accessibility.properties is all comments), and a Swing app's tree is then empty; not
 ///   when the bridge is not installed, or the caller already names an assistive technology;
-/// - in a sandbox (`sandbox`, its folder), the JVM kept inside it: Java takes its home
+/// - in a sandbox (`home`, the app's home there), the JVM kept inside it: Java takes its home
 ///   from the password file, not `$HOME`, and writes its font cache there (`~/.java`), and
 ///   it leaves a perf-data file in /tmp (`hsperfdata_<user>`) when it is killed.
-pub fn java_tool_options(existing: Option<String>, sandbox: Option<&Path>) -> Option<String> {
+pub fn java_tool_options(existing: Option<String>, home: Option<&Path>) -> Option<String> {
     let existing = existing.unwrap_or_default();
     let mut options = vec![existing.clone()];
     if !existing.contains("javax.accessibility.assistive_technologies")
@@ -303,11 +353,8 @@ pub fn java_tool_options(existing: Option<String>, sandbox: Option<&Path>) -> Op
             "-Xbootclasspath/a:{JAVA_ATK_BRIDGE_JAR} -Djavax.accessibility.assistive_technologies=org.GNOME.Accessibility.AtkWrapper"
         ));
     }
-    if let Some(dir) = sandbox {
-        options.push(format!(
-            "-Duser.home={} -XX:-UsePerfData",
-            app_home(dir).display()
-        ));
+    if let Some(home) = home {
+        options.push(format!("-Duser.home={} -XX:-UsePerfData", home.display()));
     }
     let joined = options.join(" ").trim().to_string();
     (joined != existing.trim()).then_some(joined)

@@ -98,7 +98,7 @@ fn first_launch(fixture: &Fixture) -> Result<Duration, String> {
                 .any(|e| e["role"] == "button" && e["name"] == fixture.button)
         });
         if has_button && state["text_source"].is_null() {
-            return stayed_inside(&session, fixture, pid).map(|_| started.elapsed());
+            return stayed_inside(&session, fixture, &launched).map(|_| started.elapsed());
         }
         last = state;
         std::thread::sleep(Duration::from_millis(100));
@@ -112,9 +112,14 @@ fn first_launch(fixture: &Fixture) -> Result<Duration, String> {
     ))
 }
 
-/// Whether the app wrote what it writes at home into the sandbox's home, and left no
-/// JVM perf-data file (`/tmp/hsperfdata_<user>/<pid>`) outside it.
-fn stayed_inside(session: &common::Session, fixture: &Fixture, pid: &Value) -> Result<(), String> {
+/// Whether the app wrote what it writes at home into the home launch_app gave it (its
+/// own, inside the sandbox), and left no JVM perf-data file
+/// (`/tmp/hsperfdata_<user>/<pid>`) outside it.
+fn stayed_inside(
+    session: &common::Session,
+    fixture: &Fixture,
+    launched: &Value,
+) -> Result<(), String> {
     let Some(written) = fixture.writes_at_home else {
         return Ok(());
     };
@@ -123,11 +128,19 @@ fn stayed_inside(session: &common::Session, fixture: &Fixture, pid: &Value) -> R
         .desktop()
         .sandbox_dir
         .expect("a sandbox folder");
-    let inside = cua::desktop::app_home(&dir).join(written);
+    let home = std::path::PathBuf::from(launched["home"].as_str().expect("launch_app's home"));
+    if !home.starts_with(&dir) {
+        return Err(format!(
+            "{}: home {} is outside the sandbox",
+            fixture.name,
+            home.display()
+        ));
+    }
+    let inside = home.join(written);
     if !inside.exists() {
         return Err(format!("{}: nothing at {}", fixture.name, inside.display()));
     }
-    let pid = pid.as_u64().unwrap_or_default().to_string();
+    let pid = launched["pid"].as_u64().unwrap_or_default().to_string();
     let perf_data = std::fs::read_dir(std::env::temp_dir())
         .into_iter()
         .flatten()
@@ -164,4 +177,117 @@ fn each_toolkit_joins_the_bus_when_launched_first_in_a_fresh_sandbox() {
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The process's environment variable `name`, read from /proc (what the app really got).
+fn env_of(pid: &Value, name: &str) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{}/environ", pid.as_u64()?)).ok()?;
+    environ
+        .split(|b| *b == 0)
+        .filter_map(|kv| std::str::from_utf8(kv).ok())
+        .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(String::from))
+}
+
+/// #55 item 4: in a sandbox every launch gets a home of its own, with the sandbox's
+/// toolkit settings and nothing an earlier launch wrote; `fresh_home: false` shares the
+/// sandbox's home, which persists. Read from the apps' own environments.
+#[test]
+fn every_launch_in_a_sandbox_gets_a_home_of_its_own() {
+    let session = common::Session::private();
+    let dir = session.sandbox().dir().to_path_buf();
+    let path = format!(
+        "{}/harness/apps/fixture_gtk3.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let launch = |fresh: bool| {
+        session.ok(
+            "launch_app",
+            json!({ "path": path, "creates_new_application_instance": true, "fresh_home": fresh }),
+        )
+    };
+    let first = launch(true);
+    let home = |launched: &Value| {
+        let home = std::path::PathBuf::from(env_of(&launched["pid"], "HOME").expect("HOME"));
+        assert_eq!(
+            launched["home"].as_str(),
+            home.to_str(),
+            "launch_app's home"
+        );
+        home
+    };
+    let first_home = home(&first);
+    assert!(
+        first_home.starts_with(dir.join("homes")),
+        "{}",
+        first_home.display()
+    );
+    let config = env_of(&first["pid"], "XDG_CONFIG_HOME").expect("XDG_CONFIG_HOME");
+    assert!(config.starts_with(first_home.to_str().unwrap()), "{config}");
+    let settings = std::fs::read_to_string(format!("{config}/gtk-3.0/settings.ini")).unwrap();
+    assert!(settings.contains("gtk-cursor-blink = false"), "{settings}");
+    // What the first launch leaves at home (a draft, a recent file) ...
+    let data = env_of(&first["pid"], "XDG_DATA_HOME").unwrap();
+    std::fs::write(format!("{data}/recently-used.xbel"), "<xbel/>").unwrap();
+    // ... a relaunch does not see.
+    let second = launch(true);
+    let second_home = home(&second);
+    assert_ne!(first_home, second_home);
+    let data = env_of(&second["pid"], "XDG_DATA_HOME").unwrap();
+    assert!(!std::path::Path::new(&format!("{data}/recently-used.xbel")).exists());
+    // fresh_home: false shares the sandbox's home between launches.
+    let shared = [launch(false), launch(false)].map(|l| home(&l));
+    assert_eq!(shared[0], dir.join("home"));
+    assert_eq!(shared[0], shared[1]);
+}
+
+/// An app whose registration the accessibility registry lost is still read through its
+/// tree, not by OCR: GTK 4 registers once, as it starts, so a restarted registry (killed
+/// here) never lists it again, but its tree is on the bus. Without the fallback to the
+/// bus's own connections this read fell to OCR, as a GNOME Calculator did once on CI.
+#[test]
+fn an_app_the_registry_lost_is_still_read_through_its_tree() {
+    let session = common::Session::private();
+    let display = format!("DISPLAY={}", session.sandbox().display_name());
+    let path = format!(
+        "{}/harness/apps/fixture_gtk4.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let launched = session.ok("launch_app", json!({ "path": path }));
+    let (pid, window) = (&launched["pid"], &launched["windows"][0]["window_id"]);
+    let has_button = |state: &Value| {
+        state["text_source"].is_null()
+            && state["elements"].as_array().is_some_and(|es| {
+                es.iter()
+                    .any(|e| e["role"] == "button" && e["name"] == "Increment")
+            })
+    };
+    let deadline = Instant::now() + JOIN_BOUND;
+    while !has_button(&session.state(pid, window)) {
+        assert!(Instant::now() < deadline, "the fixture's tree never showed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // This sandbox's registry: the at-spi2-registryd on its display.
+    let registry = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .find(|p| {
+            let read = |f: &str| std::fs::read(format!("/proc/{p}/{f}")).unwrap_or_default();
+            String::from_utf8_lossy(&read("cmdline")).contains("at-spi2-registryd")
+                && read("environ")
+                    .split(|b| *b == 0)
+                    .any(|kv| kv == display.as_bytes())
+        })
+        .expect("the sandbox's at-spi2-registryd");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(registry),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let args = json!({ "pid": pid, "window_id": window, "include_screenshot": false });
+    let state = session
+        .fresh_call("get_window_state", args)
+        .unwrap()
+        .structured;
+    assert!(has_button(&state), "{}", state["tree_markdown"]);
 }

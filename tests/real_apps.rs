@@ -151,3 +151,100 @@ fn a_libreoffice_calc_recording_of_cell_edits_replays_on_a_fresh_calc() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&changed);
 }
+
+/// The Gnumeric window of `session` (waited for, bounded).
+fn gnumeric_window(session: &Session) -> (Value, Value) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let windows = session.ok("list_windows", json!({}));
+        let found = windows["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["title"].as_str().is_some_and(|t| t.contains("Gnumeric")));
+        match found {
+            Some(w) => return (w["pid"].clone(), w["window_id"].clone()),
+            None if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            None => panic!("no Gnumeric window in {windows}"),
+        }
+    }
+}
+
+/// Whether a tree shows Gnumeric's status label `Sum = N`.
+fn shows_sum(tree: &str, sum: &str) -> bool {
+    tree.contains(&format!("label \"Sum = {sum}\""))
+}
+
+/// #55 item 2: an agent types into Gnumeric's grid (no cells in its tree) and moves back
+/// up to the sum; the status label follows a moment later. The recording's last turn holds
+/// the label Gnumeric shows once done (`Sum = 42`, not `Sum = 0`), a replay on a fresh
+/// Gnumeric passes, and the recording diffs clean against the replay's.
+#[test]
+fn a_gnumeric_recording_holds_its_late_status_label_and_diffs_clean_against_its_replay() {
+    let dir = scratch("gnumeric");
+    {
+        let session = Session::private();
+        session.ok(
+            "set_recording",
+            json!({ "enabled": true, "output_dir": dir }),
+        );
+        session.ok("launch_app", json!({ "name": "gnumeric" }));
+        let (pid, window) = gnumeric_window(&session);
+        let at = json!({ "pid": pid, "window_id": window });
+        let mut typed = at.clone();
+        typed["text"] = json!("12\n30\n=sum(A1:A2)\n");
+        typed["as_keys"] = json!(true);
+        session.ok("type_text", typed);
+        let mut up = at.clone();
+        up["key"] = json!("up");
+        session.ok("press_key", up);
+        session.ok("set_recording", json!({ "enabled": false }));
+        // Gnumeric's own tree: A3 selected, its formula in the edit line, the sum shown.
+        let tree = session.state(&pid, &window)["tree_markdown"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            shows_sum(&tree, "42") && tree.contains("value=\"=sum(A1:A2)\""),
+            "{tree}"
+        );
+    }
+    let last = cua::replay::turn_dirs(&dir)
+        .unwrap()
+        .last()
+        .unwrap()
+        .1
+        .clone();
+    let after: Value =
+        serde_json::from_slice(&std::fs::read(last.join("app_state.json")).unwrap()).unwrap();
+    let tree = after["tree_markdown"].as_str().unwrap_or_default();
+    assert!(
+        shows_sum(tree, "42"),
+        "the recording kept an earlier state:\n{tree}"
+    );
+
+    let desktop = sandbox();
+    let out = scratch("gnumeric-replayed");
+    let report = common::replay_json(
+        &desktop,
+        &dir,
+        &["--delay-ms", "0", "--record-to", out.to_str().unwrap()],
+    );
+    assert_eq!(report["failed"], 0, "{report:#}");
+    drop(desktop);
+    let diff = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("diff")
+        .args([&dir, &out])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&diff.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

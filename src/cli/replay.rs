@@ -58,6 +58,7 @@ fn run_replay(
         // once the turn's recorded change has shown.
         ctx.recorder.settle_each_turn(crate::recording::EachTurn {
             after_check: true,
+            incidental: opts.incidental.clone(),
             ..Default::default()
         });
     }

@@ -70,6 +70,7 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
         ctx.recorder.settle_each_turn(crate::recording::EachTurn {
             timeout: scenario.settle_timeout(),
             after_check: scenario.spec.trajectory.is_some(),
+            incidental: scenario.spec.diff.incidental(),
         });
         let steps = match &scenario.spec.trajectory {
             Some(t) => {

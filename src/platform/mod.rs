@@ -155,6 +155,9 @@ pub struct LaunchRequest {
     pub urls: Vec<String>,
     pub additional_arguments: Vec<String>,
     pub creates_new_application_instance: bool,
+    /// Inside a sandbox, start the app in the sandbox's shared home (which persists between
+    /// launches) instead of a home of its own for this launch (the default).
+    pub shared_home: bool,
 }
 
 /// The process that came out of a launch.
@@ -168,6 +171,9 @@ pub struct LaunchedApp {
     /// The process cua started, when the window belongs to another one it led to (a
     /// launcher script's child); `pid` is the window's owner.
     pub launcher_pid: Option<u32>,
+    /// Inside a sandbox, the HOME the app was started with (its own for this launch, or the
+    /// sandbox's shared one); None outside a sandbox or for an app already running.
+    pub home: Option<std::path::PathBuf>,
 }
 
 /// Pixels of a window, RGBA, top-left origin.

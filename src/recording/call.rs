@@ -373,6 +373,7 @@ impl AfterState {
                     action_started: self.action_started,
                     // The tool read its effect back: the window already shows it.
                     confirmed,
+                    recheck_silent: true,
                 };
                 let state = match self.each_turn {
                     Some(each) => {
@@ -385,8 +386,26 @@ impl AfterState {
                                 .and_then(|c| c.flatten()),
                             false => None,
                         };
-                        let (state, settled) =
-                            stable::stable_state(p, pid, w, effect, shown, each.timeout).await;
+                        // A turn that acts inside an incidental region waits for it too.
+                        let before_json = self.before.as_ref().map(|b| &b.json);
+                        let target = before_json.and_then(|b| {
+                            crate::trajectory::points::target_index(
+                                &self.action,
+                                &crate::trajectory::points::frames_of(b),
+                            )
+                        });
+                        let tree = before_json.and_then(|b| b["tree_markdown"].as_str());
+                        let incidental = each.incidental.for_target(tree, target);
+                        let (state, settled) = stable::stable_state(
+                            p,
+                            pid,
+                            w,
+                            effect,
+                            shown,
+                            each.timeout,
+                            &incidental,
+                        )
+                        .await;
                         self.action.settle = Some(settled);
                         state
                     }

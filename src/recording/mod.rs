@@ -102,13 +102,16 @@ impl PendingTurn {
 }
 
 /// How a run that settles every turn takes its after-states ([`Recorder::settle_each_turn`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct EachTurn {
     /// How long a window may take to hold still ([`stable::TIMEOUT`] by default).
     pub timeout: std::time::Duration,
     /// The driver checks each turn's change before the after-state is read (a replay, see
     /// [`Recorder::turn_checked`]).
     pub after_check: bool,
+    /// What the run's comparison leaves out ([`crate::snapshot::incidental`]): it need not
+    /// hold still either (Calc's toolbar changes its enabled state late).
+    pub incidental: crate::snapshot::incidental::Incidental,
 }
 
 impl Default for EachTurn {
@@ -116,6 +119,7 @@ impl Default for EachTurn {
         EachTurn {
             timeout: stable::TIMEOUT,
             after_check: false,
+            incidental: Default::default(),
         }
     }
 }
@@ -382,7 +386,7 @@ impl Recorder {
     }
 
     fn each_turn(&self) -> Option<EachTurn> {
-        *self.each_turn.lock().unwrap()
+        self.each_turn.lock().unwrap().clone()
     }
 
     /// Hands the previous turn to the writer now: its after-state is the window as it is

@@ -64,6 +64,10 @@ pub struct Effect<'a> {
     pub action_started: Instant,
     /// The tool read the implied change back: it shows already.
     pub confirmed: bool,
+    /// Read the tree again once its events are quiet, for a change the app makes without
+    /// an event ([`silent_changes`]); a stable settle, which reads until two reads agree
+    /// anyway, does not need it.
+    pub recheck_silent: bool,
 }
 
 /// The window's state once the action's effect has shown and the window is quiet; or,
@@ -79,7 +83,17 @@ pub async fn settled_state(
     observed: &std::sync::Mutex<Option<Observation>>,
 ) -> StateCapture {
     let tree = match platform.app_activity(pid).await {
-        Some(a) if a.events > 0 => by_events(platform, pid, window, &effect, cut, observed).await,
+        Some(a) if a.events > 0 => {
+            match by_events(platform, pid, window, &effect, cut, observed).await {
+                Some((json, first)) if effect.recheck_silent => {
+                    match silent_changes(platform, pid, window, &json, cut).await {
+                        Some(later) => Some((later, None)),
+                        None => Some((json, first)),
+                    }
+                }
+                read => read,
+            }
+        }
         _ => by_polling(platform, pid, window, &effect, cut).await,
     };
     let Some((json, mut first)) = tree else {
@@ -326,6 +340,44 @@ async fn by_events(
             return Some((state, frame));
         }
         since = read_at;
+    }
+}
+
+/// How long after a read whose events had gone quiet the tree is read again, to see a
+/// change the app made without an event...
+const SILENT_HOLD: Duration = Duration::from_millis(150);
+/// ...and while the reads differ, for at most this long in all.
+const SILENT_MAX: Duration = Duration::from_millis(600);
+
+/// The window's later state when it changed after `read` without an accessibility event
+/// (None: it read the same, or the next action cut the wait first). Gnumeric updates its
+/// status label (`Sum = 42`) after the selection moved, sending no event: a recording
+/// read when the events went quiet kept `Sum = 0`, and its diff against its own replay
+/// failed. Reads until two agree, SILENT_HOLD apart, within SILENT_MAX; the next action
+/// cuts it (an agent acting sooner pays nothing).
+async fn silent_changes(
+    platform: &Arc<dyn Platform>,
+    pid: u32,
+    window: &WindowInfo,
+    read: &Value,
+    cut: &Cut,
+) -> Option<Value> {
+    let deadline = Instant::now() + SILENT_MAX;
+    let mut last: Option<Value> = None;
+    loop {
+        let at = (Instant::now() + SILENT_HOLD).min(deadline);
+        if cut.sleep_until(at).await {
+            return last;
+        }
+        let now = crate::snapshot::window_state_json(platform.as_ref(), pid, window).await;
+        if now == *last.as_ref().unwrap_or(read) {
+            // Held still: the change, if there was one, is in `last` already.
+            return last;
+        }
+        if Instant::now() >= deadline {
+            return Some(now);
+        }
+        last = Some(now);
     }
 }
 

@@ -20,6 +20,7 @@ use super::StateCapture;
 use super::settle::{self, Cut, Effect};
 use crate::platform::{Capture, Platform, Rect, WindowInfo};
 use crate::snapshot::busy;
+use crate::snapshot::incidental::Incidental;
 use crate::trajectory::{Settle, SettleStatus};
 
 /// How long a window may take to hold still, by default.
@@ -52,14 +53,17 @@ pub async fn first_screen(
         before: None,
         action_started: Instant::now(),
         confirmed: true,
+        recheck_silent: false,
     };
-    stable_state(platform, pid, window, effect, None, timeout)
+    let incidental = crate::snapshot::incidental::Incidental::default();
+    stable_state(platform, pid, window, effect, None, timeout, &incidental)
         .await
         .1
 }
 
 /// The window's state once it holds still (or the bound runs out), and how that went.
-/// `shown`: when a replay saw the turn's recorded change, if it did.
+/// `shown`: when a replay saw the turn's recorded change, if it did. What is under
+/// `incidental`'s regions is not compared, so it need not hold still either.
 pub async fn stable_state(
     platform: &Arc<dyn Platform>,
     pid: u32,
@@ -67,12 +71,18 @@ pub async fn stable_state(
     effect: Effect<'_>,
     shown: Option<Instant>,
     timeout: Duration,
+    incidental: &Incidental,
 ) -> (StateCapture, Settle) {
     let before = effect.before.cloned();
     let action_started = effect.action_started;
     // The first read waits for the action's effect as every recorded turn does; never cut.
     let (_never, uncut) = Cut::new();
     let nobody = std::sync::Mutex::new(None);
+    // The reads below see a change the app made without an event.
+    let effect = Effect {
+        recheck_silent: false,
+        ..effect
+    };
     let first = settle::settled_state(platform, pid, window, effect, &uncut, &nobody).await;
     // Read by now (the settle reads at its end): an upper bound of when it showed.
     let first_at = Instant::now();
@@ -99,12 +109,15 @@ pub async fn stable_state(
         // promises a change ("Saving…"). Busy widgets that keep moving are waited for
         // until the bound, then left aside (the diff masks them): only other changes make
         // a window unsettled.
-        let still =
-            same_pixels_and_tree(&last.state, &next.state) && !busy::in_progress(&next.state.json);
+        let (a, b) = (
+            Comparable::of(&last.state, incidental),
+            Comparable::of(&next.state, incidental),
+        );
+        let still = same_pixels_and_tree(&a, &b) && !busy::in_progress(&next.state.json);
         if still {
             break (SettleStatus::Stable, Vec::new());
         }
-        let changes = differences(&last.state, &next.state);
+        let changes = differences(&a, &b);
         let moved = !changes.is_empty();
         if moved {
             settled_at = next.at;
@@ -134,12 +147,41 @@ pub async fn stable_state(
     (last.state, settle)
 }
 
-/// Whether two reads are the same, busy widgets included.
-fn same_pixels_and_tree(a: &StateCapture, b: &StateCapture) -> bool {
+/// A read as the settle compares it: the state without what is under incidental regions,
+/// its pixels, and the frames of what was left out (masked in the pixels).
+struct Comparable<'a> {
+    json: std::borrow::Cow<'a, Value>,
+    pixels: Option<&'a Capture>,
+    left_out: Vec<Rect>,
+}
+
+impl<'a> Comparable<'a> {
+    fn of(read: &'a StateCapture, incidental: &Incidental) -> Self {
+        let (json, left_out) = match incidental.is_none() {
+            true => (std::borrow::Cow::Borrowed(&read.json), Vec::new()),
+            false => {
+                let (json, frames) = incidental.without(&read.json);
+                (std::borrow::Cow::Owned(json), frames)
+            }
+        };
+        Comparable {
+            json,
+            pixels: read.pixels.as_ref(),
+            left_out,
+        }
+    }
+}
+
+/// Whether two reads are the same, busy widgets included (incidental regions aside).
+fn same_pixels_and_tree(a: &Comparable, b: &Comparable) -> bool {
     let tree = |s: &Value| (s["title"].clone(), s["tree_markdown"].clone());
-    let pixels = match (&a.pixels, &b.pixels) {
-        (Some(pa), Some(pb)) => {
+    let pixels = match (a.pixels, b.pixels) {
+        (Some(pa), Some(pb)) if a.left_out.is_empty() && b.left_out.is_empty() => {
             pa.width == pb.width && pa.height == pb.height && pa.rgba == pb.rgba
+        }
+        (Some(pa), Some(pb)) => {
+            let masks: Vec<Rect> = a.left_out.iter().chain(&b.left_out).copied().collect();
+            changed_pixels(pa, pb, &masks).is_none()
         }
         (None, None) => true,
         _ => false,
@@ -147,13 +189,14 @@ fn same_pixels_and_tree(a: &StateCapture, b: &StateCapture) -> bool {
     pixels && tree(&a.json) == tree(&b.json)
 }
 
-/// What differs between two reads of a window, busy widgets aside: tree lines that came or
-/// went, and the pixels that changed. Empty when they agree.
-fn differences(a: &StateCapture, b: &StateCapture) -> Vec<String> {
+/// What differs between two reads of a window, busy widgets and incidental regions aside:
+/// tree lines that came or went, and the pixels that changed. Empty when they agree.
+fn differences(a: &Comparable, b: &Comparable) -> Vec<String> {
     let mut out = differences_in_tree(&a.json, &b.json);
-    if let (Some(pa), Some(pb)) = (&a.pixels, &b.pixels) {
+    if let (Some(pa), Some(pb)) = (a.pixels, b.pixels) {
         let mut masks = busy::frames(&a.json);
         masks.extend(busy::frames(&b.json));
+        masks.extend(a.left_out.iter().chain(&b.left_out).copied());
         if let Some(changed) = changed_pixels(pa, pb, &masks) {
             out.push(changed);
         }
@@ -271,7 +314,47 @@ mod tests {
             "- frame\n  - [0] button \"Add\"\n",
             capture(10, 4, &[(9, 1)]),
         );
-        assert_eq!(differences(&a, &b), Vec::<String>::new());
+        assert_eq!(
+            differences_of(&a, &b, &Incidental::none()),
+            Vec::<String>::new()
+        );
+    }
+
+    fn differences_of(a: &StateCapture, b: &StateCapture, incidental: &Incidental) -> Vec<String> {
+        differences(
+            &Comparable::of(a, incidental),
+            &Comparable::of(b, incidental),
+        )
+    }
+
+    /// Calc's toolbar enables Clone late: not compared, so it need not hold still; with no
+    /// incidental regions (or a turn that acts in the toolbar) it must.
+    #[test]
+    fn a_toolbar_that_changes_late_holds_no_settle_up() {
+        let tree = |clone: &str| {
+            format!(
+                "- frame\n  - tool_bar\n    - [0] button \"Clone\"{clone}\n  - [1] table_cell \"A3\" value=\"42\"\n"
+            )
+        };
+        let with_frame = |tree: String, lit: &[(u32, u32)]| {
+            let mut s = state(&tree, capture(10, 4, lit));
+            s.json["elements"] = json!([{ "element_index": 0, "role": "button",
+                "frame": { "x": 0, "y": 0, "w": 4, "h": 2 } },
+                { "element_index": 1, "role": "table_cell", "frame": { "x": 0, "y": 2, "w": 10, "h": 2 } }]);
+            s
+        };
+        let a = with_frame(tree(" (disabled)"), &[(1, 1)]);
+        let b = with_frame(tree(""), &[(2, 1)]);
+        let regions = Incidental::default();
+        assert!(same_pixels_and_tree(
+            &Comparable::of(&a, &regions),
+            &Comparable::of(&b, &regions)
+        ));
+        assert_eq!(differences_of(&a, &b, &regions), Vec::<String>::new());
+        assert_eq!(differences_of(&a, &b, &Incidental::none()).len(), 3);
+        // A change outside the region still counts.
+        let c = with_frame(tree("").replace("42", "43"), &[(2, 1)]);
+        assert_eq!(differences_of(&b, &c, &regions).len(), 2);
     }
 
     #[test]
@@ -282,7 +365,7 @@ mod tests {
             capture(10, 4, &[(1, 1), (3, 2)]),
         );
         assert_eq!(
-            differences(&a, &b),
+            differences_of(&a, &b, &Incidental::none()),
             [
                 "tree: - - [0] label \"Count: 1\"",
                 "tree: + - [0] label \"Count: 2\"",
@@ -290,6 +373,8 @@ mod tests {
             ]
         );
         let c = state("- frame\n", capture(12, 4, &[]));
-        assert!(differences(&a, &c).contains(&"size: 10x4 → 12x4".to_string()));
+        assert!(
+            differences_of(&a, &c, &Incidental::none()).contains(&"size: 10x4 → 12x4".to_string())
+        );
     }
 }

@@ -639,9 +639,17 @@ impl Sandbox {
                     "org.a11y.Bus",
                 )?;
                 let a11y: String = bus.call("GetAddress", &())?;
-                zbus::blocking::connection::Builder::address(a11y.as_str())?
-                    .build()
-                    .map(drop)
+                let a11y = zbus::blocking::connection::Builder::address(a11y.as_str())?.build()?;
+                // The registry is started on its first call: make that call here, so an
+                // app's registration as it starts never waits on (or races) the start.
+                zbus::blocking::Proxy::new(
+                    &a11y,
+                    "org.a11y.atspi.Registry",
+                    "/org/a11y/atspi/accessible/root",
+                    "org.a11y.atspi.Accessible",
+                )?
+                .call_method("GetChildren", &())
+                .map(drop)
             })();
             match attempt {
                 Ok(()) => return Ok(()),

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use super::families::Family;
 use super::process::{basename, process_command_name, process_executable};
-use crate::desktop::Backend;
+use crate::desktop::{AppHome, Backend};
 use crate::platform::{InstalledApp, LaunchRequest, PlatformError, PlatformResult};
 
 /// One parsed `.desktop` file.
@@ -311,14 +311,27 @@ fn plan_from_words(
     })
 }
 
-/// Starts the plan in a new process group with the accessibility bridge enabled.
-pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> PlatformResult<u32> {
+/// Starts the plan in a new process group with the accessibility bridge enabled; in a
+/// sandbox with a home of its own for this launch unless `shared_home`. Returns its pid
+/// and, in a sandbox, that home.
+pub fn spawn(
+    plan: &LaunchPlan,
+    desktop: &crate::platform::DesktopEnv,
+    shared_home: bool,
+) -> PlatformResult<(u32, Option<AppHome>)> {
     use std::os::unix::process::CommandExt;
-    if let Some(dir) = &desktop.sandbox_dir {
-        // A sandbox started by an older cua, or whose folders were cleaned, still gets them.
-        crate::desktop::prepare_app_homes(dir)
-            .map_err(|e| PlatformError::Launch(format!("sandbox app folders: {e}")))?;
-    }
+    let home = match &desktop.sandbox_dir {
+        Some(dir) => {
+            // A sandbox started by an older cua, or whose folders were cleaned, still gets
+            // its shared folders (the runtime folder every launch shares among them).
+            let home = crate::desktop::prepare_app_homes(dir).and_then(|()| match shared_home {
+                true => Ok(AppHome::shared(dir)),
+                false => AppHome::fresh(dir),
+            });
+            Some(home.map_err(|e| PlatformError::Launch(format!("sandbox app folders: {e}")))?)
+        }
+        None => None,
+    };
     let mut cmd = match &plan.relay {
         Some((relay, mode)) => {
             let mut cmd = Command::new(relay);
@@ -330,7 +343,7 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
         None => Command::new(&plan.program),
     };
     cmd.args(&plan.args)
-        .envs(desktop.app_env())
+        .envs(desktop.app_env_at(home.as_ref()))
         .env_remove("NO_AT_BRIDGE")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -369,7 +382,7 @@ pub fn spawn(plan: &LaunchPlan, desktop: &crate::platform::DesktopEnv) -> Platfo
     if let Some(dir) = &desktop.sandbox_dir {
         crate::desktop::register_pid(dir, pid);
     }
-    Ok(pid)
+    Ok((pid, home))
 }
 
 /// How launched processes ended, by pid (kept for the launch's error message), and a

@@ -571,10 +571,11 @@ impl crate::platform::Launching for LinuxPlatform {
                     executable: app.executable,
                     newly_started: false,
                     launcher_pid: None,
+                    home: None,
                 });
             }
         }
-        let pid = apps::spawn(&plan, &self.desktop)?;
+        let (pid, home) = apps::spawn(&plan, &self.desktop, request.shared_home)?;
         let deadline = Instant::now() + FIRST_WINDOW_WAIT;
         let (first, owner) = loop {
             let windows = self.server_windows().await?;
@@ -637,6 +638,7 @@ impl crate::platform::Launching for LinuxPlatform {
             executable: process::process_executable(owner).unwrap_or_default(),
             newly_started: true,
             launcher_pid: (owner != pid).then_some(pid),
+            home: home.map(|h| h.home),
         })
     }
 

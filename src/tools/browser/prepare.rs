@@ -190,6 +190,7 @@ impl ToolSpec for BrowserPrepare {
                 urls: vec![],
                 additional_arguments: vec![],
                 creates_new_application_instance: true,
+                shared_home: false,
             })
             .await?;
         let windows = crate::tools::apps::windows_of(platform.as_ref(), launched.pid).await?;

@@ -399,6 +399,10 @@ impl Atspi {
             if found.is_some() {
                 return Ok(found);
             }
+            if let Some(bus) = self.unregistered_app(pid).await {
+                self.apps.lock().unwrap().insert(pid, bus.clone());
+                return Ok(Some(bus));
+            }
             let settled = super::process::process_age(pid).is_none_or(|a| a > REGISTERS_WITHIN)
                 || self.waited_for.lock().unwrap().contains(&pid);
             if Instant::now() >= deadline || settled || !process_alive(pid) {
@@ -407,6 +411,28 @@ impl Atspi {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The bus name of `pid`'s app when it is on the accessibility bus but not in the
+    /// registry's list: GTK 4 registers once, as it starts, so a registry that restarted
+    /// (or missed the call) never lists it, while its tree is there all the same. Its root
+    /// must answer as an accessible.
+    async fn unregistered_app(&self, pid: u32) -> Option<String> {
+        let dbus = zbus::fdo::DBusProxy::new(&self.conn).await.ok()?;
+        let names = dbus.list_names().await.ok()?;
+        for name in names.iter().filter(|n| n.starts_with(':')) {
+            let bus = name.as_ref();
+            if dbus.get_connection_unix_process_id(bus).await.ok() != Some(pid) {
+                continue;
+            }
+            let role: zbus::Result<u32> = self
+                .call(name, ROOT_PATH, "org.a11y.atspi.Accessible", "GetRole", &())
+                .await;
+            if role.is_ok() {
+                return Some(name.to_string());
+            }
+        }
+        None
     }
 
     async fn cached_items(&self, bus: &str) -> PlatformResult<Vec<RawNode>> {
