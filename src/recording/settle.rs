@@ -362,6 +362,9 @@ async fn silent_changes(
     read: &Value,
     cut: &Cut,
 ) -> Option<Value> {
+    if lost(read) {
+        return None;
+    }
     let deadline = Instant::now() + SILENT_MAX;
     let mut last: Option<Value> = None;
     loop {
@@ -370,6 +373,11 @@ async fn silent_changes(
             return last;
         }
         let now = crate::snapshot::window_state_json(platform.as_ref(), pid, window).await;
+        // A window that went away since (the app was stopped before the next action came)
+        // shows nothing later: the state is the one it last showed.
+        if lost(&now) {
+            return last;
+        }
         if now == *last.as_ref().unwrap_or(read) {
             // Held still: the change, if there was one, is in `last` already.
             return last;
@@ -379,6 +387,12 @@ async fn silent_changes(
         }
         last = Some(now);
     }
+}
+
+/// Whether a read found no window to read (an error, or a degraded state: gone, or no
+/// tree and no pixels).
+fn lost(state: &Value) -> bool {
+    state.get("error").is_some() || state["degraded"] == true
 }
 
 /// The agent's reading of `window`, when it began after the action and after the app's
