@@ -283,16 +283,27 @@ impl Session {
         )
     }
 
-    /// The first element of the window that `pred` accepts (panics showing the tree).
+    /// The first element of the window that `pred` accepts, once it shows (bounded: a
+    /// just-launched app's tree reaches the bus after its window, and a loaded machine
+    /// read it empty); panics showing the tree.
     pub fn element(&self, pid: &Value, window: &Value, pred: impl Fn(&Value) -> bool) -> Value {
-        let st = self.state(pid, window);
-        st["elements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| pred(e))
-            .cloned()
-            .unwrap_or_else(|| panic!("no such element in\n{}", st["tree_markdown"]))
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        loop {
+            let st = self.state(pid, window);
+            let found = st["elements"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|e| pred(e))
+                .cloned();
+            match found {
+                Some(e) => return e,
+                None if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(100))
+                }
+                None => panic!("no such element in\n{}", st["tree_markdown"]),
+            }
+        }
     }
 
     /// Replays a trajectory in this session.
