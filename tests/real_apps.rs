@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use common::sandbox;
 
 use common::Session;
+use common::live::window_titled;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("real", name)
@@ -17,22 +18,23 @@ fn scratch(name: &str) -> PathBuf {
 
 /// The Calc window of `session` (waited for, bounded: the first start may show a dialog).
 fn calc_window(session: &Session) -> (Value, Value) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let windows = session.ok("list_windows", json!({}));
-        let calc = windows["windows"].as_array().unwrap().iter().find(|w| {
-            w["title"]
-                .as_str()
-                .is_some_and(|t| t.contains("LibreOffice Calc"))
-        });
-        match calc {
-            Some(w) => return (w["pid"].clone(), w["window_id"].clone()),
-            None if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(100))
-            }
-            None => panic!("no Calc window in {windows}"),
-        }
-    }
+    window_titled(session, "LibreOffice Calc")
+}
+
+/// `cua diff RECORDING REPLAYED` reports no difference; the replay's recording is removed.
+fn diffs_clean(recording: &Path, replayed: &Path) {
+    let diff = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("diff")
+        .args([recording, replayed])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(replayed);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&diff.stdout)
+    );
 }
 
 fn cell(session: &Session, pid: &Value, window: &Value, name: &str) -> Value {
@@ -112,18 +114,7 @@ fn a_libreoffice_calc_recording_of_cell_edits_replays_on_a_fresh_calc() {
 
     // The replay's own recording diffs clean against the agent's: the toolbar's and the
     // status bar's timing is no difference.
-    let diff = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
-        .arg("diff")
-        .args([&dir, &out])
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&out);
-    assert_eq!(
-        diff.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&diff.stdout)
-    );
+    diffs_clean(&dir, &out);
 
     // A step whose effect changed still fails, by name: A2 set to 31 where the recording
     // shows 30.
@@ -152,26 +143,6 @@ fn a_libreoffice_calc_recording_of_cell_edits_replays_on_a_fresh_calc() {
     let _ = std::fs::remove_dir_all(&changed);
 }
 
-/// The Gnumeric window of `session` (waited for, bounded).
-fn gnumeric_window(session: &Session) -> (Value, Value) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let windows = session.ok("list_windows", json!({}));
-        let found = windows["windows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["title"].as_str().is_some_and(|t| t.contains("Gnumeric")));
-        match found {
-            Some(w) => return (w["pid"].clone(), w["window_id"].clone()),
-            None if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(100))
-            }
-            None => panic!("no Gnumeric window in {windows}"),
-        }
-    }
-}
-
 /// Whether a tree shows Gnumeric's status label `Sum = N`.
 fn shows_sum(tree: &str, sum: &str) -> bool {
     tree.contains(&format!("label \"Sum = {sum}\""))
@@ -191,7 +162,7 @@ fn a_gnumeric_recording_holds_its_late_status_label_and_diffs_clean_against_its_
             json!({ "enabled": true, "output_dir": dir }),
         );
         session.ok("launch_app", json!({ "name": "gnumeric" }));
-        let (pid, window) = gnumeric_window(&session);
+        let (pid, window) = window_titled(&session, "Gnumeric");
         let at = json!({ "pid": pid, "window_id": window });
         let mut typed = at.clone();
         typed["text"] = json!("12\n30\n=sum(A1:A2)\n");
@@ -234,17 +205,6 @@ fn a_gnumeric_recording_holds_its_late_status_label_and_diffs_clean_against_its_
     );
     assert_eq!(report["failed"], 0, "{report:#}");
     drop(desktop);
-    let diff = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
-        .arg("diff")
-        .args([&dir, &out])
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&out);
-    assert_eq!(
-        diff.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&diff.stdout)
-    );
+    diffs_clean(&dir, &out);
     let _ = std::fs::remove_dir_all(&dir);
 }
