@@ -159,11 +159,87 @@ pub fn calculator_window(session: &Session) -> (Value, Value, Vec<Value>) {
         }
         assert!(
             Instant::now() < deadline,
-            "the calculator's buttons never showed: {}",
-            state["tree_markdown"]
+            "the calculator's buttons never showed: {}\n{}",
+            state["tree_markdown"],
+            why_no_tree(session, &pid)
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// What a failure to read an app's tree needs to be understood (seen twice on clean-clone
+/// CI runs, never when run again): whether the app lives, the display and buses it was
+/// given, the accessibility bus the X root window and the session bus each name, and the
+/// end of the app's log in the sandbox.
+fn why_no_tree(session: &Session, pid: &Value) -> String {
+    let pid = pid.as_u64().unwrap_or_default();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let given: Vec<String> = environ
+        .split(|b| *b == 0)
+        .map(|kv| String::from_utf8_lossy(kv).into_owned())
+        .filter(|kv| {
+            [
+                "DISPLAY=",
+                "DBUS_SESSION",
+                "AT_SPI",
+                "GTK_A11Y",
+                "NO_AT_BRIDGE",
+            ]
+            .iter()
+            .any(|k| kv.starts_with(k))
+        })
+        .collect();
+    let run = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .output()
+            .map(|o| {
+                format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            })
+            .unwrap_or_else(|e| format!("{program}: {e}"))
+    };
+    let Some(sandbox) = session.own_sandbox() else {
+        return format!(
+            "pid {pid} alive: {}; given {given:?}",
+            Path::new(&format!("/proc/{pid}")).exists()
+        );
+    };
+    let display = sandbox.display_name();
+    let root_bus = run("xprop", &["-display", &display, "-root", "AT_SPI_BUS"]);
+    let session_bus = run(
+        "busctl",
+        &[
+            &format!("--address={}", sandbox.dbus_address()),
+            "call",
+            "org.a11y.Bus",
+            "/org/a11y/bus",
+            "org.a11y.Bus",
+            "GetAddress",
+        ],
+    );
+    let logs: Vec<String> = std::fs::read_dir(sandbox.dir().join("app-logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(15).collect();
+            format!(
+                "{}:\n{}",
+                e.path().display(),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            )
+        })
+        .collect();
+    format!(
+        "pid {pid} alive: {}; given {given:?}\nX root AT_SPI_BUS: {root_bus}session bus org.a11y.Bus: {session_bus}app logs:\n{}",
+        Path::new(&format!("/proc/{pid}")).exists(),
+        logs.join("\n")
+    )
 }
 
 /// The pid and id of the window whose title contains `title`, once it shows (bounded).

@@ -235,6 +235,11 @@ impl Session {
         self
     }
 
+    /// The session's own sandbox, if it has one.
+    pub fn own_sandbox(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref()
+    }
+
     /// The session's own sandbox.
     pub fn sandbox(&self) -> &Sandbox {
         self.sandbox
