@@ -243,7 +243,7 @@ fn every_launch_in_a_sandbox_gets_a_home_of_its_own() {
 /// An app whose registration the accessibility registry lost is still read through its
 /// tree, not by OCR: GTK 4 registers once, as it starts, so a restarted registry (killed
 /// here) never lists it again, but its tree is on the bus. Without the fallback to the
-/// bus's own connections this read fell to OCR, as a GNOME Calculator did once on CI.
+/// bus's own connections this read fell to OCR.
 #[test]
 fn an_app_the_registry_lost_is_still_read_through_its_tree() {
     let session = common::Session::private();
