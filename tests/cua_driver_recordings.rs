@@ -259,37 +259,6 @@ fn a_cua_driver_recording_binds_the_apps_a_person_started_by_what_both_trees_sho
     assert_eq!(code, Some(0), "{said}");
 }
 
-/// mousepad-note with a turn cua-driver refused inserted after turn 2: a background
-/// Return (`result_error: true`), its window unchanged before and after. The real
-/// recordings that hold one follow it with the foreground Return; here nothing follows
-/// it, so a replay that sent it would leave a line break the recording never had.
-fn mousepad_with_a_refused_turn(dir: &Path) {
-    let from = recording("mousepad-note");
-    common::copy_dir(&from.join("turn-00001"), &dir.join("turn-00001"));
-    common::copy_dir(&from.join("turn-00002"), &dir.join("turn-00002"));
-    common::copy_dir(&from.join("turn-00003"), &dir.join("turn-00004"));
-    std::fs::copy(from.join("session.json"), dir.join("session.json")).unwrap();
-    let refused = dir.join("turn-00003");
-    std::fs::create_dir_all(&refused).unwrap();
-    let window = from.join("turn-00002/after_state.json");
-    for name in ["before_state.json", "after_state.json", "app_state.json"] {
-        std::fs::copy(&window, refused.join(name)).unwrap();
-    }
-    let action = json!({
-        "tool": "press_key",
-        "arguments": { "pid": 21050, "element_token": "s00000003:254", "key": "return" },
-        "result_error": true,
-        "result_summary": "background key delivery to this window is not supported; re-call with delivery_mode:\"foreground\"",
-        "t_ms_from_session_start": 3900,
-        "timestamp": "1795682153.300",
-    });
-    std::fs::write(
-        refused.join("action.json"),
-        serde_json::to_vec_pretty(&action).unwrap(),
-    )
-    .unwrap();
-}
-
 /// `cua replay --plan DIR --json [EXTRA]`: the plan, read without a desktop.
 fn plan_of(dir: &Path, extra: &[&str]) -> Value {
     let printed = common::replay_plan(dir, &[&["--json"], extra].concat());
@@ -298,8 +267,12 @@ fn plan_of(dir: &Path, extra: &[&str]) -> Value {
 
 #[test]
 fn a_cua_driver_recording_with_a_refused_turn_replays_every_step_and_skips_the_refused_one() {
-    let dir = scratch("mousepad-refused");
-    mousepad_with_a_refused_turn(&dir);
+    // mousepad-note with a turn cua-driver refused inserted after turn 2 (shipped, and the
+    // scenario `mousepad-cua-driver` replays it): a background Return (`result_error:
+    // true`), its window unchanged before and after. The real recordings that hold one
+    // follow it with the foreground Return; here nothing follows it, so a replay that sent
+    // it would leave a line break the recording never had.
+    let dir = recording("mousepad-refused");
     let plan = plan_of(&dir, &[]);
     let steps = plan["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 4, "{plan}");
@@ -340,7 +313,6 @@ fn a_cua_driver_recording_with_a_refused_turn_replays_every_step_and_skips_the_r
     // --raw sends the refused Return: the editor gets a line break the recording never
     // had, and the turn after it fails.
     let (report, sandbox) = replay(&dir, &["--raw", "--no-stop-on-error"]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(report["skipped"], 0, "{report}");
     assert!(report["failed"].as_u64() >= Some(1), "{report}");
     let tree = tree_of(&sandbox, "Mousepad");

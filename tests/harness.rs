@@ -147,6 +147,7 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
     );
     for scenario in [
         "calculator",
+        "calculator-agent",
         "chromium-page",
         "editor-gtk4",
         "fixture",
@@ -157,10 +158,12 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
         "kcalc",
         "libreoffice-calc",
         "mousepad",
+        "mousepad-cua-driver",
         "order-swing",
         "order-tk",
         "widget-factory",
         "xcalc",
+        "xcalc-live",
     ] {
         assert!(
             said.contains(&format!("✓ {scenario} (")),
@@ -169,7 +172,7 @@ fn shipped_scenarios_pass_against_their_goldens_and_ci_writes_nothing_under_gold
     }
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("failures=\"0\""), "{xml}");
-    assert!(xml.matches("<testcase").count() >= 15, "{xml}");
+    assert!(xml.matches("<testcase").count() >= 18, "{xml}");
     assert!(report.join("index.html").is_file());
     assert_eq!(
         listing(&root.join("goldens")),
