@@ -39,7 +39,7 @@ pub const EXAMPLES: &[Example] = &[
     Example {
         tool: "launch_app",
         args: r#"{"name": "Calculator"}"#,
-        shape: "{pid, name, executable, newly_started, launcher_pid, home, windows: [{window_id, pid, app_name, title, bounds: {x, y, width, height}, z_index, is_on_screen, …}]}",
+        shape: "{pid, name, executable, newly_started, launcher_pid, home, accessibility_note?, windows: [{window_id, pid, app_name, title, bounds: {x, y, width, height}, z_index, is_on_screen, …}]}",
         note: "The examples below use its `pid` as PID and `windows[0].window_id` as WID.",
     },
     Example {

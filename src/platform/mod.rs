@@ -174,6 +174,10 @@ pub struct LaunchedApp {
     /// Inside a sandbox, the HOME the app was started with (its own for this launch, or the
     /// sandbox's shared one); None outside a sandbox or for an app already running.
     pub home: Option<std::path::PathBuf>,
+    /// What went wrong with the app's accessibility, when something did: in a sandbox, an
+    /// app that carries an accessibility bridge but did not join the bus is started once
+    /// more, and this says so (and whether the second start joined).
+    pub accessibility_note: Option<String>,
 }
 
 /// Pixels of a window, RGBA, top-left origin.

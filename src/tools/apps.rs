@@ -133,7 +133,7 @@ pub struct LaunchApp;
 impl ToolSpec for LaunchApp {
     type Args = LaunchAppArgs;
     const NAME: &'static str = "launch_app";
-    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (as list_windows). An app already running is reused unless creates_new_application_instance. A window of a process the launched one started counts (pid: the window's owner, launcher_pid: the process started). Browsers get the flags their accessibility tree needs and a fresh private profile. In a cua sandbox each launch gets a home of its own (home: its path) unless fresh_home is false.";
+    const DESCRIPTION: &'static str = "Launch an app by name, desktop_id or path and wait (bounded) for its first window. Returns pid, name and windows (as list_windows). An app already running is reused unless creates_new_application_instance. A window of a process the launched one started counts (pid: the window's owner, launcher_pid: the process started). Browsers get the flags their accessibility tree needs and a fresh private profile. In a cua sandbox each launch gets a home of its own (home: its path) unless fresh_home is false, and an app that carries an accessibility bridge (GTK, Qt, Java's ATK wrapper) but does not join the accessibility bus within 15 s is stopped and started once more (accessibility_note says so, and whether the second start joined).";
     const READ_ONLY: bool = false;
     const CONTRACT: Contract = Contract {
         capabilities: &["app.launch"],
@@ -207,6 +207,10 @@ impl ToolSpec for LaunchApp {
                 .map(|w| format!(", first: {} \"{}\"", w.window_id, w.title))
                 .unwrap_or_default()
         );
+        let summary = match &launched.accessibility_note {
+            Some(note) => format!("{summary}; accessibility: {note}"),
+            None => summary,
+        };
         Ok(ToolOutput::new(
             summary,
             json!({
@@ -216,6 +220,7 @@ impl ToolSpec for LaunchApp {
                 "newly_started": launched.newly_started,
                 "launcher_pid": launched.launcher_pid,
                 "home": launched.home,
+                "accessibility_note": launched.accessibility_note,
                 "windows": super::windows::records(&windows),
             }),
         ))

@@ -47,6 +47,31 @@ const FIRST_WINDOW_WAIT: Duration = Duration::from_secs(15);
 /// launch waits for that.
 const GEOMETRY_STABLE_FOR: Duration = Duration::from_millis(200);
 const GEOMETRY_SETTLE_WAIT: Duration = Duration::from_secs(2);
+/// How long, in a sandbox, launch waits for an app that carries an accessibility bridge to
+/// join the accessibility bus before starting it once more. GTK and Qt apps join as they
+/// start, before their first window shows, so the wait usually costs one registry read;
+/// the bound is the first window's.
+const ACCESSIBILITY_JOIN_WAIT: Duration = Duration::from_secs(15);
+
+/// A process launch started, once its first window showed.
+struct Started {
+    /// The process started.
+    pid: u32,
+    /// The first window's owner: `pid`, or a process it led to (a launcher's child).
+    owner: u32,
+    home: Option<crate::desktop::AppHome>,
+}
+
+/// Stops a launch's process group (SIGKILL) and waits, bounded, until it is gone: a
+/// single-instance app started again while the first lives would hand over to it.
+async fn stop_launch(pid: u32) {
+    let group = nix::unistd::Pid::from_raw(-(pid as i32));
+    let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while process::group_alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
 
 pub struct LinuxPlatform {
     /// Desktop entries, re-read at most every few seconds (they name apps in window lists).
@@ -72,6 +97,96 @@ impl LinuxPlatform {
             passed_over,
             atspi: OnceCell::new(),
         })
+    }
+
+    /// Starts `plan`'s process and waits (bounded) for its first window to show and its
+    /// geometry to hold still.
+    async fn start(
+        &self,
+        plan: &apps::LaunchPlan,
+        request: &LaunchRequest,
+    ) -> PlatformResult<Started> {
+        let (pid, home) = apps::spawn(plan, &self.desktop, request.shared_home)?;
+        let deadline = Instant::now() + FIRST_WINDOW_WAIT;
+        let (first, owner) = loop {
+            let windows = self.server_windows().await?;
+            // The window may belong to a child of a launcher script, or to what a forking
+            // launcher left behind: the launched process's own window wins.
+            let ours = |w: &&ServerWindow| w.is_on_screen && w.pid == Some(pid);
+            let launched = |w: &&ServerWindow| {
+                w.is_on_screen && w.pid.is_some_and(|p| process::in_launch(p, pid))
+            };
+            if let Some(w) = windows
+                .iter()
+                .find(ours)
+                .or_else(|| windows.iter().find(launched))
+            {
+                break (w.id, w.pid.unwrap_or(pid));
+            }
+            // One scan of /proc can miss a forking launcher's child: listed before the fork,
+            // the launcher gone by the time its entry is read. Empty twice is gone.
+            if !process::group_alive(pid) && {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                !process::group_alive(pid)
+            } {
+                return Err(PlatformError::Launch(launch_died(
+                    &plan.program,
+                    pid,
+                    &self.desktop,
+                )));
+            }
+            if Instant::now() >= deadline {
+                return Err(PlatformError::Launch(format!(
+                    "`{}` (pid {pid}) showed no window within {} s",
+                    plan.program,
+                    FIRST_WINDOW_WAIT.as_secs()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        // Toolkits often resize a window right after mapping it, once their first frame is
+        // laid out (GTK 4: ~100 ms after the map, ~1 s when its GL renderer first starts on
+        // a display). Hand it over once it has painted and its geometry has held still, so
+        // the first screenshot matches later ones.
+        let settle_deadline = Instant::now() + GEOMETRY_SETTLE_WAIT;
+        let mut last = self.display.window_bounds(first).ok();
+        let mut stable_since = Instant::now();
+        let mut painted = self.painted(first);
+        while Instant::now() < settle_deadline
+            && !(painted && stable_since.elapsed() >= GEOMETRY_STABLE_FOR)
+        {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            let now = self.display.window_bounds(first).ok();
+            if now != last {
+                last = now;
+                stable_since = Instant::now();
+            }
+            painted = painted || self.painted(first);
+        }
+        Ok(Started { pid, owner, home })
+    }
+
+    /// Whether `pid` is on the accessibility bus cua reads (registered, or found among the
+    /// bus's connections) within ACCESSIBILITY_JOIN_WAIT. True when that cannot be judged:
+    /// no accessibility bus, or the process is gone.
+    async fn joins_accessibility_bus(&self, pid: u32) -> bool {
+        let Ok(atspi) = self.atspi().await else {
+            return true;
+        };
+        let deadline = Instant::now() + ACCESSIBILITY_JOIN_WAIT;
+        loop {
+            if !process::process_running(pid) {
+                return true;
+            }
+            match atspi.app_bus_for_pid(pid).await {
+                Ok(Some(_)) | Err(_) => return true,
+                Ok(None) => {}
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 
     async fn atspi(&self) -> PlatformResult<&atspi::Atspi> {
@@ -572,73 +687,42 @@ impl crate::platform::Launching for LinuxPlatform {
                     newly_started: false,
                     launcher_pid: None,
                     home: None,
+                    accessibility_note: None,
                 });
             }
         }
-        let (pid, home) = apps::spawn(&plan, &self.desktop, request.shared_home)?;
-        let deadline = Instant::now() + FIRST_WINDOW_WAIT;
-        let (first, owner) = loop {
-            let windows = self.server_windows().await?;
-            // The window may belong to a child of a launcher script, or to what a forking
-            // launcher left behind: the launched process's own window wins.
-            let ours = |w: &&ServerWindow| w.is_on_screen && w.pid == Some(pid);
-            let launched = |w: &&ServerWindow| {
-                w.is_on_screen && w.pid.is_some_and(|p| process::in_launch(p, pid))
-            };
-            if let Some(w) = windows
-                .iter()
-                .find(ours)
-                .or_else(|| windows.iter().find(launched))
-            {
-                break (w.id, w.pid.unwrap_or(pid));
-            }
-            // One scan of /proc can miss a forking launcher's child: listed before the fork,
-            // the launcher gone by the time its entry is read. Empty twice is gone.
-            if !process::group_alive(pid) && {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-                !process::group_alive(pid)
-            } {
-                return Err(PlatformError::Launch(launch_died(
-                    &plan.program,
-                    pid,
-                    &self.desktop,
-                )));
-            }
-            if Instant::now() >= deadline {
-                return Err(PlatformError::Launch(format!(
-                    "`{}` (pid {pid}) showed no window within {} s",
-                    plan.program,
-                    FIRST_WINDOW_WAIT.as_secs()
-                )));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        // Toolkits often resize a window right after mapping it, once their first frame is
-        // laid out (GTK 4: ~100 ms after the map, ~1 s when its GL renderer first starts on
-        // a display). Hand it over once it has painted and its geometry has held still, so
-        // the first screenshot matches later ones.
-        let settle_deadline = Instant::now() + GEOMETRY_SETTLE_WAIT;
-        let mut last = self.display.window_bounds(first).ok();
-        let mut stable_since = Instant::now();
-        let mut painted = self.painted(first);
-        while Instant::now() < settle_deadline
-            && !(painted && stable_since.elapsed() >= GEOMETRY_STABLE_FOR)
+        let mut started = self.start(&plan, request).await?;
+        let mut accessibility_note = None;
+        // In a sandbox, an app that carries an accessibility bridge but never joins the
+        // bus is read by its pixels alone for the rest of its life: seen on clean-clone CI
+        // runs, GNOME Calculator (GTK 4) showed its window and no tree in 30 s, and never
+        // when run again. A sandbox's app is fresh anyway, so it is started once more;
+        // outside one a person's app is left as it is.
+        if self.desktop.sandbox_dir.is_some()
+            && process::carries_accessibility_bridge(started.owner)
+            && !self.joins_accessibility_bus(started.owner).await
         {
-            tokio::time::sleep(Duration::from_millis(25)).await;
-            let now = self.display.window_bounds(first).ok();
-            if now != last {
-                last = now;
-                stable_since = Instant::now();
-            }
-            painted = painted || self.painted(first);
+            stop_launch(started.pid).await;
+            started = self.start(&plan, request).await?;
+            let wait = ACCESSIBILITY_JOIN_WAIT.as_secs();
+            accessibility_note = Some(if self.joins_accessibility_bus(started.owner).await {
+                format!(
+                    "the first start did not join the accessibility bus within {wait} s; it was stopped and started again, and joined"
+                )
+            } else {
+                format!(
+                    "it did not join the accessibility bus within {wait} s, on two starts: its windows are read by their pixels (OCR) only"
+                )
+            });
         }
         Ok(LaunchedApp {
-            pid: owner,
+            pid: started.owner,
             name: plan.name,
-            executable: process::process_executable(owner).unwrap_or_default(),
+            executable: process::process_executable(started.owner).unwrap_or_default(),
             newly_started: true,
-            launcher_pid: (owner != pid).then_some(pid),
-            home: home.map(|h| h.home),
+            launcher_pid: (started.owner != started.pid).then_some(started.pid),
+            home: started.home.map(|h| h.home),
+            accessibility_note,
         })
     }
 

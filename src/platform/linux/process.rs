@@ -88,6 +88,25 @@ pub fn in_launch(pid: u32, launched: u32) -> bool {
     descends_from(pid, launched) || proc_stat(pid).is_some_and(|s| s.pgid == launched)
 }
 
+/// Libraries whose presence in a process means it speaks AT-SPI: GTK 2/3's bridge module
+/// (also Java's ATK wrapper's), GTK 4 (its bridge is built in), and Qt's GUI library (its
+/// bridge joins when the bus says accessibility is on, as a sandbox's does).
+const ACCESSIBILITY_BRIDGES: [&str; 4] = [
+    "/libatk-bridge-2.0.so",
+    "/libgtk-4.so",
+    "/libQt5Gui.so",
+    "/libQt6Gui.so",
+];
+
+/// Whether `pid` has an AT-SPI bridge mapped, so it should join the accessibility bus (Tk,
+/// Xaw and SDL apps have none: they are read by their pixels).
+pub fn carries_accessibility_bridge(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).is_ok_and(|maps| {
+        maps.lines()
+            .any(|line| ACCESSIBILITY_BRIDGES.iter().any(|lib| line.contains(lib)))
+    })
+}
+
 /// Whether any process of process group `pgid` is still running.
 pub fn group_alive(pgid: u32) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {

@@ -383,7 +383,7 @@ impl Atspi {
         bool::try_from(value).map_err(|e| ax_err("read org.a11y.Status", e))
     }
 
-    async fn app_bus_for_pid(&self, pid: u32) -> PlatformResult<Option<String>> {
+    pub(crate) async fn app_bus_for_pid(&self, pid: u32) -> PlatformResult<Option<String>> {
         if let Some(bus) = self.apps.lock().unwrap().get(&pid).cloned() {
             return Ok(Some(bus));
         }
