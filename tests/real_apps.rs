@@ -208,3 +208,111 @@ fn a_gnumeric_recording_holds_its_late_status_label_and_diffs_clean_against_its_
     diffs_clean(&dir, &out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The `settle` a recorded turn's action.json holds, if any.
+fn settle_of(dir: &Path, turn: u32) -> Value {
+    let action = std::fs::read(dir.join(format!("turn-{turn:05}/action.json"))).unwrap();
+    serde_json::from_slice::<Value>(&action).unwrap()["settle"].clone()
+}
+
+/// Clicks the button named `name` in `session`'s window (by element), as an agent does.
+fn click_button(session: &Session, pid: &Value, window: &Value, name: &str) {
+    let button = session.element(pid, window, |e| e["role"] == "button" && e["name"] == name);
+    session.ok(
+        "click",
+        json!({ "pid": pid, "window_id": window, "element_index": button["element_index"] }),
+    );
+}
+
+/// #55 item 2: an agent's turn whose window never held still says so. In Chromium, a page
+/// whose Start counts a paragraph up every 100 ms for 5 s: that click's turn is written
+/// `settle: unsettled` (by the agent's recorder), naming the paragraph; the Press click
+/// before it, whose label changes once, holds still and writes no settle. `cua diff` of
+/// the recording against itself passes, the turn noted, not failed; its replay on a fresh
+/// Chromium passes (the counter compared as any moment of it), and fails on a page whose
+/// Start no longer counts. In gtk3-widget-factory, whose activity bar pulses for ever (a
+/// busy widget, no effect of any action), a click holds still.
+#[test]
+fn an_agents_turn_whose_window_never_holds_still_says_so() {
+    let dir = scratch("unsettled");
+    let session = Session::private();
+    session.ok(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    );
+    let page = session.chromium_on("ticker.html");
+    let (pid, window) = (json!(page.pid), json!(page.window_id));
+    click_button(&session, &pid, &window, "Press");
+    // The agent looks before it acts again: the recorder's reads run out their bound.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    click_button(&session, &pid, &window, "Start");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    session.ok("set_recording", json!({ "enabled": false }));
+    assert!(settle_of(&dir, 2).is_null(), "{}", settle_of(&dir, 2));
+    let settle = settle_of(&dir, 3);
+    assert_eq!(settle["status"], "unsettled", "{settle}");
+    assert_eq!(settle["by"], "agent", "{settle}");
+    assert!(
+        settle["changing"].to_string().contains("Ticks: "),
+        "{settle}"
+    );
+
+    let diff = std::process::Command::new(env!("CARGO_BIN_EXE_cua"))
+        .arg("diff")
+        .args([&dir, &dir])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&diff.stdout);
+    assert_eq!(diff.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("note: unsettled: the expected recording's window never held still"),
+        "{said}"
+    );
+
+    // Replayed on a fresh Chromium, the counter's text compares as any moment of it, and
+    // the step says so.
+    let desktop = sandbox();
+    let report = common::replay_json(&desktop, &dir, &["--delay-ms", "0"]);
+    assert_eq!(report["failed"], 0, "{report:#}");
+    let start = report["turns"][2]["result_summary"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(start.contains("never held still here"), "{report:#}");
+    drop(desktop);
+    // A page whose Start no longer counts fails that step, naming the counter.
+    let changed = scratch("unsettled-changed");
+    common::copy_dir(&dir, &changed);
+    let launch = changed.join("turn-00001/action.json");
+    let text = std::fs::read_to_string(&launch).unwrap();
+    assert!(text.contains("ticker.html"), "{text}");
+    std::fs::write(&launch, text.replace("ticker.html", "ticker.html?still")).unwrap();
+    let desktop = sandbox();
+    let report = common::replay_json(&desktop, &changed, &["--delay-ms", "0"]);
+    assert_eq!(report["first_failure"], 3, "{report:#}");
+    let why = report["turns"][2]["result_summary"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("Ticks: "), "{report:#}");
+    drop(desktop);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&changed);
+
+    let dir = scratch("pulsing");
+    session.ok(
+        "set_recording",
+        json!({ "enabled": true, "output_dir": dir }),
+    );
+    let launched = session.ok("launch_app", json!({ "name": "gtk3-widget-factory" }));
+    let (pid, window) = (&launched["pid"], &launched["windows"][0]["window_id"]);
+    let toggle = session.element(pid, window, |e| {
+        e["role"] == "toggle_button" && e["name"] == "togglebutton"
+    });
+    session.ok(
+        "click",
+        json!({ "pid": pid, "window_id": window, "element_index": toggle["element_index"] }),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    session.ok("set_recording", json!({ "enabled": false }));
+    assert!(settle_of(&dir, 2).is_null(), "{}", settle_of(&dir, 2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,10 @@ pub struct TurnDiff {
     pub status: TurnStatus,
     /// One line per difference, e.g. `pixels: 312 px differ (0.4%), max 0`.
     pub reasons: Vec<String>,
+    /// What is said of the turn without failing it: the expected run's window never held
+    /// still when it was recorded (an agent's recording of a window that kept changing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// `field: expected → actual` lines.
     pub action_diff: Vec<String>,
     /// Unified diff of the redacted post-action tree.
@@ -259,7 +263,33 @@ fn compare_pair(
         reasons.push(tree_reason(d));
     }
     let (settled_e, settled_a) = (e.settle(), a.settle());
-    let unsettled = unsettled_reasons(settled_e.as_ref(), settled_a.as_ref());
+    // A run that settles every turn and never held still cannot be compared. An agent's
+    // recording that did not is one moment of a window that kept changing: compared as it
+    // is, and said.
+    let mut unsettled = Vec::new();
+    let mut notes = Vec::new();
+    for (side, settle) in [("golden", settled_e.as_ref()), ("run", settled_a.as_ref())] {
+        let Some(s) = settle.filter(|s| s.status == crate::trajectory::SettleStatus::Unsettled)
+        else {
+            continue;
+        };
+        let changing = match s.changing.is_empty() {
+            true => "unknown".to_string(),
+            false => s.changing.join("; "),
+        };
+        match s.by {
+            crate::trajectory::SettledBy::Run => unsettled.push(format!(
+                "unsettled: the {side}'s window never held still (still changing: {changing}); its state cannot be compared"
+            )),
+            crate::trajectory::SettledBy::Agent => notes.push(format!(
+                "unsettled: the {} recording's window never held still (still changing: {changing}); compared as recorded",
+                match side {
+                    "golden" => "expected",
+                    _ => "actual",
+                }
+            )),
+        }
+    }
     let status = match unsettled.is_empty() {
         true => TurnStatus::Passed,
         false => TurnStatus::Unsettled,
@@ -270,15 +300,21 @@ fn compare_pair(
         tool: tool_of(a),
         status,
         reasons,
+        notes,
         action_diff,
         tree_diff,
         pixels: None,
-        expected_latency_ms: settled_e.map(|s| s.latency_ms),
-        actual_latency_ms: settled_a.map(|s| s.latency_ms),
+        // An agent's recording measures no latency: it stops reading when the next call comes.
+        expected_latency_ms: settled_e.filter(by_run).map(|s| s.latency_ms),
+        actual_latency_ms: settled_a.filter(by_run).map(|s| s.latency_ms),
         expected_dir: Some(e.dir.clone()),
         actual_dir: Some(a.dir.clone()),
         diff_png: None,
     }
+}
+
+fn by_run(s: &crate::trajectory::Settle) -> bool {
+    s.by == crate::trajectory::SettledBy::Run
 }
 
 /// A turn only one run has: `Missing` from the actual run, or `Extra` in it.
@@ -292,6 +328,7 @@ fn one_sided(t: &LoadedTurn, status: TurnStatus) -> TurnDiff {
             true => "missing: the actual run has no such turn".into(),
             false => "extra: the expected run has no such turn".into(),
         }],
+        notes: Vec::new(),
         action_diff: Vec::new(),
         tree_diff: None,
         pixels: None,
@@ -377,27 +414,6 @@ fn pixel_reasons(
     reasons
 }
 
-/// `unsettled: …` for each side whose window never held still (empty when both did).
-fn unsettled_reasons(
-    expected: Option<&crate::trajectory::Settle>,
-    actual: Option<&crate::trajectory::Settle>,
-) -> Vec<String> {
-    [("golden", expected), ("run", actual)]
-        .into_iter()
-        .filter_map(|(side, s)| {
-            let s = s.filter(|s| s.status == crate::trajectory::SettleStatus::Unsettled)?;
-            Some(format!(
-                "unsettled: the {side}'s window never held still (still changing: {}); its state cannot be compared",
-                if s.changing.is_empty() {
-                    "unknown".to_string()
-                } else {
-                    s.changing.join("; ")
-                }
-            ))
-        })
-        .collect()
-}
-
 /// The text a panic carried.
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
@@ -457,6 +473,75 @@ mod tests {
         assert_eq!(diff(&golden, &click("no_change", Some(false))).len(), 1);
         assert_eq!(diff(&golden, &click("no_change", None)).len(), 1);
         assert_eq!(diff(&golden, &click("suspected_noop", Some(true))).len(), 1);
+    }
+
+    #[test]
+    fn an_agents_unsettled_turn_is_a_note_and_a_settling_runs_a_failure() {
+        let turn = |settle: serde_json::Value| {
+            let mut a = serde_json::json!({"tool": "click", "arguments": {}, "result_error": null, "result": {"effect": "confirmed"}});
+            if !settle.is_null() {
+                a["settle"] = settle;
+            }
+            LoadedTurn {
+                number: 2,
+                dir: PathBuf::from("t/turn-00002"),
+                action: serde_json::from_value::<Action>(a).unwrap(),
+                state: Some(
+                    serde_json::json!({"title": "Ticker", "tree_markdown": "- paragraph \"Ticks: 5\""}),
+                ),
+                designated: Designated::default(),
+                target_lineage: Vec::new(),
+                busy_frames: Vec::new(),
+            }
+        };
+        let unsettled = |by: &str| {
+            let mut s = serde_json::json!({"status": "unsettled", "latency_ms": 800, "changed": true, "changing": ["tree: + paragraph \"Ticks: 6\""]});
+            if !by.is_empty() {
+                s["by"] = serde_json::json!(by);
+            }
+            s
+        };
+        let config = DiffConfig::default();
+        let rules = tree::builtin_redactions();
+        let compare = |e: &LoadedTurn, a: &LoadedTurn| {
+            compare_pair(e, a, &config, &rules, &mut Rebinding::default())
+        };
+        let stable = serde_json::json!({"status": "stable", "latency_ms": 90, "changed": true});
+        // An agent's recording that never held still, against a settled replay of it: noted,
+        // compared as recorded (the same tree passes), its latency not taken for the app's.
+        let noted = compare(&turn(unsettled("agent")), &turn(stable.clone()));
+        assert_eq!(noted.status, TurnStatus::Passed, "{:?}", noted.reasons);
+        assert!(noted.reasons.is_empty(), "{:?}", noted.reasons);
+        assert!(
+            noted.notes[0].starts_with("unsettled: the expected recording's window never held still (still changing: tree: + paragraph \"Ticks: 6\")"),
+            "{:?}",
+            noted.notes
+        );
+        assert_eq!(noted.expected_latency_ms, None);
+        assert_eq!(noted.actual_latency_ms, Some(90));
+        // A run that settles every turn and did not hold still cannot be compared, on
+        // either side (a file without `by` was written by such a run).
+        for (e, a) in [
+            (turn(stable.clone()), turn(unsettled(""))),
+            (turn(unsettled("run")), turn(stable.clone())),
+        ] {
+            let failed = compare(&e, &a);
+            assert_eq!(failed.status, TurnStatus::Unsettled);
+            assert!(
+                failed.reasons[0].contains("its state cannot be compared"),
+                "{:?}",
+                failed.reasons
+            );
+            assert!(failed.notes.is_empty());
+        }
+        // Noted, it still fails on a real difference.
+        let mut other = turn(stable);
+        other.state = Some(
+            serde_json::json!({"title": "Ticker", "tree_markdown": "- paragraph \"Ticks: 9\""}),
+        );
+        let failed = compare(&turn(unsettled("agent")), &other);
+        assert_eq!(failed.notes.len(), 1);
+        assert!(!failed.reasons.is_empty());
     }
 
     const NONE: [&Designated; 2] = [&NOTHING, &NOTHING];

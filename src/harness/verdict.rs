@@ -137,6 +137,7 @@ mod tests {
             tool: "click".into(),
             status: TurnStatus::Passed,
             reasons: Vec::new(),
+            notes: Vec::new(),
             action_diff: Vec::new(),
             tree_diff: None,
             pixels: None,

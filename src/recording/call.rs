@@ -409,7 +409,26 @@ impl AfterState {
                         self.action.settle = Some(settled);
                         state
                     }
-                    None => settle::settled_state(p, pid, w, effect, &cut_now, &observed).await,
+                    None => {
+                        let quiet =
+                            settle::settled_state(p, pid, w, effect, &cut_now, &observed).await;
+                        // An agent's turn says when its window never held still; its
+                        // after-state is the last read (a stable settle's record, so diff
+                        // and replay read it one way).
+                        if !quiet.still_changing.is_empty() {
+                            self.action.settle = Some(crate::trajectory::Settle {
+                                status: crate::trajectory::SettleStatus::Unsettled,
+                                latency_ms: self.action_started.elapsed().as_millis() as u64,
+                                changed: self.before.as_ref().is_some_and(|b| {
+                                    !settle::differences_in_tree(&b.json, &quiet.state.json, 1)
+                                        .is_empty()
+                                }),
+                                changing: quiet.still_changing,
+                                by: crate::trajectory::SettledBy::Agent,
+                            });
+                        }
+                        quiet.state
+                    }
                 };
                 *last_state.lock().unwrap() = Some(LastState {
                     window_id: w.window_id,

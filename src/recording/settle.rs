@@ -70,6 +70,15 @@ pub struct Effect<'a> {
     pub recheck_silent: bool,
 }
 
+/// A turn's after-state, and whether the window held still.
+pub struct Settled {
+    pub state: StateCapture,
+    /// What still changed between the last two reads when the window never held still
+    /// within the bound, busy widgets aside (empty when it did, or when the next action
+    /// cut the wait).
+    pub still_changing: Vec<String>,
+}
+
 /// The window's state once the action's effect has shown and the window is quiet; or,
 /// when `cut` fires first (the next recorded action is about to run), the window as it is
 /// then, which is what the app showed after this action and before the next one touched
@@ -81,12 +90,15 @@ pub async fn settled_state(
     effect: Effect<'_>,
     cut: &Cut,
     observed: &std::sync::Mutex<Option<Observation>>,
-) -> StateCapture {
+) -> Settled {
+    let mut still_changing = Vec::new();
     let tree = match platform.app_activity(pid).await {
         Some(a) if a.events > 0 => {
             match by_events(platform, pid, window, &effect, cut, observed).await {
                 Some((json, first)) if effect.recheck_silent => {
-                    match silent_changes(platform, pid, window, &json, cut).await {
+                    let silent = silent_changes(platform, pid, window, &json, cut).await;
+                    still_changing = silent.changing;
+                    match silent.later {
                         Some(later) => Some((later, None)),
                         None => Some((json, first)),
                     }
@@ -94,10 +106,20 @@ pub async fn settled_state(
                 read => read,
             }
         }
-        _ => by_polling(platform, pid, window, &effect, cut).await,
+        _ => match by_polling(platform, pid, window, &effect, cut).await {
+            Some((read, changing)) => {
+                still_changing = changing;
+                Some(read)
+            }
+            None => None,
+        },
     };
     let Some((json, mut first)) = tree else {
-        return state_now(platform, pid, window, effect.action_started, observed).await;
+        let state = state_now(platform, pid, window, effect.action_started, observed).await;
+        return Settled {
+            state,
+            still_changing,
+        };
     };
     if let Some(bound) = platform.app_quirks(pid).await.repaints_after_tree {
         // The tree shows the effect; the pixels may not yet: a frame taken before the
@@ -119,7 +141,10 @@ pub async fn settled_state(
         cut,
     )
     .await;
-    StateCapture { json, pixels }
+    Settled {
+        state: StateCapture { json, pixels },
+        still_changing,
+    }
 }
 
 /// The next action is about to run: a burst of events or repaints in progress gets this
@@ -346,44 +371,69 @@ async fn by_events(
 /// How long after a read whose events had gone quiet the tree is read again, to see a
 /// change the app made without an event...
 const SILENT_HOLD: Duration = Duration::from_millis(150);
-/// ...and while the reads differ, for at most this long in all.
+/// ...and while the reads differ, for at most this long in all (the last read may come up
+/// to SILENT_HOLD later).
 const SILENT_MAX: Duration = Duration::from_millis(600);
+/// An agent's turn that never held still names at most this many lines that kept
+/// changing: a replay reads each named one as any moment of it (its postcondition's
+/// `still_changing`), so they are not cut at the few a person needs to read.
+const CHANGING_NAMED: usize = 24;
 
-/// The window's later state when it changed after `read` without an accessibility event
-/// (None: it read the same, or the next action cut the wait first). Gnumeric updates its
-/// status label (`Sum = 42`) after the selection moved, sending no event: a recording
-/// read when the events went quiet kept `Sum = 0`, and its diff against its own replay
-/// failed. Reads until two agree, SILENT_HOLD apart, within SILENT_MAX; the next action
-/// cuts it (an agent acting sooner pays nothing).
+/// What reading a quiet window again found ([`silent_changes`]).
+struct Silent {
+    /// The window's later state, when it changed since the read (busy widgets aside).
+    later: Option<Value>,
+    /// What still changed between the last two reads when the bound ran out (empty: the
+    /// window held still, or the wait was cut).
+    changing: Vec<String>,
+}
+
+/// Whether the window changed after `read` without an accessibility event. Gnumeric
+/// updates its status label (`Sum = 42`) after the selection moved, sending no event: a
+/// recording read when the events went quiet kept `Sum = 0`, and its diff against its own
+/// replay failed. Reads until two agree (busy widgets aside, as the stable settle compares
+/// them: a pulsing bar never holds still and says nothing of the action), SILENT_HOLD
+/// apart, within SILENT_MAX; the next action cuts it (an agent acting sooner pays
+/// nothing). A window still changing at the bound says what changed.
 async fn silent_changes(
     platform: &Arc<dyn Platform>,
     pid: u32,
     window: &WindowInfo,
     read: &Value,
     cut: &Cut,
-) -> Option<Value> {
+) -> Silent {
+    let held = |later: Option<Value>| Silent {
+        later,
+        changing: Vec::new(),
+    };
     if lost(read) {
-        return None;
+        return held(None);
     }
     let deadline = Instant::now() + SILENT_MAX;
     let mut last: Option<Value> = None;
     loop {
-        let at = (Instant::now() + SILENT_HOLD).min(deadline);
-        if cut.sleep_until(at).await {
-            return last;
+        // Never nearer than SILENT_HOLD: two reads closer together agree on a window that
+        // changes every 100 ms (seen: a last read clamped to the bound, 74 ms after the one
+        // before, took a ticking page for still).
+        if cut.sleep_until(Instant::now() + SILENT_HOLD).await {
+            return held(last);
         }
         let now = crate::snapshot::window_state_json(platform.as_ref(), pid, window).await;
         // A window that went away since (the app was stopped before the next action came)
         // shows nothing later: the state is the one it last showed.
         if lost(&now) {
-            return last;
+            return held(last);
         }
-        if now == *last.as_ref().unwrap_or(read) {
+        let changing = differences_in_tree(last.as_ref().unwrap_or(read), &now, CHANGING_NAMED);
+        if changing.is_empty() {
             // Held still: the change, if there was one, is in `last` already.
-            return last;
+            return held(last);
         }
         if Instant::now() >= deadline {
-            return Some(now);
+            return Silent {
+                later: Some(now),
+                changing,
+            };
         }
         last = Some(now);
     }
@@ -409,14 +459,15 @@ fn seen_since(
     (o.window_id == window.window_id && after).then(|| o.state.clone())
 }
 
-/// The tree once two reads agree (None: cut first).
+/// The tree once two reads agree (None: cut first), and what still changed between the
+/// last two reads when they never did within POLL_MAX (busy widgets aside).
 async fn by_polling(
     platform: &Arc<dyn Platform>,
     pid: u32,
     window: &WindowInfo,
     effect: &Effect<'_>,
     cut: &Cut,
-) -> Option<(Value, Frame)> {
+) -> Option<((Value, Frame), Vec<String>)> {
     // A window without a tree (its state read by OCR) says nothing of an effect but its
     // pixels, and a read costs ~200 ms (more on a loaded machine): its first read waits
     // for a repaint after the action (an SDL app drawing once a frame showed a click's
@@ -452,16 +503,19 @@ async fn by_polling(
         }
         if sleep(POLL_QUIET).await {
             // The last read is the window after this action.
-            return Some((last, None));
+            return Some(((last, None), Vec::new()));
         }
         let now = read().await;
-        let same = now == last;
-        last = now;
-        if same {
-            break;
+        if now == last {
+            return Some(((last, None), Vec::new()));
+        }
+        let previous = std::mem::replace(&mut last, now);
+        if started.elapsed() >= POLL_MAX {
+            let changing = differences_in_tree(&previous, &last, CHANGING_NAMED);
+            return Some(((last, None), changing));
         }
     }
-    Some((last, None))
+    Some(((last, None), Vec::new()))
 }
 
 /// A capture of the window once it has stopped repainting. Where the platform reports
@@ -571,6 +625,46 @@ fn repaint_quiet_gap(last: Repaint, action_started: Instant) -> Duration {
         })
         .map(|frame| (frame * REPAINT_QUIET_FRAMES).clamp(QUIET_GAP, REPAINT_QUIET_MAX))
         .unwrap_or(QUIET_GAP)
+}
+
+/// Tree lines that differ between two states, busy widgets aside (at most `named`, then
+/// how many more).
+pub(super) fn differences_in_tree(a: &Value, b: &Value, named: usize) -> Vec<String> {
+    let text = |s: &Value| {
+        let title = s["title"].as_str().unwrap_or("").to_string();
+        let tree = s["tree_markdown"].as_str().unwrap_or("");
+        (
+            title,
+            crate::snapshot::busy::without_busy_lines(tree).into_owned(),
+        )
+    };
+    let ((ta, a), (tb, b)) = (text(a), text(b));
+    let mut out = Vec::new();
+    if ta != tb {
+        out.push(format!("title: {ta:?} → {tb:?}"));
+    }
+    if a == b {
+        return out;
+    }
+    let diff = similar::TextDiff::from_lines(&a, &b);
+    let lines: Vec<String> = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() != similar::ChangeTag::Equal)
+        .map(|c| {
+            let sign = if c.tag() == similar::ChangeTag::Delete {
+                "-"
+            } else {
+                "+"
+            };
+            format!("tree: {sign} {}", c.value().trim())
+        })
+        .collect();
+    let more = lines.len().saturating_sub(named);
+    out.extend(lines.into_iter().take(named));
+    if more > 0 {
+        out.push(format!("tree: and {more} more line(s)"));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -83,7 +83,9 @@ pub async fn stable_state(
         recheck_silent: false,
         ..effect
     };
-    let first = settle::settled_state(platform, pid, window, effect, &uncut, &nobody).await;
+    let first = settle::settled_state(platform, pid, window, effect, &uncut, &nobody)
+        .await
+        .state;
     // Read by now (the settle reads at its end): an upper bound of when it showed.
     let first_at = Instant::now();
     let deadline = Instant::now() + timeout;
@@ -137,12 +139,13 @@ pub async fn stable_state(
     };
     let changed = before
         .as_ref()
-        .is_some_and(|b| !differences_in_tree(b, &last.state.json).is_empty());
+        .is_some_and(|b| !settle::differences_in_tree(b, &last.state.json, NAMED).is_empty());
     let settle = Settle {
         status,
         latency_ms: seen.saturating_duration_since(action_started).as_millis() as u64,
         changed,
         changing,
+        by: crate::trajectory::SettledBy::Run,
     };
     (last.state, settle)
 }
@@ -192,7 +195,7 @@ fn same_pixels_and_tree(a: &Comparable, b: &Comparable) -> bool {
 /// What differs between two reads of a window, busy widgets and incidental regions aside:
 /// tree lines that came or went, and the pixels that changed. Empty when they agree.
 fn differences(a: &Comparable, b: &Comparable) -> Vec<String> {
-    let mut out = differences_in_tree(&a.json, &b.json);
+    let mut out = settle::differences_in_tree(&a.json, &b.json, NAMED);
     if let (Some(pa), Some(pb)) = (a.pixels, b.pixels) {
         let mut masks = busy::frames(&a.json);
         masks.extend(busy::frames(&b.json));
@@ -200,42 +203,6 @@ fn differences(a: &Comparable, b: &Comparable) -> Vec<String> {
         if let Some(changed) = changed_pixels(pa, pb, &masks) {
             out.push(changed);
         }
-    }
-    out
-}
-
-/// Tree lines that differ between two states, busy widgets aside (at most [`NAMED`]).
-fn differences_in_tree(a: &Value, b: &Value) -> Vec<String> {
-    let text = |s: &Value| {
-        let title = s["title"].as_str().unwrap_or("").to_string();
-        let tree = s["tree_markdown"].as_str().unwrap_or("");
-        (title, busy::without_busy_lines(tree).into_owned())
-    };
-    let ((ta, a), (tb, b)) = (text(a), text(b));
-    let mut out = Vec::new();
-    if ta != tb {
-        out.push(format!("title: {ta:?} → {tb:?}"));
-    }
-    if a == b {
-        return out;
-    }
-    let diff = similar::TextDiff::from_lines(&a, &b);
-    let lines: Vec<String> = diff
-        .iter_all_changes()
-        .filter(|c| c.tag() != similar::ChangeTag::Equal)
-        .map(|c| {
-            let sign = if c.tag() == similar::ChangeTag::Delete {
-                "-"
-            } else {
-                "+"
-            };
-            format!("tree: {sign} {}", c.value().trim())
-        })
-        .collect();
-    let more = lines.len().saturating_sub(NAMED);
-    out.extend(lines.into_iter().take(NAMED));
-    if more > 0 {
-        out.push(format!("tree: and {more} more line(s)"));
     }
     out
 }

@@ -93,6 +93,10 @@ pub struct Reading {
     /// What is under these regions' lines follows the app's timing, not the turn: left
     /// out on both sides ([`Incidental`]; the default roles unless set).
     pub incidental: Incidental,
+    /// Text an agent's recording saw still changing ([`still_changing`]): a recorded
+    /// gained line one of these matches is shown by any live line in its place that the
+    /// same pattern matches (its before-state is still compared exactly).
+    pub moments: Vec<Regex>,
 }
 
 /// A tree as counted lines.
@@ -137,6 +141,51 @@ fn without_incidentals(rest: &str) -> String {
         None => rest,
     };
     markdown::without_states(head, &["focused"])
+}
+
+/// Patterns that leave out, for one turn, the text of what an agent's recording saw still
+/// changing when it stopped reading (its `settle.changing`: `tree: - [3] paragraph
+/// "Ticks: 5"`, `tree: + [3] paragraph "Ticks: 6"`). Each lost line paired with the next
+/// gained line of the same role yields their common start up to where they differ (at
+/// least the role and the opening quote), then anything up to a closing quote: `paragraph
+/// "Ticks: [^"]*`. What the recording holds there is one moment of that text, so the turn's
+/// check takes any moment of it ([`Reading::moments`]). A role that changed, or a line with
+/// no partner, yields nothing.
+pub fn still_changing(changing: &[String]) -> Vec<Regex> {
+    let lines: Vec<(bool, String)> = changing
+        .iter()
+        .filter_map(|c| {
+            let rest = c.strip_prefix("tree: ")?;
+            let (sign, line) = (rest.chars().next()?, rest.get(1..)?.trim());
+            Some((sign == '+', body(&normalize(line)).to_string()))
+        })
+        .collect();
+    let role = |line: &str| markdown::split_role(line).0.to_string();
+    let mut out = Vec::new();
+    for (i, (gained, lost)) in lines.iter().enumerate() {
+        if *gained {
+            continue;
+        }
+        let Some((_, partner)) = lines[i + 1..]
+            .iter()
+            .find(|(g, l)| *g && role(l) == role(lost))
+        else {
+            continue;
+        };
+        let common: String = lost
+            .chars()
+            .zip(partner.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect();
+        if common.len() < role(lost).len() + 2 || !common.contains('"') {
+            continue;
+        }
+        if let Ok(pattern) = Regex::new(&format!("{}[^\"]*", regex::escape(&common))) {
+            out.push(pattern);
+        }
+    }
+    out
 }
 
 /// The body of a normalized line: `role "name"…` without its indentation and dash.
@@ -401,6 +450,14 @@ impl Postcondition {
                 continue;
             }
             if let Some(shown) = take_partner(line, &mut unrecorded) {
+                let same_moment = self
+                    .reading
+                    .moments
+                    .iter()
+                    .any(|m| m.is_match(line) && m.is_match(shown));
+                if same_moment {
+                    continue;
+                }
                 out.push(format!(
                     "expected {}, the app shows {}",
                     body(line),

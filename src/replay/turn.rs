@@ -60,9 +60,19 @@ pub(super) async fn replay_turn(
     let reading = reading_of(action, &states, opts, bindings);
     check_start(ctx, bindings, action, &states, &window, &reading).await;
     // What the check leaves out, said in the turn's summary (nothing is dropped silently).
-    let left_out = match (&states.before, &states.after) {
+    let incidental = match (&states.before, &states.after) {
         (Some(before), Some(after)) => incidental_note(before, after, &reading),
         _ => None,
+    };
+    let moment = kept_changing(action).map(|c| {
+        format!(
+            "the recording's window never held still here (still changing: {}): that text compared as any moment of it",
+            c.join("; ")
+        )
+    });
+    let left_out = match (incidental, moment) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
     };
     let change = match (&states.before, &states.after) {
         (Some(before), Some(after)) => Postcondition::between(before, after, reading),
@@ -123,6 +133,9 @@ fn reading_of(
     let target_index = crate::trajectory::points::target_index(action, &states.before_frames);
     Reading {
         volatile: opts.volatile.clone(),
+        moments: kept_changing(action)
+            .map(super::postcondition::still_changing)
+            .unwrap_or_default(),
         renames: bindings.renames.clone(),
         other_driver: action.by_other_driver(),
         incidental: opts
@@ -130,6 +143,16 @@ fn reading_of(
             .for_target(states.before.as_deref(), target_index),
         ..Reading::default()
     }
+}
+
+/// What an agent's recording saw still changing when it stopped reading this turn's
+/// window (its `settle`, written only then); None for a turn that held still, or that a
+/// run settling every turn recorded (its unsettled turns are never replayed as goldens).
+fn kept_changing(action: &Action) -> Option<&[String]> {
+    let settle = action.settle.as_ref()?;
+    (settle.by == crate::trajectory::SettledBy::Agent
+        && settle.status == crate::trajectory::SettleStatus::Unsettled)
+        .then_some(settle.changing.as_slice())
 }
 
 fn pid_of(window: &WindowInfo) -> u32 {

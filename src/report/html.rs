@@ -43,6 +43,7 @@ details.turn{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:8
 details.turn.fail{border-left:5px solid #c62828} details.turn.pass{border-left:5px solid #1a7f37}
 summary{cursor:pointer;font-weight:600}
 .reasons{margin:6px 0;color:#c62828}
+.notes{margin:6px 0;color:#555}
 .shots{display:flex;gap:12px;flex-wrap:wrap;align-items:flex-start}
 figure{margin:0} figcaption{font-size:12px;color:#555}
 .shots img{max-width:420px;border:1px solid #ccc;display:block}
@@ -394,6 +395,14 @@ fn turn_details(
             "<div class=\"reasons\">{}</div>",
             reasons.join("<br>")
         );
+    }
+    if !t.notes.is_empty() {
+        let notes: Vec<String> = t
+            .notes
+            .iter()
+            .map(|s| format!("note: {}", esc(s)))
+            .collect();
+        let _ = write!(turns, "<div class=\"notes\">{}</div>", notes.join("<br>"));
     }
     turns.push_str(&decide.unwrap_or_default());
     turns.push_str("<div class=\"shots\">");

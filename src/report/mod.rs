@@ -203,6 +203,9 @@ pub fn terminal(reports: &[ScenarioReport]) -> String {
                         format!(" {}", t.reasons.join("; "))
                     }
                 ));
+                for n in &t.notes {
+                    out.push_str(&format!("        note: {n}\n"));
+                }
             }
         }
         for h in &r.heals {

@@ -190,7 +190,9 @@ pub struct Action {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<String>,
     /// How the after-state was taken, in a run that settles every turn (a replay
-    /// recorded, a `cua test` run): absent in an agent's recording.
+    /// recorded, a `cua test` run). In an agent's recording only when its window never
+    /// held still before the next action or the recorder's bound (`unsettled`, with what
+    /// kept changing); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<Settle>,
     /// The driver that wrote the turn, when it is not cua (`cua-driver`: set by its
@@ -313,6 +315,31 @@ pub struct Settle {
     /// What still changed between the last two reads, when `unsettled`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changing: Vec<String>,
+    /// Who settled the turn: a run that settles every turn (absent), or an agent's
+    /// recording (`agent`), which writes a settle only for a window that never held still.
+    #[serde(default, skip_serializing_if = "SettledBy::is_run")]
+    pub by: SettledBy,
+}
+
+/// Who settled a turn, which says what its `unsettled` means.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SettledBy {
+    /// A run that settles every turn (`cua test`, `cua replay --record-to`): read until two
+    /// reads agree, within the scenario's bound. Unsettled, its state cannot be compared.
+    #[default]
+    Run,
+    /// An agent's recording: read again after the app's events went quiet, at most
+    /// 600 ms. Unsettled, its state is one moment of a window that kept changing.
+    Agent,
+}
+
+impl SettledBy {
+    fn is_run(&self) -> bool {
+        *self == SettledBy::Run
+    }
 }
 
 /// Whether a turn's window held still.

@@ -232,3 +232,46 @@ fn another_drivers_text_and_hidden_parts_read_as_what_cua_can_see() {
     let untouched = p.differences_in(ours_before, ours_before);
     assert!(!untouched.is_empty(), "nothing typed is no pass");
 }
+
+#[test]
+fn text_an_agents_recording_saw_still_changing_compares_as_any_moment_of_it() {
+    let changing = [
+        "tree: - [3] paragraph \"Ticks: 5\"".to_string(),
+        "tree: + [3] paragraph \"Ticks: 6\"".to_string(),
+        "tree: + [4] label \"new\"".to_string(),
+    ];
+    let patterns = still_changing(&changing);
+    assert_eq!(patterns.len(), 1, "{patterns:?}");
+    assert_eq!(patterns[0].as_str(), "paragraph \"Ticks: [^\"]*");
+    let before = "- document \"Ticker\"\n  - paragraph \"Ticks: 0\"\n  - label \"Not pressed\"\n";
+    let after = "- document \"Ticker\"\n  - paragraph \"Ticks: 6\"\n  - label \"Not pressed\"\n";
+    let live = "- document \"Ticker\"\n  - paragraph \"Ticks: 9\"\n  - label \"Not pressed\"\n";
+    let moment = Reading {
+        moments: patterns,
+        ..Reading::default()
+    };
+    // Read exactly, the counter's later moment is another change; read as a moment, the
+    // same one. The rest is still compared: the counter must have left its recorded start,
+    // and a label that changed fails.
+    assert_eq!(differences(&post(before, after), before, live).len(), 1);
+    let p = Postcondition::between(before, after, moment).unwrap();
+    assert!(differences(&p, before, live).is_empty());
+    assert_eq!(
+        differences(&p, before, before).len(),
+        1,
+        "{:?}",
+        differences(&p, before, before)
+    );
+    let other = live.replace("Not pressed", "Pressed");
+    assert_eq!(
+        differences(&p, before, &other).len(),
+        2,
+        "{:?}",
+        differences(&p, before, &other)
+    );
+    // A role that changed, or a name that differs from its first letter on, yields nothing
+    // narrower than the role and its quote: no pattern.
+    assert!(
+        still_changing(&["tree: - label \"a\"".into(), "tree: + button \"a\"".into()]).is_empty()
+    );
+}
