@@ -103,8 +103,7 @@ pub async fn map_points(
             .as_deref()
             .is_some_and(|s| crate::snapshot::text::read_by_ocr(&s.tree));
         if live_anchor.is_none() && read_by_ocr {
-            to = by_image(ctx, recorded.turn_dir, (x, y), live).await?;
-            why = "by image".to_string();
+            (to, why) = by_image(ctx, recorded.turn_dir, (x, y), live).await?;
         }
         if let Some(snap) = snapshot.as_deref() {
             let was = recorded_element.as_ref().map(|t| renamed(t, renames));
@@ -130,13 +129,14 @@ pub async fn map_points(
 }
 
 /// Where the picture around a recorded point (the turn's before.png) shows in the live
-/// window: the one place it does, or an error naming none or each (not pressed).
+/// window, and how it was found: the one place it does, or an error naming none or each
+/// (not pressed).
 async fn by_image(
     ctx: &ToolContext,
     turn_dir: &Path,
     (x, y): (f64, f64),
     live: &WindowInfo,
-) -> Result<(f64, f64), String> {
+) -> Result<((f64, f64), String), String> {
     let point = format!("({x}, {y})");
     let recorded = image::open(turn_dir.join("before.png"))
         .map_err(|e| {
@@ -170,7 +170,7 @@ async fn by_image(
     // The picture still shows at the recorded point: pressed there (a plain patch, such
     // as an empty entry's, shows in many places; the recorded one is still the one).
     if !found.is_empty() && crate::visual::shows_at(&shot, &patch, at, px, py) {
-        return Ok((x, y));
+        return Ok(((x, y), "by image".into()));
     }
     // It moved, and shows in several places: more of its context, until one is left.
     for scale in [2, 4] {
@@ -186,8 +186,17 @@ async fn by_image(
         }
         found = narrowed;
     }
+    // Still tied: the text nearest the recorded point says where the point went.
+    if found.len() > 1 {
+        if let Some(((ax, ay), text)) = anchored_by_text(&recorded, &shot, &patch, at, (px, py)) {
+            return Ok((
+                (f64::from(ax), f64::from(ay)),
+                format!("by image, anchored by the text \"{text}\" nearest it"),
+            ));
+        }
+    }
     match found.as_slice() {
-        [one] => Ok((f64::from(one.x), f64::from(one.y))),
+        [one] => Ok(((f64::from(one.x), f64::from(one.y)), "by image".into())),
         [] => Err(format!(
             "the picture around the recorded point {point} (click.png marks it) shows nowhere in the live window within {} s (not pressed)",
             super::READY_TIMEOUT.as_secs()
@@ -202,6 +211,50 @@ async fn by_image(
                 .join(", ")
         )),
     }
+}
+
+/// Where the recorded point went, by the text nearest it, when its picture shows in
+/// several places even with 4× its context (an empty cell among empty cells): a word read
+/// once in the recorded picture and once in the live window, nearest the point first (of
+/// the three nearest), moves the point as it moved; the picture must still show there.
+/// The point and the word; None when no word does.
+fn anchored_by_text(
+    recorded: &crate::platform::Capture,
+    live: &crate::platform::Capture,
+    patch: &image::GrayImage,
+    at: (i32, i32),
+    (px, py): (i32, i32),
+) -> Option<((i32, i32), String)> {
+    // Words of two letters or more: a lone digit or mark reads differently run to run.
+    let words = |c: &crate::platform::Capture| -> Option<Vec<(String, Rect)>> {
+        let lines = crate::ocr::read(c).ok()?;
+        Some(
+            lines
+                .iter()
+                .flat_map(|l| &l.words)
+                .filter(|w| w.text.chars().filter(|c| c.is_alphanumeric()).count() >= 2)
+                .map(|w| (w.text.clone(), w.frame))
+                .collect(),
+        )
+    };
+    let (before, now) = (words(recorded)?, words(live)?);
+    let once =
+        |ws: &[(String, Rect)], text: &str| ws.iter().filter(|(t, _)| t == text).count() == 1;
+    let centre = |r: &Rect| (r.x + r.width / 2, r.y + r.height / 2);
+    let mut nearest: Vec<&(String, Rect)> = before
+        .iter()
+        .filter(|(t, _)| once(&before, t) && once(&now, t))
+        .collect();
+    nearest.sort_by_key(|(_, r)| {
+        let (cx, cy) = centre(r);
+        (i64::from(cx - px)).pow(2) + (i64::from(cy - py)).pow(2)
+    });
+    nearest.into_iter().take(3).find_map(|(text, was)| {
+        let (_, is) = now.iter().find(|(t, _)| t == text)?;
+        let ((wx, wy), (ix, iy)) = (centre(was), centre(is));
+        let to = (px + ix - wx, py + iy - wy);
+        crate::visual::shows_at(live, patch, at, to.0, to.1).then(|| (to, text.clone()))
+    })
 }
 
 /// The recorded element in the live window: its index, frame and `role "name"`; found by
