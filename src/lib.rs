@@ -6,6 +6,7 @@
 //! headless desktop everything is tested against; [`cli`] is a thin shell over the tool
 //! registry. docs/architecture.md lists the modules in layers; none imports one above it.
 
+pub mod caret;
 pub mod cli;
 pub mod config;
 pub mod cursor;

@@ -260,9 +260,9 @@ pub(super) fn compare_screenshots(
     };
     let mut masks = masks_of(config, expected, actual);
     if config.mask_carets && (ew, eh) == (aw, ah) {
-        let mut zones = super::caret::editable_frames(expected.state.as_ref());
-        zones.extend(super::caret::editable_frames(actual.state.as_ref()));
-        masks.extend(super::caret::carets(ew, eh, &erg, &arg, &zones));
+        let mut zones = crate::caret::editable_frames(expected.state.as_ref());
+        zones.extend(crate::caret::editable_frames(actual.state.as_ref()));
+        masks.extend(crate::caret::carets(ew, eh, &erg, &arg, &zones));
     }
     let opts = PixelDiffOptions {
         threshold: config.threshold,

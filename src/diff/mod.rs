@@ -7,7 +7,6 @@
 //! unreadable PNG, a bad config) comes back as [`DiffError::BadInput`] with every problem
 //! named, so callers can exit 2 without having written a report.
 
-mod caret;
 mod compare;
 mod config;
 mod layout;

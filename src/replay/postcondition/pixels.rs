@@ -2,7 +2,8 @@
 //! (a check box ticked, a swatch filled): the region its pixels changed in, from the
 //! turn's before.png and screenshot.png. Replay then requires the live window's pixels to
 //! change after the action too ([`changed_after`]), or the turn fails: a click that did
-//! nothing never passes for one that ticked a box.
+//! nothing never passes for one that ticked a box. Text carets are left out on both sides
+//! ([`crate::caret`]): a blink is neither a recorded change nor a live one.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -22,11 +23,12 @@ pub fn recorded_change(turn_dir: &Path) -> Option<(Rect, usize)> {
     if before.dimensions() != after.dimensions() {
         return None;
     }
-    let width = before.width() as usize;
+    let (width, height) = before.dimensions();
+    let carets = carets_between(width, height, before.as_raw(), after.as_raw());
     let (mut count, mut min, mut max) = (0, (usize::MAX, usize::MAX), (0, 0));
     for (i, (a, b)) in before.pixels().zip(after.pixels()).enumerate() {
-        if differs(&a.0[..3], &b.0[..3]) {
-            let (x, y) = (i % width, i / width);
+        let (x, y) = (i % width as usize, i / width as usize);
+        if differs(&a.0[..3], &b.0[..3]) && !in_any(&carets, x, y) {
             count += 1;
             min = (min.0.min(x), min.1.min(y));
             max = (max.0.max(x), max.1.max(y));
@@ -48,15 +50,40 @@ fn differs(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).any(|(x, y)| x.abs_diff(*y) > CHANNEL_SLACK)
 }
 
+/// Pixels that differ between two captures, text carets left out: a caret that blinks or
+/// moves is no change of the app's.
 fn changed_pixels(a: &Capture, b: &Capture) -> usize {
     if (a.width, a.height) != (b.width, b.height) {
         return usize::MAX;
     }
+    let carets = carets_between(a.width, a.height, &a.rgba, &b.rgba);
     a.rgba
         .chunks_exact(4)
         .zip(b.rgba.chunks_exact(4))
-        .filter(|(p, q)| differs(&p[..3], &q[..3]))
+        .enumerate()
+        .filter(|(i, (p, q))| {
+            let (x, y) = (i % a.width as usize, i / a.width as usize);
+            differs(&p[..3], &q[..3]) && !in_any(&carets, x, y)
+        })
         .count()
+}
+
+/// The text carets that differ between two RGBA pictures, anywhere in them (a window
+/// without a tree says nothing of where its fields are), each grown by a pixel on every
+/// side: a caret's smoothed edges differ less than its stroke.
+fn carets_between(width: u32, height: u32, a: &[u8], b: &[u8]) -> Vec<Rect> {
+    let whole = [Rect::new(0, 0, width as i32, height as i32)];
+    crate::caret::carets(width, height, a, b, &whole)
+        .into_iter()
+        .map(|r| Rect::new(r.x - 1, r.y - 1, r.width + 2, r.height + 2))
+        .collect()
+}
+
+fn in_any(rects: &[Rect], x: usize, y: usize) -> bool {
+    let (x, y) = (x as i32, y as i32);
+    rects
+        .iter()
+        .any(|r| x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height)
 }
 
 /// Waits (at most `bound`) until the window's pixels differ from `before` by a change a
@@ -78,5 +105,45 @@ pub async fn changed_after(
             return false;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A white picture with black rectangles.
+    fn picture(width: u32, height: u32, marks: &[Rect]) -> Capture {
+        let mut rgba = vec![255u8; (width * height * 4) as usize];
+        for r in marks {
+            for y in r.y..r.y + r.height {
+                for x in r.x..r.x + r.width {
+                    let i = ((y as u32 * width + x as u32) * 4) as usize;
+                    rgba[i..i + 3].copy_from_slice(&[0, 0, 0]);
+                }
+            }
+        }
+        Capture {
+            width,
+            height,
+            rgba,
+        }
+    }
+
+    #[test]
+    fn a_caret_is_no_change_and_a_ticked_box_is() {
+        let blank = picture(80, 40, &[]);
+        // A caret that blinked on, and one that moved: no change either way.
+        let caret = picture(80, 40, &[Rect::new(20, 10, 1, 16)]);
+        let moved = picture(80, 40, &[Rect::new(31, 10, 1, 16)]);
+        assert_eq!(changed_pixels(&blank, &caret), 0);
+        assert_eq!(changed_pixels(&caret, &moved), 0);
+        // A box ticked beside a blinking caret: the tick counts, and only it.
+        let ticked = picture(
+            80,
+            40,
+            &[Rect::new(20, 10, 1, 16), Rect::new(50, 10, 10, 10)],
+        );
+        assert_eq!(changed_pixels(&blank, &ticked), 100);
     }
 }

@@ -2,10 +2,11 @@
 //! text it follows, so two runs of the same turn show it in different columns or not at
 //! all (GTK 4's calculator: 55 px, the caret after "7" in one run and before it in the
 //! other). Playwright hides carets before it compares; a desktop app's caret cannot be
-//! hidden from outside, so the diff masks it instead: inside the frame of an editable
-//! element (from either run's state), a thin upright mark that differs, 1-3 px wide and
-//! at least 6 px and four times its width tall, is a caret. Anything wider, or outside an
-//! editable element, still counts. `[diff] mask_carets = false` compares them.
+//! hidden from outside, so cua masks it instead: a thin upright mark that differs, 1-3 px
+//! wide and at least 6 px and four times its width tall, is a caret. The diff looks inside
+//! the frames of editable elements (from either run's state; `[diff] mask_carets = false`
+//! compares them); replay's pixel checks on a window without a tree, where no element says
+//! where its fields are, look in the whole window. Anything wider still counts.
 
 use serde_json::Value;
 
