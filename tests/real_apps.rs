@@ -215,6 +215,18 @@ fn settle_of(dir: &Path, turn: u32) -> Value {
     serde_json::from_slice::<Value>(&action).unwrap()["settle"].clone()
 }
 
+/// The ticker recording in `dir` replayed on a fresh desktop: the report, and what its
+/// third step (the Start click) said.
+fn start_step_replayed(dir: &Path) -> (Value, String) {
+    let desktop = sandbox();
+    let report = common::replay_json(&desktop, dir, &["--delay-ms", "0"]);
+    let said = report["turns"][2]["result_summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (report, said)
+}
+
 /// Clicks the button named `name` in `session`'s window (by element), as an agent does.
 fn click_button(session: &Session, pid: &Value, window: &Value, name: &str) {
     let button = session.element(pid, window, |e| e["role"] == "button" && e["name"] == name);
@@ -271,14 +283,9 @@ fn an_agents_turn_whose_window_never_holds_still_says_so() {
 
     // Replayed on a fresh Chromium, the counter's text compares as any moment of it, and
     // the step says so.
-    let desktop = sandbox();
-    let report = common::replay_json(&desktop, &dir, &["--delay-ms", "0"]);
+    let (report, start) = start_step_replayed(&dir);
     assert_eq!(report["failed"], 0, "{report:#}");
-    let start = report["turns"][2]["result_summary"]
-        .as_str()
-        .unwrap_or_default();
     assert!(start.contains("never held still here"), "{report:#}");
-    drop(desktop);
     // A page whose Start no longer counts fails that step, naming the counter.
     let changed = scratch("unsettled-changed");
     common::copy_dir(&dir, &changed);
@@ -286,14 +293,9 @@ fn an_agents_turn_whose_window_never_holds_still_says_so() {
     let text = std::fs::read_to_string(&launch).unwrap();
     assert!(text.contains("ticker.html"), "{text}");
     std::fs::write(&launch, text.replace("ticker.html", "ticker.html?still")).unwrap();
-    let desktop = sandbox();
-    let report = common::replay_json(&desktop, &changed, &["--delay-ms", "0"]);
+    let (report, why) = start_step_replayed(&changed);
     assert_eq!(report["first_failure"], 3, "{report:#}");
-    let why = report["turns"][2]["result_summary"]
-        .as_str()
-        .unwrap_or_default();
     assert!(why.contains("Ticks: "), "{report:#}");
-    drop(desktop);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&changed);
 
