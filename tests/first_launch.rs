@@ -267,18 +267,10 @@ fn an_app_the_registry_lost_is_still_read_through_its_tree() {
         std::thread::sleep(Duration::from_millis(100));
     }
     // This sandbox's registry: the at-spi2-registryd on its display.
-    let registry = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .find(|p| {
-            let read = |f: &str| std::fs::read(format!("/proc/{p}/{f}")).unwrap_or_default();
-            String::from_utf8_lossy(&read("cmdline")).contains("at-spi2-registryd")
-                && read("environ")
-                    .split(|b| *b == 0)
-                    .any(|kv| kv == display.as_bytes())
-        })
-        .expect("the sandbox's at-spi2-registryd");
+    let registry = processes_on(&display, "at-spi2-registryd")
+        .first()
+        .copied()
+        .expect("the sandbox's at-spi2-registryd") as i32;
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(registry),
         nix::sys::signal::Signal::SIGKILL,
@@ -318,21 +310,27 @@ fn fixture_without_accessibility(dir: &std::path::Path, once: bool) -> std::path
     script
 }
 
-/// How many processes run the GTK 4 fixture on `session`'s display.
-fn fixtures_running(session: &common::Session) -> usize {
-    let display = format!("DISPLAY={}", session.sandbox().display_name());
+/// The pids whose command line holds `program` and whose environment holds `display`
+/// (`DISPLAY=:N`): a sandbox's processes, told apart from other sandboxes' by their display.
+fn processes_on(display: &str, program: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|p| {
             let read = |f: &str| std::fs::read(format!("/proc/{p}/{f}")).unwrap_or_default();
-            String::from_utf8_lossy(&read("cmdline")).contains("fixture_gtk4.py")
+            String::from_utf8_lossy(&read("cmdline")).contains(program)
                 && read("environ")
                     .split(|b| *b == 0)
                     .any(|kv| kv == display.as_bytes())
         })
-        .count()
+        .collect()
+}
+
+/// How many processes run the GTK 4 fixture on `session`'s display.
+fn fixtures_running(session: &common::Session) -> usize {
+    let display = format!("DISPLAY={}", session.sandbox().display_name());
+    processes_on(&display, "fixture_gtk4.py").len()
 }
 
 /// In a sandbox, an app that carries an accessibility bridge but does not join the bus is
