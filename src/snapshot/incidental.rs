@@ -7,7 +7,8 @@
 //!
 //! So what is under a region's line is left out wherever two runs of a turn are compared:
 //! replay's and `cua test`'s check of each turn's change (replay's postcondition)
-//! and `cua diff` (the tree's lines and, in screenshots, the frames of its elements). The
+//! and `cua diff` (the tree's lines and, in screenshots, the region's own frame, which
+//! the recorder lists as the state's `regions`, and the frames of its elements). The
 //! region's own line stays: a toolbar that appears or goes is a change. A turn whose target
 //! is inside a region is compared there in full (pressing Bold is a toolbar change).
 //!
@@ -83,6 +84,25 @@ impl Incidental {
     }
 }
 
+/// The regions of a tree that have a frame, as a recorded state's `regions` list: role,
+/// name and window-local frame. A region's items may have no frame (LibreOffice's status
+/// bar labels) or a wrong one, so a screenshot comparison masks the region by its own.
+pub fn listed(tree: &crate::platform::AxTree) -> Vec<Value> {
+    let regions = Incidental::default();
+    tree.nodes
+        .iter()
+        .filter(|n| regions.is_region(&n.role))
+        .filter_map(|n| {
+            let f = n.frame?;
+            Some(serde_json::json!({
+                "role": n.role,
+                "name": n.name,
+                "frame": { "x": f.x, "y": f.y, "w": f.width, "h": f.height },
+            }))
+        })
+        .collect()
+}
+
 /// The roles of element `target` of the tree `before_tree` and of its ancestors (empty
 /// when either is unknown): what [`Incidental::for_lineage`] needs to know of a turn.
 pub fn lineage(before_tree: Option<&str>, target: Option<usize>) -> Vec<String> {
@@ -114,8 +134,8 @@ impl Incidental {
     }
 
     /// A state without what is under its regions: its tree's lines and its indexed
-    /// elements (both renumbered), and the frames of the elements taken out, which a
-    /// screenshot comparison masks.
+    /// elements (both renumbered), and the frames a screenshot comparison masks: the
+    /// regions' own (the state's `regions`) and those of the elements taken out.
     pub fn without(&self, state: &Value) -> (Value, Vec<Rect>) {
         let Some((tree, dropped)) = state["tree_markdown"]
             .as_str()
@@ -125,16 +145,23 @@ impl Incidental {
         };
         let mut out = state.clone();
         out["tree_markdown"] = Value::String(tree);
-        let mut frames = Vec::new();
+        let mut frames: Vec<Rect> = state["regions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| self.is_region(r["role"].as_str().unwrap_or("")))
+            .filter_map(|r| crate::snapshot::busy::frame_of(&r["frame"]))
+            .collect();
         if let Some(elements) = state["elements"].as_array() {
             let is_dropped = |e: &Value| {
                 crate::snapshot::element_index(e).is_some_and(|i| dropped.contains(&(i as usize)))
             };
-            frames = elements
-                .iter()
-                .filter(|e| is_dropped(e))
-                .filter_map(|e| crate::snapshot::busy::frame_of(&e["frame"]))
-                .collect();
+            frames.extend(
+                elements
+                    .iter()
+                    .filter(|e| is_dropped(e))
+                    .filter_map(|e| crate::snapshot::busy::frame_of(&e["frame"])),
+            );
             crate::snapshot::keep_elements(&mut out, elements, |e| !is_dropped(e));
         }
         (out, frames)
@@ -174,6 +201,10 @@ mod tests {
     fn a_state_loses_its_regions_elements_and_gives_their_frames() {
         let state = json!({
             "tree_markdown": CALC,
+            "regions": [
+                { "role": "tool_bar", "name": "Standard", "frame": { "x": 0, "y": 0, "w": 90, "h": 8 } },
+                { "role": "panel", "name": "", "frame": { "x": 0, "y": 0, "w": 9, "h": 9 } },
+            ],
             "elements": [
                 { "element_index": 0, "role": "button", "name": "Undo", "frame": { "x": 1, "y": 2, "w": 3, "h": 4 } },
                 { "element_index": 1, "role": "button", "name": "Bold", "frame": { "x": 5, "y": 2, "w": 3, "h": 4 } },
@@ -181,7 +212,12 @@ mod tests {
             ],
         });
         let (out, frames) = Incidental::default().without(&state);
-        assert_eq!(frames.len(), 2);
+        assert_eq!(
+            frames.len(),
+            3,
+            "the toolbar's own frame and its two buttons'"
+        );
+        assert_eq!(frames[0], Rect::new(0, 0, 90, 8));
         assert_eq!(out["elements"][0]["name"], "A1");
         assert_eq!(out["elements"][0]["element_index"], 0);
         assert_eq!(out["element_count"], 1);

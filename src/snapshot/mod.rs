@@ -123,7 +123,8 @@ pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Va
 
 /// A window's state as get_window_state reports it, without touching the element cache
 /// (the recorder uses this: the caller's indices must keep meaning what they meant), plus
-/// the frames of its busy widgets (`busy`, see [`crate::snapshot::busy`]) when it has any.
+/// the frames of its busy widgets (`busy`, see [`crate::snapshot::busy`]) and of its
+/// toolbars and status bars (`regions`, see [`crate::snapshot::incidental`]) when it has any.
 pub async fn window_state_json(
     platform: &dyn Platform,
     pid: u32,
@@ -137,6 +138,10 @@ pub async fn window_state_json(
             let busy = busy::listed(&tree);
             if !busy.is_empty() {
                 state["busy"] = json!(busy);
+            }
+            let regions = incidental::listed(&tree);
+            if !regions.is_empty() {
+                state["regions"] = json!(regions);
             }
             state
         }

@@ -83,8 +83,11 @@ impl Atspi {
         };
         let order = known.depth_first(&top, shown);
         let details = join_all(order.iter().map(|(n, _)| self.details(n, reading.coord))).await;
+        let misplaced = self
+            .misplaced_root_panes(&order, &details, reading.coord)
+            .await;
         Ok(AxTree {
-            nodes: nodes_of(&order, details, offset, window),
+            nodes: nodes_of(&order, details, offset, &misplaced, window),
             warning: None,
         })
     }
@@ -235,7 +238,10 @@ impl Atspi {
                 || n.ifaces.contains(Interface::Value)
                 || n.states.contains(State::Editable)
                 || ROLE_ACTIONABLE.contains(&n.role)
-                || matches!(n.role, Role::ScrollPane | Role::Viewport));
+                || matches!(n.role, Role::ScrollPane | Role::Viewport)
+                // Incidental regions are masked by their own frames (their items may have
+                // none), and a root pane's frame is checked against its parent's.
+                || matches!(n.role, Role::ToolBar | Role::StatusBar | Role::RootPane));
         let frame = if wants_frame {
             self.extents(&n.node, coord).await
         } else {
@@ -251,6 +257,46 @@ impl Atspi {
     }
 }
 
+impl Atspi {
+    /// The root panes that report themselves away from where their parent holds them, and
+    /// how far to move each (with all under it) to its parent's place. LibreOffice on GTK 3
+    /// counts its root pane from the top of its GTK window's content, above the native
+    /// menu bar that holds it down: every toolbar item and cell read 25-31 px above where
+    /// it shows, so a click on cell A2 fell on A1 and masks missed their toolbar. Only a
+    /// root pane of its parent's exact size is moved: one that fills its parent and
+    /// reports another place is misplaced, not laid out.
+    async fn misplaced_root_panes(
+        &self,
+        order: &[(&RawNode, Option<usize>)],
+        details: &[Details],
+        coord: u32,
+    ) -> HashMap<usize, (i32, i32)> {
+        let panes: Vec<(usize, usize, Rect)> = order
+            .iter()
+            .zip(details)
+            .enumerate()
+            .filter(|(_, ((n, _), _))| n.role == Role::RootPane)
+            .filter_map(|(i, ((_, parent), d))| Some((i, (*parent)?, d.frame?)))
+            .collect();
+        let parents = join_all(
+            panes
+                .iter()
+                .map(|(_, p, _)| self.extents(&order[*p].0.node, coord)),
+        )
+        .await;
+        panes
+            .into_iter()
+            .zip(parents)
+            .filter_map(|((i, _, pane), parent)| {
+                let parent = parent?;
+                let same_size = parent.width == pane.width && parent.height == pane.height;
+                let moved = (parent.x - pane.x, parent.y - pane.y);
+                (same_size && moved != (0, 0)).then_some((i, moved))
+            })
+            .collect()
+    }
+}
+
 /// What [`Atspi::details`] reads of a node besides what the walk knows.
 struct Details {
     frame: Option<Rect>,
@@ -260,21 +306,31 @@ struct Details {
 }
 
 /// The walk's nodes, in depth-first order, as the tree's nodes: frames moved by `offset`
-/// into window-local pixels and dropped where empty or outside the window.
+/// into window-local pixels (and each misplaced root pane's subtree by its own move, see
+/// [`Atspi::misplaced_root_panes`]), dropped where empty or outside the window.
 fn nodes_of(
     order: &[(&RawNode, Option<usize>)],
     details: Vec<Details>,
     offset: (i32, i32),
+    misplaced: &HashMap<usize, (i32, i32)>,
     window: &WindowInfo,
 ) -> Vec<AxNode> {
     let window_rect = Rect::new(0, 0, window.bounds.width, window.bounds.height);
     let mut nodes: Vec<AxNode> = Vec::with_capacity(order.len());
-    for ((n, parent), d) in order.iter().zip(details) {
+    // Each node's move beyond `offset`: its own, else its parent's (parents come first).
+    let mut moved: Vec<(i32, i32)> = Vec::with_capacity(order.len());
+    for (i, ((n, parent), d)) in order.iter().zip(details).enumerate() {
+        let by = misplaced
+            .get(&i)
+            .copied()
+            .or_else(|| parent.map(|p| moved[p]))
+            .unwrap_or((0, 0));
+        moved.push(by);
         let frame = d
             .frame
             .map(|r| Rect {
-                x: r.x + offset.0,
-                y: r.y + offset.1,
+                x: r.x + offset.0 + by.0,
+                y: r.y + offset.1 + by.1,
                 ..r
             })
             .filter(|r| !r.is_empty() && r.intersects(&window_rect));
