@@ -137,18 +137,7 @@ pub(crate) fn frame_of(f: &Value) -> Option<Rect> {
 /// The busy widgets of a tree, as a recorded state's `busy` list: role, name and
 /// window-local frame (the tree indexes only some of them, and keeps frames of those only).
 pub fn listed(tree: &crate::platform::AxTree) -> Vec<Value> {
-    tree.nodes
-        .iter()
-        .filter(|n| is_busy(&n.role, &n.name, &n.states))
-        .filter_map(|n| {
-            let f = n.frame?;
-            Some(serde_json::json!({
-                "role": n.role,
-                "name": n.name,
-                "frame": { "x": f.x, "y": f.y, "w": f.width, "h": f.height },
-            }))
-        })
-        .collect()
+    crate::snapshot::framed_nodes(tree, |n| is_busy(&n.role, &n.name, &n.states))
 }
 
 #[cfg(test)]

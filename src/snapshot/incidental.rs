@@ -89,18 +89,7 @@ impl Incidental {
 /// bar labels) or a wrong one, so a screenshot comparison masks the region by its own.
 pub fn listed(tree: &crate::platform::AxTree) -> Vec<Value> {
     let regions = Incidental::default();
-    tree.nodes
-        .iter()
-        .filter(|n| regions.is_region(&n.role))
-        .filter_map(|n| {
-            let f = n.frame?;
-            Some(serde_json::json!({
-                "role": n.role,
-                "name": n.name,
-                "frame": { "x": f.x, "y": f.y, "w": f.width, "h": f.height },
-            }))
-        })
-        .collect()
+    crate::snapshot::framed_nodes(tree, |n| regions.is_region(&n.role))
 }
 
 /// The roles of element `target` of the tree `before_tree` and of its ancestors (empty

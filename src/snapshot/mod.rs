@@ -149,6 +149,26 @@ pub async fn window_state_json(
     }
 }
 
+/// The nodes of a tree that `keep` picks and that have a frame, as a recorded state lists
+/// them beside its elements (`busy`, `regions`): role, name and window-local frame.
+pub(crate) fn framed_nodes(
+    tree: &AxTree,
+    keep: impl Fn(&AxNode) -> bool,
+) -> Vec<serde_json::Value> {
+    tree.nodes
+        .iter()
+        .filter(|n| keep(n))
+        .filter_map(|n| {
+            let f = n.frame?;
+            Some(json!({
+                "role": n.role,
+                "name": n.name,
+                "frame": { "x": f.x, "y": f.y, "w": f.width, "h": f.height },
+            }))
+        })
+        .collect()
+}
+
 /// One element as get_window_state reports it, in cua-driver's field names
 /// (`element_index`, `label`, `frame {x, y, w, h}`) so its clients read it as they read
 /// cua-driver's; `name` is the exact accessible name, `label` what a reader calls it (the

@@ -255,9 +255,7 @@ impl Atspi {
             name,
         }
     }
-}
 
-impl Atspi {
     /// The root panes that report themselves away from where their parent holds them, and
     /// how far to move each (with all under it) to its parent's place. LibreOffice on GTK 3
     /// counts its root pane from the top of its GTK window's content, above the native
