@@ -334,7 +334,10 @@ fn trajectory_folders_never_panic_or_hang() {
                     let _ = read::action(&t.dir);
                     let _ = read::state(&t.dir, read::State::Before);
                     let _ = read::state(&t.dir, read::State::After);
-                    let _ = cua::replay::postcondition::Postcondition::of_turn(&t.dir);
+                    let _ = cua::replay::postcondition::Postcondition::of_turn(
+                        &t.dir,
+                        Default::default(),
+                    );
                 }
             }
             for (a, b) in [

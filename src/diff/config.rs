@@ -66,6 +66,15 @@ impl DiffConfig {
             false => Incidental::none(),
         }
     }
+
+    /// The configured redactions' patterns: text a replay's check reads as volatile
+    /// (validated with the config, so none is left out).
+    pub fn volatile_patterns(&self) -> Vec<regex::Regex> {
+        self.redact
+            .iter()
+            .filter_map(|r| regex::Regex::new(&r.pattern).ok())
+            .collect()
+    }
 }
 
 /// A screenshot region to ignore: a rectangle in window pixels (`x, y, width, height`), or

@@ -23,8 +23,13 @@ pub(super) struct Driven {
 
 /// Starts the sandbox, launches the app, and records the steps into `run_dir` (which
 /// also receives files the app writes there, such as the fixture's journal; the diff reads
-/// only turn folders).
-pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, String> {
+/// only turn folders). With the `golden` the run is compared with, each inline step's turn
+/// waits for its golden turn's change before its after-state is read ([`inline_steps`]).
+pub(super) fn drive(
+    scenario: &Scenario,
+    run_dir: &Path,
+    golden: Option<&Path>,
+) -> Result<Driven, String> {
     if run_dir.exists() {
         std::fs::remove_dir_all(run_dir)
             .map_err(|e| format!("cannot empty {}: {e}", run_dir.display()))?;
@@ -66,10 +71,11 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
             .await
             .map_err(|e| format!("set_recording: {e}"))?;
         // Compared with goldens: each turn's after-state is the stable window; a replayed
-        // turn's is read once its recorded change has shown (as `cua replay` checks it).
+        // turn's is read once its recorded change has shown (as `cua replay` checks it), an
+        // inline step's once its golden turn's change has.
         ctx.recorder.settle_each_turn(crate::recording::EachTurn {
             timeout: scenario.settle_timeout(),
-            after_check: scenario.spec.trajectory.is_some(),
+            after_check: scenario.spec.trajectory.is_some() || golden.is_some(),
             incidental: scenario.spec.diff.incidental(),
         });
         let steps = match &scenario.spec.trajectory {
@@ -79,13 +85,7 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
                     window_id: window,
                     launch_args: app_as_written(&scenario.spec.app),
                 };
-                let volatile = scenario
-                    .spec
-                    .diff
-                    .redact
-                    .iter()
-                    .filter_map(|r| regex::Regex::new(&r.pattern).ok())
-                    .collect();
+                let volatile = scenario.spec.diff.volatile_patterns();
                 let incidental = scenario.spec.diff.incidental();
                 replay_steps(
                     &ctx,
@@ -97,7 +97,7 @@ pub(super) fn drive(scenario: &Scenario, run_dir: &Path) -> Result<Driven, Strin
                 )
                 .await
             }
-            None => inline_steps(&ctx, &registry, scenario, pid, window)
+            None => inline_steps(&ctx, &registry, scenario, (pid, window), golden)
                 .await
                 .map(|quiet| Driven {
                     quiet,
@@ -427,13 +427,25 @@ pub(super) async fn keep_failure_state(
 /// Runs the steps; returns the turns of steps that expect no effect. Recording starts
 /// after the launch, so turn 1 is the first step's; a step escalated to the foreground
 /// takes two turns. A step whose target never shows ends the run, named by number and line.
+///
+/// With a `golden`, each step waits (bounded, as a replay checks its turns) for the change
+/// its golden turn made before its after-state is read: an app that shows part of a change
+/// late and without an event (Gnumeric's `Sum =` label) is read once it has, not between.
+/// The wait gives no verdict: the diff against the golden does.
 pub(super) async fn inline_steps(
     ctx: &ToolContext,
     registry: &ToolRegistry,
     scenario: &Scenario,
-    pid: u32,
-    window: u64,
+    (pid, window): (u32, u64),
+    golden: Option<&Path>,
 ) -> Result<Vec<u32>, String> {
+    let platform = ctx.platform().await.map_err(|e| e.to_string())?;
+    use crate::replay::postcondition::{Postcondition, Reading};
+    let reading = Reading {
+        volatile: scenario.spec.diff.volatile_patterns(),
+        incidental: scenario.spec.diff.incidental(),
+        ..Default::default()
+    };
     let mut turn = 1;
     let mut quiet = Vec::new();
     for (i, step) in scenario.spec.step.iter().enumerate() {
@@ -460,6 +472,12 @@ pub(super) async fn inline_steps(
                 fields.remove("snapshot_id");
             }
         }
+        // Only what happens after the call counts: the window as it is just before.
+        let golden_turn = |n: u32| golden.map(|g| g.join(crate::trajectory::turn_dir_name(n)));
+        let live_before = match golden_turn(turn).is_some_and(|t| tree_waited_for(&t, scenario)) {
+            true => window_markdown(platform.as_ref(), pid, window).await,
+            false => None,
+        };
         // A failed step is recorded as a failed turn; the verdict and the diff judge it.
         let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args, None)
             .await
@@ -468,8 +486,51 @@ pub(super) async fn inline_steps(
             quiet.extend(turn..turn + calls);
         }
         turn += calls;
+        if let Some(golden_turn) = golden_turn(turn - 1) {
+            // The step's last call is the turn whose after-state is read (an escalated
+            // step's second).
+            let change = tree_waited_for(&golden_turn, scenario)
+                .then(|| Postcondition::of_turn(&golden_turn, reading.clone()))
+                .flatten();
+            let mut shown = None;
+            if let (Some(change), Some((info, before))) = (change, &live_before) {
+                if change
+                    .wait(platform.as_ref(), pid, info, before)
+                    .await
+                    .is_ok()
+                {
+                    shown = Some(Instant::now());
+                }
+            }
+            ctx.recorder.turn_checked(shown).await;
+        }
     }
     Ok(quiet)
+}
+
+/// Whether an inline step waits for its golden turn's change in the tree: not when the
+/// scenario does not compare trees, nor when the golden read the window by OCR (a glyph
+/// read two ways is no change to wait for).
+fn tree_waited_for(golden_turn: &Path, scenario: &Scenario) -> bool {
+    use crate::trajectory::read::{State, state};
+    let before = state(golden_turn, State::Before).ok().flatten();
+    scenario.spec.diff.compare_tree
+        && before.is_some_and(|b| !crate::snapshot::text::state_read_by_ocr(&b))
+}
+
+/// The window and its tree as it reads now; None when it cannot be read (the step's turn
+/// then records what happened).
+async fn window_markdown(
+    platform: &dyn crate::platform::Platform,
+    pid: u32,
+    window: u64,
+) -> Option<(crate::platform::WindowInfo, String)> {
+    let info = crate::tools::window_of(platform, Some(pid), window)
+        .await
+        .ok()?;
+    let state = crate::snapshot::window_state_json(platform, pid, &info).await;
+    let markdown = state["tree_markdown"].as_str()?.to_string();
+    Some((info, markdown))
 }
 
 /// The element index of a step's target, waiting (bounded by `wait`) for it to show. The

@@ -281,7 +281,12 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         r.failure_state = crate::report::FailureState::read(&run_dir);
         r
     };
-    let driven = match drive(scenario, &run_dir) {
+    let goldens = Goldens::new(&opts.goldens_dir);
+    // `--update` makes a new golden: the old one's changes are not waited for.
+    let golden = (!opts.update)
+        .then(|| goldens.golden(&scenario.golden))
+        .filter(|g| g.is_dir());
+    let driven = match drive(scenario, &run_dir, golden.as_deref()) {
         Ok(d) => d,
         Err(e) => {
             report.error = Some(e);
@@ -307,7 +312,6 @@ pub fn run_scenario(scenario: &Scenario, opts: &TestOptions) -> ScenarioReport {
         }
         return finish(report);
     }
-    let goldens = Goldens::new(&opts.goldens_dir);
     match opts.update {
         true => update_golden(scenario, &run_dir, &goldens, &mut report),
         false => compare_with_golden(scenario, &run_dir, opts, &goldens, &mut report),

@@ -74,8 +74,8 @@ pub struct Effect<'a> {
 pub struct Settled {
     pub state: StateCapture,
     /// What still changed between the last two reads when the window never held still
-    /// within the bound, busy widgets aside (empty when it did, or when the next action
-    /// cut the wait).
+    /// within the bound, busy widgets and incidental regions aside ([`agent_changes`];
+    /// empty when it did, or when the next action cut the wait).
     pub still_changing: Vec<String>,
 }
 
@@ -424,16 +424,7 @@ async fn silent_changes(
         if lost(&now) {
             return held(last);
         }
-        // What toolbars and status bars show follows the app's timing, not the action
-        // (Calc's Undo and Clone enable late): the harness's settle leaves them aside, and
-        // so does this one, so a recording and its replay read the window at one moment.
-        let incidental = crate::snapshot::incidental::Incidental::default();
-        let without = |v: &Value| incidental.without(v).0;
-        let changing = differences_in_tree(
-            &without(last.as_ref().unwrap_or(read)),
-            &without(&now),
-            CHANGING_NAMED,
-        );
+        let changing = agent_changes(last.as_ref().unwrap_or(read), &now);
         if changing.is_empty() {
             // Held still: the change, if there was one, is in `last` already.
             return held(last);
@@ -446,6 +437,17 @@ async fn silent_changes(
         }
         last = Some(now);
     }
+}
+
+/// What changed between two reads of an agent's turn, as its `unsettled` note names it:
+/// tree lines, busy widgets and incidental regions aside. What toolbars and status bars
+/// show follows the app's timing, not the action (Calc's Undo and Clone enable late): the
+/// harness's settle leaves them aside too, so a recording and its replay read the window at
+/// one moment.
+fn agent_changes(a: &Value, b: &Value) -> Vec<String> {
+    let incidental = crate::snapshot::incidental::Incidental::default();
+    let without = |v: &Value| incidental.without(v).0;
+    differences_in_tree(&without(a), &without(b), CHANGING_NAMED)
 }
 
 /// Whether a read found no window to read (an error, or a degraded state: gone, or no
@@ -469,7 +471,7 @@ fn seen_since(
 }
 
 /// The tree once two reads agree (None: cut first), and what still changed between the
-/// last two reads when they never did within POLL_MAX (busy widgets aside).
+/// last two reads when they never did within POLL_MAX ([`agent_changes`]).
 async fn by_polling(
     platform: &Arc<dyn Platform>,
     pid: u32,
@@ -524,7 +526,7 @@ async fn by_polling(
             // says nothing of a window that keeps changing.
             let changing = match crate::snapshot::text::state_read_by_ocr(&last) {
                 true => Vec::new(),
-                false => differences_in_tree(&previous, &last, CHANGING_NAMED),
+                false => agent_changes(&previous, &last),
             };
             return Some(((last, None), changing));
         }

@@ -275,3 +275,23 @@ fn text_an_agents_recording_saw_still_changing_compares_as_any_moment_of_it() {
         still_changing(&["tree: - label \"a\"".into(), "tree: + button \"a\"".into()]).is_empty()
     );
 }
+
+#[test]
+fn part_of_the_change_shown_is_still_on_its_way_another_change_is_an_answer() {
+    // Gnumeric: Up selects A3 at once, its `Sum =` label follows with no event.
+    let before = "- frame \"Book1\"\n  - [0] text value=\"A4\"\n  - label \"Sum = 0\"\n";
+    let after = "- frame \"Book1\"\n  - [0] text value=\"A3\"\n  - label \"Sum = 42\"\n";
+    let p = post(before, after);
+    let contradicted = |live: &str| {
+        let r = &p.reading;
+        p.contradicted(&r.counts(before, false), &r.counts(live, false))
+    };
+    let part = after.replace("Sum = 42", "Sum = 0");
+    assert!(!differences(&p, before, &part).is_empty());
+    assert!(!contradicted(&part), "the label may still change");
+    assert!(!contradicted(before), "nothing changed yet");
+    assert!(!contradicted(after));
+    // A label the recording never had, and a line it did not change, are answers.
+    assert!(contradicted(&after.replace("Sum = 42", "Sum = 41")));
+    assert!(contradicted(&format!("{part}  - label \"Error\"\n")));
+}
