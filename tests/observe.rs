@@ -3,7 +3,7 @@
 mod common;
 
 use common::{App, Image, Session, call, desktop, elements, frame, window_state};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[test]
 fn calculator_gtk4_digit_buttons_exist_with_a_click_action() {
@@ -668,4 +668,58 @@ fn screenshot_out_file_replaces_images_only_and_stays_inside_output_roots() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An action's answer gives its element's `frame` in the space get_window_state gives
+/// it (screen points), and the window-local one as `window_frame` (#56: the same name
+/// meant two spaces).
+#[test]
+fn an_actions_element_frame_is_in_the_space_get_window_state_uses() {
+    let s = Session::private();
+    let fixture = format!(
+        "{}/harness/apps/fixture_gtk3.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let app = App::launched(
+        &s.call(
+            "launch_app",
+            json!({ "path": fixture, "creates_new_application_instance": true }),
+        )
+        .unwrap(),
+    );
+    let (pid, window) = (json!(app.pid), json!(app.window_id));
+    // Away from the screen's origin, where the two spaces would agree.
+    s.ok(
+        "set_window_frame",
+        json!({ "pid": pid, "window_id": window, "x": 200, "y": 150, "width": 420, "height": 560 }),
+    );
+    let button = s.element(&pid, &window, |e| {
+        e["role"] == "button" && e["frame"].is_object() && e["frame"]["x"].as_i64() >= Some(200)
+    });
+    let clicked = s.ok(
+        "click",
+        json!({ "pid": pid, "window_id": window, "element_index": button["element_index"] }),
+    );
+    let element = &clicked["element"];
+    assert_eq!(element["frame"], button["frame"], "{clicked:#}");
+    let windows = s.ok("list_windows", json!({}));
+    let bounds = windows["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["window_id"] == window)
+        .map(|w| w["bounds"].clone())
+        .unwrap();
+    let at = |v: &Value, k: &str| v[k].as_i64().unwrap();
+    assert!(at(&bounds, "x") >= 200, "the window did not move: {bounds}");
+    assert_eq!(
+        at(&element["window_frame"], "x"),
+        at(&element["frame"], "x") - at(&bounds, "x"),
+        "{clicked:#}"
+    );
+    assert_eq!(
+        at(&element["window_frame"], "y"),
+        at(&element["frame"], "y") - at(&bounds, "y"),
+        "{clicked:#}"
+    );
 }

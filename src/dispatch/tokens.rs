@@ -95,6 +95,7 @@ mod tests {
         let tree = crate::platform::AxTree {
             nodes: vec![],
             warning: None,
+            left_out: Vec::new(),
         };
         let snap = ctx.store_snapshot(42, 9, tree, vec![]);
         let token = token_for(&snap.snapshot_id, 3);

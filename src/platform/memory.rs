@@ -169,6 +169,7 @@ impl Observation for MemoryPlatform {
         Ok(AxTree {
             nodes: self.nodes.lock().unwrap().clone(),
             warning: None,
+            left_out: Vec::new(),
         })
     }
 

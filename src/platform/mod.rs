@@ -229,6 +229,21 @@ pub struct AxTree {
     pub nodes: Vec<AxNode>,
     /// Why the tree may be incomplete (bridge missing, app not registered, ...).
     pub warning: Option<String>,
+    /// What a bound of the read left out, element by element (get_window_state's
+    /// `truncated`): nothing is dropped without saying so.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// What a bound left out under one element: of its `total` children (a table's cells),
+/// `returned` were read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    /// The element as its tree line names it: `table "Sheet1"`.
+    pub element: String,
+    pub returned: u64,
+    pub total: u64,
+    /// The bound, in words: `only the cells in view of a table too big to list`.
+    pub why: String,
 }
 
 /// One line of `check_permissions`.

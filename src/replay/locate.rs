@@ -162,6 +162,7 @@ mod tests {
             tree: AxTree {
                 nodes,
                 warning: None,
+                left_out: Vec::new(),
             },
             elements: vec![2, 3, 5],
         }

@@ -386,6 +386,7 @@ pub fn bounded(
     cut.then(|| AxTree {
         nodes: kept,
         warning: tree.warning.clone(),
+        left_out: tree.left_out.clone(),
     })
 }
 
@@ -460,6 +461,7 @@ pub(crate) mod tests {
                 sensitive("label", "Result", false, vec![]),
             ],
             warning: None,
+            left_out: Vec::new(),
         };
         let (md, elements) = render_markdown(&tree);
         assert_eq!(

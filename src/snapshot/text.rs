@@ -99,6 +99,7 @@ pub fn text_tree(window: &WindowInfo, lines: &[Line]) -> AxTree {
     AxTree {
         nodes,
         warning: None,
+        left_out: Vec::new(),
     }
 }
 

@@ -13,7 +13,7 @@ use super::capture::encode_png;
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_file};
 use crate::dispatch::token_for;
 use crate::errors::ToolError;
-use crate::platform::{AxTree, Platform, WindowInfo};
+use crate::platform::{AxTree, LeftOut, Platform, WindowInfo};
 use crate::snapshot::{bounded, element_index, filter_markdown, indices_in_markdown, state_of};
 
 /// Browsers map their window before the page's document is built, and a read then shows
@@ -135,7 +135,7 @@ pub struct GetWindowState;
 impl ToolSpec for GetWindowState {
     type Args = GetWindowStateArgs;
     const NAME: &'static str = "get_window_state";
-    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value, states, actions, frame {x, y, w, h} in screen points, pixel_frame {x, y, w, h} in the screenshot's pixels, whose centre a pixel click takes as x, y). An element its view scrolled out of sight shows `(offscreen)`, without a frame: act on it by element, or scroll it into view first. Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel.";
+    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value, states, actions, frame {x, y, w, h} in screen points, pixel_frame {x, y, w, h} in the screenshot's pixels, whose centre a pixel click takes as x, y). An element its view scrolled out of sight shows `(offscreen)`, without a frame: act on it by element, or scroll it into view first. Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel. Every element is returned, however big the window; where a bound left something out (a spreadsheet's cells out of view, max_depth or max_elements), truncated {returned, total, where: [{element, returned, total, why}]} says what, in tree nodes.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract::reads(
         Risk::R3,
@@ -178,12 +178,16 @@ impl ToolSpec for GetWindowState {
         let first_read = ctx.snapshot(args.pid, window.window_id).is_none();
         let read_started = std::time::Instant::now();
         let mut tree = read_settled_tree(platform.as_ref(), args.pid, &window, first_read).await?;
+        let read_nodes = tree.nodes.len();
         let cut = bounded(&tree, args.max_depth, args.max_elements);
         let was_cut = cut.is_some();
         if let Some(cut) = cut {
             tree = cut;
         }
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
+        if let Some(truncated) = truncation(&tree, read_nodes, &args) {
+            structured["truncated"] = truncated;
+        }
         if ctx.recorder.is_recording() && !was_cut {
             // A turn's settle may take this reading as its after-state.
             ctx.recorder
@@ -215,6 +219,9 @@ impl ToolSpec for GetWindowState {
         if let Some(reason) = &degraded_reason {
             summary.push_str(&format!(" (degraded: {reason})"));
         }
+        if let Some(t) = structured.get("truncated") {
+            summary.push_str(&truncated_summary(t));
+        }
         let image = match shot {
             Some(task) => {
                 let shot = task
@@ -233,6 +240,67 @@ impl ToolSpec for GetWindowState {
             image,
         })
     }
+}
+
+/// What the answer left out, when anything was (None: the whole window is in it):
+/// `{returned, total, where: [{element, returned, total, why}]}`, counting tree nodes;
+/// `where` names each element a bound cut under (a table read by its cells in view) and
+/// the caller's own `max_depth` / `max_elements`.
+fn truncation(tree: &AxTree, read_nodes: usize, args: &GetWindowStateArgs) -> Option<Value> {
+    let mut places: Vec<LeftOut> = tree.left_out.clone();
+    if tree.nodes.len() < read_nodes {
+        let bounds: Vec<String> = [
+            ("max_depth", args.max_depth),
+            ("max_elements", args.max_elements),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| Some(format!("{name} = {}", v?)))
+        .collect();
+        places.push(LeftOut {
+            element: "the window".into(),
+            returned: tree.nodes.len() as u64,
+            total: read_nodes as u64,
+            why: format!("the call's {}", bounds.join(" and ")),
+        });
+    }
+    if places.is_empty() {
+        return None;
+    }
+    let returned = tree.nodes.len() as u64;
+    let missing: u64 = places
+        .iter()
+        .map(|p| p.total.saturating_sub(p.returned))
+        .sum();
+    Some(json!({
+        "returned": returned,
+        "total": returned.saturating_add(missing),
+        "where": places,
+    }))
+}
+
+/// `truncated` in the summary's first line: ` (truncated: 403 of 1073741827 nodes
+/// returned; 400 of 1073741824 under table "Sheet1": …)`.
+fn truncated_summary(t: &Value) -> String {
+    let places: Vec<String> = t["where"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| {
+            format!(
+                "{} of {} under {}: {}",
+                w["returned"],
+                w["total"],
+                w["element"].as_str().unwrap_or(""),
+                w["why"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    format!(
+        " (truncated: {} of {} nodes returned; {})",
+        t["returned"],
+        t["total"],
+        places.join("; ")
+    )
 }
 
 /// Only the tree lines and elements that match `query` (and their ancestors' lines).
@@ -319,7 +387,39 @@ mod tests {
         AxTree {
             nodes: vec![frame, document, button],
             warning: None,
+            left_out: Vec::new(),
         }
+    }
+
+    #[test]
+    fn what_a_bound_left_out_is_counted_and_named() {
+        let args = |max_elements: Option<usize>| -> GetWindowStateArgs {
+            serde_json::from_value(
+                json!({ "pid": 1, "window_id": 2, "max_elements": max_elements }),
+            )
+            .unwrap()
+        };
+        let mut tree = page(true, &[]);
+        assert_eq!(truncation(&tree, 3, &args(None)), None, "nothing left out");
+        tree.left_out.push(LeftOut {
+            element: "table \"Sheet1\"".into(),
+            returned: 400,
+            total: 1_000_000,
+            why: "cells in view".into(),
+        });
+        let t = truncation(&tree, 3, &args(None)).unwrap();
+        assert_eq!(t["returned"], 3);
+        assert_eq!(t["total"], 3 + 1_000_000 - 400);
+        assert_eq!(t["where"][0]["element"], "table \"Sheet1\"");
+        // The caller's own bound: 2 of the 5 nodes read.
+        tree.left_out.clear();
+        tree.nodes.truncate(2);
+        let t = truncation(&tree, 5, &args(Some(2))).unwrap();
+        assert_eq!(
+            (t["returned"].as_u64(), t["total"].as_u64()),
+            (Some(2), Some(5))
+        );
+        assert_eq!(t["where"][0]["why"], "the call's max_elements = 2");
     }
 
     #[test]

@@ -37,6 +37,7 @@ fn window(panels: &[(&str, &[(&str, i32)])]) -> Snapshot {
         tree: AxTree {
             nodes,
             warning: None,
+            left_out: Vec::new(),
         },
         elements,
     }

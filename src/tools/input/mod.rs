@@ -242,7 +242,14 @@ impl Outcome {
         self
     }
 
-    fn into_output(self, pid: Option<u32>, window: Option<&WindowInfo>) -> ToolOutput {
+    fn into_output(mut self, pid: Option<u32>, window: Option<&WindowInfo>) -> ToolOutput {
+        if let Some(window) = window {
+            for key in ["element", "scroll_bar"] {
+                if let Some(element) = self.fields.get_mut(key) {
+                    place_frame(element, window);
+                }
+            }
+        }
         let result = ActionResult {
             path: self.path,
             verified: self.effect == Effect::Confirmed,
@@ -272,6 +279,23 @@ impl Outcome {
     }
 }
 
+/// An element's frame in an action's answer in the space get_window_state's `frame` uses,
+/// screen points, with the window-local one beside it as `window_frame` (it was window-local
+/// under the same name, #56).
+fn place_frame(element: &mut Value, window: &WindowInfo) {
+    let Some(local) = element.get("frame").filter(|f| f.is_object()).cloned() else {
+        return;
+    };
+    let at = |k: &str| local[k].as_i64().unwrap_or(0);
+    element["frame"] = json!({
+        "x": at("x") + i64::from(window.bounds.x),
+        "y": at("y") + i64::from(window.bounds.y),
+        "w": at("w"),
+        "h": at("h"),
+    });
+    element["window_frame"] = local;
+}
+
 /// What every action returns: the one source of its structured result and of the output
 /// schema the MCP server declares for it.
 #[derive(serde::Serialize, JsonSchema)]
@@ -288,7 +312,8 @@ pub struct ActionResult {
     /// A background attempt did not land: what to try instead, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     escalation: Option<Escalation>,
-    /// What this action adds: `click_point`, `element`, `end_point`...
+    /// What this action adds: `click_point`, `element` ({element_index, role, name, frame
+    /// in screen points, window_frame in window pixels}), `end_point`...
     #[serde(flatten)]
     details: serde_json::Map<String, Value>,
 }

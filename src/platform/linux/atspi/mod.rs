@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use zbus::Connection;
 
 use crate::platform::{
-    AxNode, AxTree, MAX_TEXT_CHARS, PlatformError, PlatformResult, Rect, WindowInfo,
+    AxNode, AxTree, LeftOut, MAX_TEXT_CHARS, PlatformError, PlatformResult, Rect, WindowInfo,
 };
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
@@ -42,10 +42,14 @@ const REGISTRATION_WAIT: Duration = Duration::from_secs(3);
 const REGISTERS_WITHIN: Duration = Duration::from_secs(15);
 /// Deepest level of a window's tree that is read.
 const MAX_DEPTH: usize = 64;
-/// Nodes with more children than this (huge lists) are not expanded child by child.
-const MAX_CHILDREN_TO_EXPORT: i32 = 2000;
-/// Containers that manage their descendants (tree views, tables) create children on
-/// demand and never cache them; small ones are still read child by child.
+/// A read stops opening elements once it has opened this many (a runaway page): what it
+/// did not open is said in the answer (`truncated`).
+const MAX_NODES: usize = 200_000;
+/// Tables with more cells than this (a spreadsheet) are read by their cells in view.
+const MAX_CELLS_TO_LIST: i32 = 2000;
+/// Tables that manage their descendants (tree views) create cells on demand and never
+/// cache them; small ones are still read cell by cell. Also bounds the options and
+/// selected children read of one element.
 const MAX_MANAGED_CHILDREN: i32 = 200;
 /// Cells read from a table too big to list (a spreadsheet): the ones in view, at most this
 /// many, whole rows from the top.
@@ -106,9 +110,12 @@ struct RawNode {
     name: String,
     states: StateSet,
     ifaces: InterfaceSet,
-    /// Laid out but scrolled out of its view (GTK 3 clears `showing` for it): kept in the
-    /// walk, as a reader who scrolls would find it ([`AtspiTree::mark_scrolled_out`]).
+    /// Laid out but scrolled out of its view (GTK 3 and web engines clear `showing` for it):
+    /// kept in the walk, as a reader who scrolls would find it ([`Atspi::mark_scrolled_out`]).
     scrolled_out: bool,
+    /// Its frame, when this walk read it already (in the walk's coordinates; `Some(None)`:
+    /// it has none): the scrolled-out check reads it, and it is not asked for again.
+    frame_read: Option<Option<Rect>>,
 }
 
 /// Action names that change with the element's state.
@@ -179,7 +186,15 @@ pub struct Atspi {
     actions: Mutex<HashMap<NodeRef, KnownActions>>,
     /// Change events per app, started on first use (None: it could not start).
     feed: tokio::sync::OnceCell<Option<std::sync::Arc<super::events::EventFeed>>>,
+    /// Calls in flight at once ([`MAX_IN_FLIGHT`]).
+    in_flight: tokio::sync::Semaphore,
 }
+
+/// Calls in flight at once. zbus hands every reply to every call still waiting, each of
+/// which checks whether it is its own: the work grows with the square of the calls in
+/// flight (a read of 10,000 buttons, all asked at once, kept cua's CPU busy for minutes
+/// while the app idled). This many keep the app's queue full and that work small.
+const MAX_IN_FLIGHT: usize = 64;
 
 fn ax_err(context: &str, e: impl std::fmt::Display) -> PlatformError {
     PlatformError::Accessibility(format!("at-spi: {context}: {e}"))
@@ -233,6 +248,7 @@ impl Atspi {
             waited_for: Mutex::new(HashSet::new()),
             actions: Mutex::new(HashMap::new()),
             feed: tokio::sync::OnceCell::new(),
+            in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
         })
     }
 
@@ -259,6 +275,8 @@ impl Atspi {
         B: serde::Serialize + zbus::zvariant::DynamicType,
         R: DeserializeOwned + zbus::zvariant::Type,
     {
+        // Never closed, so acquiring cannot fail.
+        let _slot = self.in_flight.acquire().await;
         let direct = self.direct.lock().unwrap().get(dest).cloned();
         if let Some(direct) = direct {
             match direct
@@ -467,6 +485,7 @@ impl Atspi {
                 states: it.states,
                 ifaces: it.ifaces,
                 scrolled_out: false,
+                frame_read: None,
             })
             .collect())
     }
@@ -681,6 +700,7 @@ impl Atspi {
             states: states.ok()?,
             ifaces,
             scrolled_out: false,
+            frame_read: None,
         })
     }
 
@@ -757,6 +777,11 @@ impl Atspi {
     }
 
     async fn extents(&self, n: &NodeRef, coord: u32) -> Option<Rect> {
+        frame_of(self.raw_extents(n, coord).await?)
+    }
+
+    /// The extents as the toolkit gives them, its "no place" included.
+    async fn raw_extents(&self, n: &NodeRef, coord: u32) -> Option<Rect> {
         let (x, y, width, height): (i32, i32, i32, i32) = self
             .call(
                 &n.bus,
@@ -767,18 +792,19 @@ impl Atspi {
             )
             .await
             .ok()?;
-        // Hidden GTK3 widgets report i32::MIN; treat as "no frame".
-        (x != i32::MIN && y != i32::MIN).then_some(Rect {
+        Some(Rect {
             x,
             y,
             width,
             height,
         })
     }
-    /// Marks the children of `parents` that GTK 3 laid out but scrolled out of sight: visible,
-    /// not `showing`, with a real size (a closed menu's items are 1×1), and not the page of
-    /// a notebook tab that is not selected (a hidden page has a real size too).
-    async fn mark_scrolled_out(&self, known: &mut Known, parents: &[RawNode]) {
+
+    /// Marks the children of `parents` that GTK 3 or a web engine laid out but scrolled out
+    /// of sight: visible, not `showing`, with a real size (a closed menu's items are 1×1),
+    /// and not the page of a notebook tab that is not selected (a hidden page has a real
+    /// size too). The extents read are kept as the node's frame.
+    async fn mark_scrolled_out(&self, known: &mut Known, parents: &[RawNode], coord: u32) {
         let candidates: Vec<NodeRef> = parents
             .iter()
             // A closed menu's items are not read at all (their size would say 1×1).
@@ -799,23 +825,11 @@ impl Atspi {
             })
             .map(|n| n.node.clone())
             .collect();
-        let sizes = join_all(candidates.iter().map(|n| async move {
-            let size: Option<(i32, i32, i32, i32)> = self
-                .call(
-                    &n.bus,
-                    &n.path,
-                    "org.a11y.atspi.Component",
-                    "GetExtents",
-                    &(COORD_SCREEN,),
-                )
-                .await
-                .ok();
-            size.is_some_and(|(_, _, w, h)| w > 1 && h > 1)
-        }))
-        .await;
-        for (n, laid_out) in candidates.iter().zip(sizes) {
-            if let (true, Some(raw)) = (laid_out, known.nodes.get_mut(&n.path)) {
-                raw.scrolled_out = true;
+        let sizes = join_all(candidates.iter().map(|n| self.raw_extents(n, coord))).await;
+        for (n, size) in candidates.iter().zip(sizes) {
+            if let (Some(size), Some(raw)) = (size, known.nodes.get_mut(&n.path)) {
+                raw.scrolled_out = size.width > 1 && size.height > 1;
+                raw.frame_read = Some(frame_of(size));
             }
         }
     }
@@ -1077,6 +1091,26 @@ impl Known {
         known
     }
 
+    /// The children of all of `parents`, in order.
+    fn children_of_all(&self, parents: &[RawNode]) -> Vec<String> {
+        parents
+            .iter()
+            .flat_map(|n| self.children.get(&n.node.path).cloned().unwrap_or_default())
+            .collect()
+    }
+
+    /// Takes in what a later `GetItems` lists (GTK 4 exports children into its cache once
+    /// asked for them): nodes and children lists not known yet.
+    fn absorb(&mut self, items: Vec<RawNode>) {
+        let fresh = Known::from_items(items);
+        for (parent, kids) in fresh.children {
+            self.children.entry(parent).or_insert(kids);
+        }
+        for (path, n) in fresh.nodes {
+            self.nodes.entry(path).or_insert(n);
+        }
+    }
+
     fn merge(&mut self, (parent, children, fresh): (String, Vec<String>, Vec<RawNode>)) {
         for n in fresh {
             self.nodes.insert(n.node.path.clone(), n);
@@ -1098,11 +1132,27 @@ fn shows(states: StateSet, uses_showing: bool) -> bool {
         && (!uses_showing || states.contains(State::Showing))
 }
 
-fn max_children(n: &RawNode) -> i32 {
-    if n.states.contains(State::ManagesDescendants) {
-        MAX_MANAGED_CHILDREN
-    } else {
-        MAX_CHILDREN_TO_EXPORT
+/// Extents as a frame: hidden GTK3 widgets report i32::MIN, which is no frame.
+fn frame_of(extents: Rect) -> Option<Rect> {
+    (extents.x != i32::MIN && extents.y != i32::MIN).then_some(extents)
+}
+
+/// Whether a node is read by its cells in view ([`Atspi::visible_cells`]) rather than
+/// child by child: a table with more cells than can be listed. Any other container is read
+/// whole, however many children it has (a grid of 10,000 buttons).
+fn read_by_cells(n: &RawNode) -> bool {
+    let most = match n.states.contains(State::ManagesDescendants) {
+        true => MAX_MANAGED_CHILDREN,
+        false => MAX_CELLS_TO_LIST,
+    };
+    n.ifaces.contains(Interface::Table) && n.child_count > most
+}
+
+/// A node as its tree line names it, for what a bound left out: `table "Sheet1"`.
+fn element_line(n: &RawNode) -> String {
+    match n.name.is_empty() {
+        true => role_name(n.role),
+        false => format!("{} {:?}", role_name(n.role), n.name),
     }
 }
 
@@ -1209,6 +1259,7 @@ mod tests {
             states: StateSet::new(State::Showing),
             ifaces: InterfaceSet::empty(),
             scrolled_out: false,
+            frame_read: None,
         }
     }
 

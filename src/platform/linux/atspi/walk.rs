@@ -14,6 +14,9 @@ struct Reading {
     /// GTK 3 clears `showing` on what its viewport scrolled out of sight; such nodes are
     /// kept, told apart from hidden pages and closed menus (see mark_scrolled_out).
     keeps_scrolled_out: bool,
+    /// A web engine does the same for a page's content below the fold, kept too; but only
+    /// inside the page: Firefox's own hidden menu bar is visible, not showing, and sized.
+    keeps_scrolled_out_of_pages: bool,
     coord: u32,
 }
 
@@ -32,6 +35,7 @@ impl Atspi {
                 warning: Some(format!(
                     "pid {pid} is not on the accessibility bus (not an accessible toolkit, NO_AT_BRIDGE set, or started before accessibility was enabled)"
                 )),
+                left_out: Vec::new(),
             });
         };
         let (toolkit, version) = self.toolkit(&bus).await;
@@ -48,6 +52,7 @@ impl Atspi {
             gtk4,
             uses_showing: !gtk4,
             keeps_scrolled_out: gtk && version.starts_with('3'),
+            keeps_scrolled_out_of_pages: is_web_engine(&toolkit),
             coord: if window_relative {
                 COORD_WINDOW
             } else {
@@ -65,12 +70,13 @@ impl Atspi {
                     "no accessible top-level of pid {pid} matches window {} \"{}\"",
                     window.window_id, window.title
                 )),
+                left_out: Vec::new(),
             });
         };
         let shown = |n: &RawNode| {
             n.node.path == top || n.scrolled_out || shows(n.states, reading.uses_showing)
         };
-        self.read_levels(&reading, &mut known, &top, shown).await;
+        let left_out = self.read_levels(&reading, &mut known, &top, shown).await;
         // Offset that turns a reported extent into window-local pixels.
         let offset = if window_relative {
             let (fx, fy) = csd_origin.unwrap_or((
@@ -89,6 +95,7 @@ impl Atspi {
         Ok(AxTree {
             nodes: nodes_of(&order, details, offset, &misplaced, window),
             warning: None,
+            left_out,
         })
     }
 
@@ -152,17 +159,25 @@ impl Atspi {
     /// The window's levels below `top`, each read concurrently: the children of every
     /// shown node, and of a table too big to list (a spreadsheet's million rows) the cells
     /// in view. Each node is opened once: an app whose tree has a cycle (a child that
-    /// lists an ancestor) must not make the walk go round until the depth bound.
+    /// lists an ancestor) must not make the walk go round until the depth bound. Returns
+    /// what the bounds left out: a big table's cells out of view, and what lies below
+    /// [`MAX_DEPTH`] levels or past [`MAX_NODES`] nodes.
     async fn read_levels(
         &self,
         r: &Reading,
         known: &mut Known,
         top: &str,
         shown: impl Fn(&RawNode) -> bool,
-    ) {
+    ) -> Vec<LeftOut> {
+        let mut left_out = Vec::new();
+        // A page's nodes: its documents and all under them.
+        let mut in_page: HashSet<String> = HashSet::new();
         let mut opened: HashSet<String> = HashSet::new();
         let mut frontier = vec![top.to_string()];
         for _ in 0..MAX_DEPTH {
+            if opened.len() > MAX_NODES {
+                break;
+            }
             frontier.retain(|p| opened.insert(p.clone()));
             if frontier.is_empty() {
                 break;
@@ -171,11 +186,14 @@ impl Atspi {
                 frontier
                     .iter()
                     .filter_map(|p| known.nodes.get(p))
-                    .filter(|n| shown(n) && (n.child_count > max_children(n)) == big)
+                    .filter(|n| shown(n) && read_by_cells(n) == big)
                     .cloned()
                     .collect()
             };
             let (open, big_tables) = (at_frontier(false), at_frontier(true));
+            if r.gtk4 {
+                self.export_children(r, known, &open).await;
+            }
             let listing = Some(r.uses_showing);
             let (found, cells) = futures::join!(
                 join_all(
@@ -188,22 +206,69 @@ impl Atspi {
                         .map(|n| self.visible_cells(&r.bus, n, r.coord))
                 ),
             );
+            for (table, read) in big_tables.iter().zip(&cells) {
+                let returned = read.as_ref().map_or(0, |(_, paths, _)| paths.len());
+                left_out.push(LeftOut {
+                    element: element_line(table),
+                    returned: returned as u64,
+                    total: table.child_count.max(0) as u64,
+                    why: format!(
+                        "a table too big to list: only its cells in view are read, at most {MAX_TABLE_CELLS}"
+                    ),
+                });
+            }
             for f in found.into_iter().chain(cells).flatten() {
                 known.merge(f);
             }
             if r.keeps_scrolled_out {
-                self.mark_scrolled_out(known, &open).await;
+                self.mark_scrolled_out(known, &open, r.coord).await;
+            } else if r.keeps_scrolled_out_of_pages {
+                let pages: Vec<RawNode> = open
+                    .iter()
+                    .filter(|n| {
+                        in_page.contains(&n.node.path)
+                            || matches!(n.role, Role::DocumentWeb | Role::DocumentFrame)
+                    })
+                    .cloned()
+                    .collect();
+                self.mark_scrolled_out(known, &pages, r.coord).await;
+                in_page.extend(known.children_of_all(&pages));
             }
-            frontier = open
-                .iter()
-                .flat_map(|n| {
-                    known
-                        .children
-                        .get(&n.node.path)
-                        .cloned()
-                        .unwrap_or_default()
-                })
-                .collect();
+            frontier = known.children_of_all(&open);
+        }
+        left_out.extend(unopened(known, &frontier, &opened, shown));
+        left_out
+    }
+
+    /// GTK 4 exports a node's children into its cache only once asked for them, and a
+    /// read of each fresh child costs five calls (a first read of a 3,200-button window:
+    /// 32,000 calls, 95 s). So the level's children are asked for first, all at once, and
+    /// then taken from one `GetItems`; what that still lacks is read child by child.
+    async fn export_children(&self, r: &Reading, known: &mut Known, open: &[RawNode]) {
+        let unexported: Vec<&RawNode> = open
+            .iter()
+            .filter(|n| {
+                let cached = known.children.get(&n.node.path).map_or(0, Vec::len);
+                n.child_count > 0 && cached as i32 != n.child_count
+            })
+            .collect();
+        if unexported.is_empty() {
+            return;
+        }
+        join_all(unexported.iter().map(|n| async move {
+            let _: zbus::Result<Vec<(String, zbus::zvariant::OwnedObjectPath)>> = self
+                .call(
+                    &r.bus,
+                    &n.node.path,
+                    "org.a11y.atspi.Accessible",
+                    "GetChildren",
+                    &(),
+                )
+                .await;
+        }))
+        .await;
+        if let Ok(items) = self.cached_items(&r.bus).await {
+            known.absorb(items);
         }
     }
 
@@ -242,10 +307,10 @@ impl Atspi {
                 // Incidental regions are masked by their own frames (their items may have
                 // none), and a root pane's frame is checked against its parent's.
                 || matches!(n.role, Role::ToolBar | Role::StatusBar | Role::RootPane));
-        let frame = if wants_frame {
-            self.extents(&n.node, coord).await
-        } else {
-            None
+        let frame = match (wants_frame, n.frame_read) {
+            (true, Some(read)) => read,
+            (true, None) => self.extents(&n.node, coord).await,
+            (false, _) => None,
         };
         let name = self.readable_name(&n.node, &n.name).await;
         Details {
@@ -293,6 +358,32 @@ impl Atspi {
             })
             .collect()
     }
+}
+
+/// What the depth and node bounds kept from opening: the frontier's shown nodes that were
+/// never opened, with their children, which are not in the answer.
+fn unopened(
+    known: &Known,
+    frontier: &[String],
+    opened: &HashSet<String>,
+    shown: impl Fn(&RawNode) -> bool,
+) -> Vec<LeftOut> {
+    let why = match opened.len() > MAX_NODES {
+        true => format!("the read stops opening elements past {MAX_NODES} nodes"),
+        false => format!("deeper than {MAX_DEPTH} levels"),
+    };
+    frontier
+        .iter()
+        .filter(|p| !opened.contains(*p))
+        .filter_map(|p| known.nodes.get(p))
+        .filter(|n| shown(n) && n.child_count > 0)
+        .map(|n| LeftOut {
+            element: element_line(n),
+            returned: 0,
+            total: n.child_count as u64,
+            why: why.clone(),
+        })
+        .collect()
 }
 
 /// What [`Atspi::details`] reads of a node besides what the walk knows.
