@@ -295,3 +295,21 @@ fn part_of_the_change_shown_is_still_on_its_way_another_change_is_an_answer() {
     assert!(contradicted(&after.replace("Sum = 42", "Sum = 41")));
     assert!(contradicted(&format!("{part}  - label \"Error\"\n")));
 }
+
+#[test]
+fn an_element_that_reached_its_recorded_end_before_the_turn_is_no_missing_change() {
+    // Recorded while Calc started: its button was laid out, not shown, then shown; the
+    // turn's own change is the cell's.
+    let before =
+        "- frame \"Calc\"\n  - [0] button (offscreen)\n  - [1] table_cell \"A1\" value=\"\"\n";
+    let after = "- frame \"Calc\"\n  - [0] button\n  - [1] table_cell \"A1\" value=\"12\"\n";
+    let p = post(before, after);
+    let live_before = "- frame \"Calc\"\n  - [0] button\n  - [1] table_cell \"A1\" value=\"\"\n";
+    assert_eq!(differences(&p, live_before, after), Vec::<String>::new());
+    // Without the turn's own change it is still missing.
+    assert!(!differences(&p, live_before, live_before).is_empty());
+    // And a live window that never got there still fails.
+    let stuck =
+        "- frame \"Calc\"\n  - [0] button (offscreen)\n  - [1] table_cell \"A1\" value=\"\"\n";
+    assert!(!differences(&p, stuck, &stuck.replace("value=\"\"", "value=\"12\"")).is_empty());
+}
