@@ -474,9 +474,12 @@ pub(super) async fn inline_steps(
         }
         // Only what happens after the call counts: the window as it is just before.
         let golden_turn = |n: u32| golden.map(|g| g.join(crate::trajectory::turn_dir_name(n)));
-        let live_before = match golden_turn(turn).is_some_and(|t| tree_waited_for(&t, scenario)) {
-            true => window_markdown(platform.as_ref(), pid, window).await,
-            false => None,
+        let waited_turn = |n: u32| golden_turn(n).filter(|t| tree_waited_for(t, scenario));
+        let first_turn = turn;
+        let expected = waited_turn(turn);
+        let live_before = match expected {
+            Some(_) => window_markdown(platform.as_ref(), pid, window).await,
+            None => None,
         };
         // A failed step is recorded as a failed turn; the verdict and the diff judge it.
         let calls = crate::replay::escalate::call(ctx, registry, &step.tool, args, None)
@@ -486,12 +489,14 @@ pub(super) async fn inline_steps(
             quiet.extend(turn..turn + calls);
         }
         turn += calls;
-        if let Some(golden_turn) = golden_turn(turn - 1) {
+        if golden.is_some() {
             // The step's last call is the turn whose after-state is read (an escalated
-            // step's second).
-            let change = tree_waited_for(&golden_turn, scenario)
-                .then(|| Postcondition::of_turn(&golden_turn, reading.clone()))
-                .flatten();
+            // step's second, whose golden turn is looked at only now).
+            let last = match turn - 1 == first_turn {
+                true => expected,
+                false => waited_turn(turn - 1),
+            };
+            let change = last.and_then(|t| Postcondition::of_turn(&t, reading.clone()));
             let mut shown = None;
             if let (Some(change), Some((info, before))) = (change, &live_before) {
                 if change
@@ -528,8 +533,9 @@ async fn window_markdown(
     let info = crate::tools::window_of(platform, Some(pid), window)
         .await
         .ok()?;
-    let state = crate::snapshot::window_state_json(platform, pid, &info).await;
-    let markdown = state["tree_markdown"].as_str()?.to_string();
+    let markdown = crate::snapshot::window_markdown(platform, pid, &info)
+        .await
+        .ok()?;
     Some((info, markdown))
 }
 

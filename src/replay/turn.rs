@@ -503,12 +503,7 @@ async fn dispatch_with(
 /// The live window's tree as Markdown.
 async fn read_markdown(ctx: &ToolContext, pid: u32, window: &WindowInfo) -> Result<String, String> {
     let platform = ctx.platform().await.map_err(|e| e.to_string())?;
-    let state = crate::snapshot::window_state_json(platform.as_ref(), pid, window).await;
-    match state["tree_markdown"].as_str() {
-        Some(md) => Ok(md.to_string()),
-        None => Err(format!(
-            "cannot read the window before the turn: {}",
-            state["error"].as_str().unwrap_or("no tree")
-        )),
-    }
+    crate::snapshot::window_markdown(platform.as_ref(), pid, window)
+        .await
+        .map_err(|e| format!("cannot read the window before the turn: {e}"))
 }

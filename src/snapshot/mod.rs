@@ -121,6 +121,20 @@ pub fn state_of(pid: u32, window: &WindowInfo, tree: &AxTree) -> (serde_json::Va
     (structured, elements)
 }
 
+/// The window's tree markdown as it reads now ([`window_state_json`]), or why it could
+/// not be read: what a replayed turn and an inline step compare their change from.
+pub async fn window_markdown(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> Result<String, String> {
+    let state = window_state_json(platform, pid, window).await;
+    match state["tree_markdown"].as_str() {
+        Some(md) => Ok(md.to_string()),
+        None => Err(state["error"].as_str().unwrap_or("no tree").to_string()),
+    }
+}
+
 /// A window's state as get_window_state reports it, without touching the element cache
 /// (the recorder uses this: the caller's indices must keep meaning what they meant), plus
 /// the frames of its busy widgets (`busy`, see [`crate::snapshot::busy`]) and of its
