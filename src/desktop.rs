@@ -189,6 +189,14 @@ impl DesktopEnv {
                 env.push((k.into(), v.into()));
             }
         }
+        if self.sandbox_dir.is_some() {
+            // A sandbox has no GPU: GTK 4's GL renderer runs on llvmpipe, and an app that
+            // animates (gtk4-widget-factory's spinners) spends every main-loop turn on a
+            // frame (100-150% CPU on 2 cores), so the idle callback that registers its
+            // accessibility root never runs: on the bus, nothing exported (5 of 5 starts;
+            // with cairo, exported on 4 of 4, at 12% CPU). Cairo draws the same widgets.
+            env.push(("GSK_RENDERER".into(), "cairo".into()));
+        }
         if let (Some(dir), Some(home)) = (&self.sandbox_dir, home) {
             env.extend(hermetic_env(dir, home));
             if self.wayland_only() {

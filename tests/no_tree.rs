@@ -82,6 +82,8 @@ fn a_tk_window_is_observed_by_ocr_and_driven_by_index_and_by_point() {
 
     let state = run.session.state(&pid, &window);
     assert_eq!(state["text_source"], "ocr", "{state:#}");
+    // Tk has no accessibility bridge: OCR says what it stands in for.
+    assert_eq!(state["tree_source"], "ocr (no bridge)", "{state:#}");
     let markdown = state["tree_markdown"].as_str().unwrap();
     assert!(
         markdown.starts_with("Text read off the pixels by OCR"),

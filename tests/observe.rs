@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 #[test]
 fn calculator_gtk4_digit_buttons_exist_with_a_click_action() {
     let state = window_state(&desktop().calculator);
+    assert_eq!(state.structured["tree_source"], "accessibility");
     let els = elements(&state);
     for digit in 0..=9 {
         let name = digit.to_string();
@@ -722,4 +723,195 @@ fn an_actions_element_frame_is_in_the_space_get_window_state_uses() {
         at(&element["frame"], "y") - at(&bounds, "y"),
         "{clicked:#}"
     );
+}
+
+/// GTK 4.8's entries answer "" whatever they show: such a value reads as unknown
+/// (`value=?`, `value: null` with `value_known: false`), never as empty, while the text
+/// view beside it, which exposes its text, reads it. The fixture's journal says what each
+/// really holds.
+#[test]
+fn a_value_the_toolkit_does_not_expose_reads_as_unknown_not_empty() {
+    let s = Session::private();
+    let journal = s.sandbox().dir().join("journal.jsonl");
+    let s = s.with_app_env(&[(
+        "CUA_FIXTURE_JOURNAL",
+        journal.to_string_lossy().into_owned(),
+    )]);
+    let fixture = format!(
+        "{}/harness/apps/fixture_gtk4.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let app = App::launched(&s.call("launch_app", json!({ "path": fixture })).unwrap());
+    let (pid, window) = (json!(app.pid), json!(app.window_id));
+    let index_of =
+        |name: &str| s.element(&pid, &window, |e| e["name"] == name)["element_index"].clone();
+    for (name, text) in [("Name", "final text.txt"), ("Notes", "two words")] {
+        s.ok(
+            "set_value",
+            json!({ "pid": pid, "window_id": window, "element_index": index_of(name), "value": text }),
+        );
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let holds = |widget: &str, text: &str| {
+        common::journal(&journal)
+            .iter()
+            .any(|e| e["event"] == "changed" && e["widget"] == widget && e["text"] == text)
+    };
+    while !holds("Name", "final text.txt") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        holds("Name", "final text.txt"),
+        "the entry never held the text: {:?}",
+        common::journal(&journal)
+    );
+    let state = s.state(&pid, &window);
+    let md = state["tree_markdown"].as_str().unwrap();
+    let line = |name: &str| {
+        md.lines()
+            .find(|l| l.contains(&format!("\"{name}\"")))
+            .unwrap_or_else(|| panic!("no {name} line:\n{md}"))
+            .to_string()
+    };
+    assert!(line("Name").contains("value=?"), "{}", line("Name"));
+    assert!(!line("Name").contains("value=\""), "{}", line("Name"));
+    assert!(
+        line("Notes").contains("value=\"two words\""),
+        "{}",
+        line("Notes")
+    );
+    let name = s.element(&pid, &window, |e| e["name"] == "Name");
+    assert_eq!(name["value"], Value::Null, "{name:#}");
+    assert_eq!(name["value_known"], json!(false), "{name:#}");
+    let notes = s.element(&pid, &window, |e| e["name"] == "Notes");
+    assert_eq!(notes["value"], json!("two words"), "{notes:#}");
+    assert!(notes.get("value_known").is_none(), "{notes:#}");
+}
+
+/// An action that opens a window names it, and counts it as its effect: ctrl+s in a fresh
+/// mousepad opens its Save As dialog (the X server lists it); Escape closes it, and that
+/// answer names it as closed.
+#[test]
+fn a_window_an_action_opens_or_closes_is_named_in_its_answer() {
+    let s = Session::private();
+    let app = App::launched(&s.call("launch_app", json!({ "name": "mousepad" })).unwrap());
+    let (pid, window) = (json!(app.pid), json!(app.window_id));
+    let saved = s.ok(
+        "press_key",
+        json!({ "pid": pid, "window_id": window, "key": "s", "modifiers": ["ctrl"], "settle_ms": 3000 }),
+    );
+    assert_eq!(saved["effect"], "confirmed", "{saved:#}");
+    let opened = saved["opened"].as_array().cloned().unwrap_or_default();
+    assert_eq!(opened.len(), 1, "{saved:#}");
+    let dialog = &opened[0];
+    assert_ne!(dialog["window_id"], window, "{saved:#}");
+    let listed = s.ok("list_windows", json!({ "pid": pid }));
+    let shown = listed["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["window_id"] == dialog["window_id"])
+        .unwrap_or_else(|| panic!("the opened window is not listed: {listed:#}"));
+    assert_eq!(shown["title"], dialog["title"]);
+    assert!(
+        dialog["title"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("save"),
+        "{saved:#}"
+    );
+    let escaped = s.ok(
+        "press_key",
+        json!({ "pid": pid, "window_id": dialog["window_id"], "key": "escape", "settle_ms": 3000 }),
+    );
+    assert_eq!(
+        escaped["closed"][0]["window_id"], dialog["window_id"],
+        "{escaped:#}"
+    );
+    assert!(escaped.get("opened").is_none(), "{escaped:#}");
+    let listed = s.ok("list_windows", json!({ "pid": pid }));
+    assert!(
+        listed["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["window_id"] != dialog["window_id"]),
+        "{listed:#}"
+    );
+}
+
+/// GTK 4 marks a hidden widget `visible` and lays it out with no area: gnome-text-editor's
+/// closed info bars ("Could Not Open File", "Document Restored") and its search bar are not
+/// in the tree, as they are not on the screen; ctrl+f reveals the search bar, which then is.
+#[test]
+fn hidden_gtk4_widgets_are_left_out_until_they_show() {
+    let s = Session::private();
+    let app = App::launched(
+        &s.call(
+            "launch_app",
+            json!({ "name": "gnome-text-editor", "creates_new_application_instance": true }),
+        )
+        .unwrap(),
+    );
+    let (pid, window) = (json!(app.pid), json!(app.window_id));
+    let state = s.state(&pid, &window);
+    let md = state["tree_markdown"].as_str().unwrap();
+    assert!(md.contains("EditorSourceView"), "{md}");
+    for hidden in [
+        "Could Not Open File",
+        "Document Restored",
+        "Retry",
+        "EditorSearchBar",
+    ] {
+        assert!(
+            !md.contains(hidden),
+            "{hidden} is hidden, yet listed:\n{md}"
+        );
+    }
+    for e in state["elements"].as_array().unwrap() {
+        let (_, _, w, h) = frame(e);
+        assert!(w > 0 && h > 0, "an element without area: {e}");
+    }
+    // Asked for, they are listed, each marked hidden.
+    let all = s.ok(
+        "get_window_state",
+        json!({ "pid": pid, "window_id": window, "include_screenshot": false, "include_hidden": true }),
+    );
+    let all_md = all["tree_markdown"].as_str().unwrap();
+    let line = |text: &str| {
+        all_md
+            .lines()
+            .find(|l| l.contains(text))
+            .map(str::to_string)
+    };
+    for hidden in ["Could Not Open File", "Retry"] {
+        let l =
+            line(hidden).unwrap_or_else(|| panic!("no {hidden} with include_hidden:\n{all_md}"));
+        assert!(l.contains("hidden"), "{l}");
+    }
+    let view = line("EditorSourceView").unwrap();
+    assert!(!view.contains("hidden"), "{view}");
+    s.ok(
+        "press_key",
+        json!({ "pid": pid, "window_id": window, "key": "f", "modifiers": ["ctrl"],
+                "delivery_mode": "foreground", "settle_ms": 3000 }),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut md = String::new();
+    while std::time::Instant::now() < deadline {
+        md = s.state(&pid, &window)["tree_markdown"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        if md.contains("Close search") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        md.contains("EditorSearchBar") && md.contains("Close search"),
+        "{md}"
+    );
+    assert!(!md.contains("Could Not Open File"), "{md}");
 }

@@ -96,6 +96,7 @@ mod tests {
             nodes: vec![],
             warning: None,
             left_out: Vec::new(),
+            absence: None,
         };
         let snap = ctx.store_snapshot(42, 9, tree, vec![]);
         let token = token_for(&snap.snapshot_id, 3);

@@ -86,13 +86,13 @@ pub const EXAMPLES: &[Example] = &[
     },
     Example {
         tool: "click",
-        args: r#"{"pid": PID, "window_id": WID, "element_index": 12}"#,
+        args: r#"{"pid": PID, "window_id": WID, "element_index": 8}"#,
         shape: "{path, effect, verified, action, element: {element_index, role, name, frame: {x, y, w, h}}, click_point: {x, y}, pid, window_id}",
         note: "Element indices come from the last get_window_state, so run `cua serve` (or `cua record start`) first: without a daemon each call is its own process.",
     },
     Example {
         tool: "type_text",
-        args: r#"{"pid": PID, "window_id": WID, "element_index": 8, "text": "×6"}"#,
+        args: r#"{"pid": PID, "window_id": WID, "element_index": 6, "text": "×6"}"#,
         shape: "{path, effect, verified, element: {element_index, role, name, frame: {x, y, w, h}}, value, pid, window_id, …}",
         note: "",
     },
@@ -104,7 +104,7 @@ pub const EXAMPLES: &[Example] = &[
     },
     Example {
         tool: "set_value",
-        args: r#"{"pid": PID, "window_id": WID, "element_index": 8, "value": "7×6"}"#,
+        args: r#"{"pid": PID, "window_id": WID, "element_index": 6, "value": "7×6"}"#,
         shape: "{path, effect, verified, element: {element_index, role, name, frame: {x, y, w, h}}, value, pid, window_id}",
         note: "",
     },

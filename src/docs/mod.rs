@@ -85,7 +85,7 @@ fn result_line(output: &Value) -> String {
         );
     }
     format!(
-        "Result (its MCP `outputSchema`): {}, plus what the action adds; a failed call: `error`, `message`.",
+        "Result (its MCP `outputSchema`): {}, plus what the action adds (its `element`, `click_point`…, and `opened` / `closed`: [{{window_id, title}}] where the app's windows came or went, itself an effect); a failed call: `error`, `message`.",
         fields.join(", ")
     )
 }

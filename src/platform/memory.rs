@@ -91,6 +91,7 @@ impl AxNode {
             role: role.into(),
             name: name.into(),
             value: None,
+            value_unknown: false,
             states: Vec::new(),
             actions: Vec::new(),
             frame: None,
@@ -170,6 +171,7 @@ impl Observation for MemoryPlatform {
             nodes: self.nodes.lock().unwrap().clone(),
             warning: None,
             left_out: Vec::new(),
+            absence: None,
         })
     }
 

@@ -196,6 +196,10 @@ pub struct AxNode {
     pub name: String,
     /// Text content (editable text) or current numeric value (sliders, spin buttons).
     pub value: Option<String>,
+    /// The node has a value the toolkit does not expose (a GTK 4.8 entry reads "" whatever
+    /// it shows): `value` is None and reads as unknown (`value=?`), never as empty.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub value_unknown: bool,
     pub states: Vec<String>,
     pub actions: Vec<String>,
     /// Frame in window-local screenshot pixels, when the node has one on screen.
@@ -219,6 +223,10 @@ pub struct AxNode {
     pub confidence: Option<f32>,
 }
 
+/// The state of a node that does not show, in a tree read with what does not show
+/// ([`Platform::accessibility_tree_with_hidden`]).
+pub const HIDDEN: &str = "hidden";
+
 /// The role of text read off a window's pixels (a word or a line of them), in a window
 /// with no accessibility tree to read: `snapshot::text` makes such nodes.
 pub const OCR_TEXT_ROLE: &str = "ocr_text";
@@ -232,6 +240,21 @@ pub struct AxTree {
     /// What a bound of the read left out, element by element (get_window_state's
     /// `truncated`): nothing is dropped without saying so.
     pub left_out: Vec<LeftOut>,
+    /// Why there is no tree, where the backend can tell (None: there is one, or the app
+    /// exported one without anything to act on).
+    pub absence: Option<Absence>,
+}
+
+/// Why an app has no accessibility tree to read: what a window's OCR reading stands in
+/// for (get_window_state's `tree_source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absence {
+    /// The app is not on the accessibility bus: no bridge (Tk, Xt, SDL), NO_AT_BRIDGE, or
+    /// started before accessibility was on.
+    NoBridge,
+    /// The app is connected to the accessibility bus but exports no object, `after_ms`
+    /// after it started (or after the read's own wait, when its age is unknown).
+    NothingExported { after_ms: u64 },
 }
 
 /// What a bound left out under one element: of its `total` children (a table's cells),
@@ -563,8 +586,19 @@ pub trait Observation: Send + Sync {
     async fn popups(&self, _window_id: u64) -> Option<Vec<(u64, Rect)>> {
         None
     }
-    /// The accessibility tree of `pid` scoped to `window`.
+    /// The accessibility tree of `pid` scoped to `window`: what shows (a hidden widget, a
+    /// closed menu's items are left out; what a view scrolled out of sight is kept).
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree>;
+    /// The same tree with what does not show too, each such node with the state
+    /// [`HIDDEN`] (get_window_state's `include_hidden`). A backend that reads only what
+    /// shows gives its usual tree.
+    async fn accessibility_tree_with_hidden(
+        &self,
+        pid: u32,
+        window: &WindowInfo,
+    ) -> PlatformResult<AxTree> {
+        self.accessibility_tree(pid, window).await
+    }
     /// What the app's toolkit is known to do differently (none when it is unknown, or the
     /// app has no accessibility at all).
     async fn app_quirks(&self, pid: u32) -> AppQuirks;

@@ -163,6 +163,7 @@ mod tests {
                 nodes,
                 warning: None,
                 left_out: Vec::new(),
+                absence: None,
             },
             elements: vec![2, 3, 5],
         }

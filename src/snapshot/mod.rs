@@ -75,6 +75,8 @@ const SHOWN_STATES: &[&str] = &[
     "indeterminate",
     // Scrolled out of its view (GTK 3): in the tree, not on screen.
     "offscreen",
+    // Not showing, listed on request (get_window_state's include_hidden).
+    "hidden",
 ];
 const MAX_MARKDOWN_VALUE: usize = 200;
 
@@ -214,6 +216,10 @@ pub fn element_json(index: usize, n: &AxNode) -> serde_json::Value {
     if cut.is_some() {
         e["value_truncated"] = json!(true);
     }
+    if n.value_unknown {
+        // Said only where it is so: `value: null` alone means the element has no value.
+        e["value_known"] = json!(false);
+    }
     e
 }
 
@@ -292,6 +298,7 @@ pub fn render_markdown(tree: &AxTree) -> (String, Vec<usize>) {
         let shown = n.actionable
             || !n.name.is_empty()
             || n.value.is_some()
+            || n.value_unknown
             || !STRUCTURAL_ROLES.contains(&n.role.as_str());
         let child_depth = if shown {
             out.push_str(&"  ".repeat(depth));
@@ -306,6 +313,9 @@ pub fn render_markdown(tree: &AxTree) -> (String, Vec<usize>) {
             }
             if let Some(v) = &n.value {
                 out.push_str(&format!(" value=\"{}\"", escape(v, MAX_MARKDOWN_VALUE)));
+            } else if n.value_unknown {
+                // What the toolkit does not expose is unknown, not empty.
+                out.push_str(" value=?");
             }
             let flags: Vec<&str> = n
                 .states
@@ -401,6 +411,7 @@ pub fn bounded(
         nodes: kept,
         warning: tree.warning.clone(),
         left_out: tree.left_out.clone(),
+        absence: tree.absence,
     })
 }
 
@@ -415,14 +426,27 @@ pub fn indices_in_markdown(markdown: &str) -> std::collections::HashSet<u64> {
         .collect()
 }
 
-/// Keeps the lines containing `query` (case-insensitive) and the lines above them in the tree.
+/// A Markdown tree line without its indentation, bullet and element index: what the line
+/// says of its element, which is what a query is matched against (an index is no content:
+/// `"6"` must not keep `[16] button "ll"`).
+fn line_content(line: &str) -> &str {
+    let rest = line.trim_start();
+    let rest = rest.strip_prefix("- ").unwrap_or(rest);
+    rest.strip_prefix('[')
+        .and_then(|r| r.split_once("] "))
+        .filter(|(index, _)| index.parse::<u64>().is_ok())
+        .map_or(rest, |(_, content)| content)
+}
+
+/// Keeps the lines whose content (not their element index) contains `query`
+/// (case-insensitive), and the lines above them in the tree.
 pub fn filter_markdown(markdown: &str, query: &str) -> String {
     let q = query.to_lowercase();
     let lines: Vec<&str> = markdown.lines().collect();
     let depth = |l: &str| (l.len() - l.trim_start().len()) / 2;
     let mut keep = vec![false; lines.len()];
     for (i, line) in lines.iter().enumerate() {
-        if !line.to_lowercase().contains(&q) {
+        if !line_content(line).to_lowercase().contains(&q) {
             continue;
         }
         keep[i] = true;
@@ -476,6 +500,7 @@ pub(crate) mod tests {
             ],
             warning: None,
             left_out: Vec::new(),
+            absence: None,
         };
         let (md, elements) = render_markdown(&tree);
         assert_eq!(
@@ -486,6 +511,36 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn an_unexposed_value_reads_as_unknown_and_an_empty_one_as_empty() {
+        let mut unknown = sensitive("text", "Name", true, vec![]);
+        unknown.value_unknown = true;
+        let mut empty = sensitive("text", "Notes", true, vec![]);
+        empty.value = Some(String::new());
+        let tree = AxTree {
+            nodes: vec![
+                sensitive("frame", "Form", false, vec![1, 2]),
+                unknown,
+                empty,
+            ],
+            warning: None,
+            left_out: Vec::new(),
+            absence: None,
+        };
+        let (md, elements) = render_markdown(&tree);
+        assert!(md.contains("[0] text \"Name\" value=? [actions"), "{md}");
+        assert!(
+            md.contains("[1] text \"Notes\" value=\"\" [actions"),
+            "{md}"
+        );
+        let name = element_json(0, &tree.nodes[elements[0]]);
+        assert_eq!(name["value"], serde_json::Value::Null);
+        assert_eq!(name["value_known"], json!(false));
+        let notes = element_json(1, &tree.nodes[elements[1]]);
+        assert_eq!(notes["value"], json!(""));
+        assert!(notes.get("value_known").is_none(), "{notes}");
+    }
+
+    #[test]
     fn query_keeps_matches_and_their_ancestors_only() {
         let md = "- frame \"A\"\n  - panel \"P\"\n    - [0] button \"Seven\"\n  - label \"x\"\n";
         assert_eq!(
@@ -493,5 +548,16 @@ pub(crate) mod tests {
             "- frame \"A\"\n  - panel \"P\"\n    - [0] button \"Seven\"\n"
         );
         assert_eq!(filter_markdown(md, "nothing"), "");
+    }
+
+    #[test]
+    fn query_matches_what_a_line_says_not_its_element_index() {
+        // An Xaw calculator read by OCR: "6" kept [6], [16], [26] and [36] beside [37] "6".
+        let md = "- frame \"xcalc\"\n  - [6] ocr_text \"x2\"\n  - [16] ocr_text \"ll\"\n  \
+                  - [37] ocr_text \"6\"\n  - label \"[6] is not an index here\"\n";
+        assert_eq!(
+            filter_markdown(md, "6"),
+            "- frame \"xcalc\"\n  - [37] ocr_text \"6\"\n  - label \"[6] is not an index here\"\n"
+        );
     }
 }

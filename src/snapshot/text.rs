@@ -20,7 +20,29 @@ pub async fn window_tree(
     pid: u32,
     window: &WindowInfo,
 ) -> PlatformResult<AxTree> {
-    let tree = platform.accessibility_tree(pid, window).await?;
+    read(platform, pid, window, false).await
+}
+
+/// [`window_tree`] with what does not show too, marked `hidden` (get_window_state's
+/// `include_hidden`).
+pub async fn window_tree_with_hidden(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+) -> PlatformResult<AxTree> {
+    read(platform, pid, window, true).await
+}
+
+async fn read(
+    platform: &dyn Platform,
+    pid: u32,
+    window: &WindowInfo,
+    with_hidden: bool,
+) -> PlatformResult<AxTree> {
+    let tree = match with_hidden {
+        true => platform.accessibility_tree_with_hidden(pid, window).await?,
+        false => platform.accessibility_tree(pid, window).await?,
+    };
     if tree.nodes.iter().any(|n| n.actionable) || platform.app_quirks(pid).await.web_engine {
         return Ok(tree);
     }
@@ -39,7 +61,10 @@ pub async fn window_tree(
     };
     let read = tokio::task::spawn_blocking(move || ocr::read(&capture)).await;
     match read {
-        Ok(Ok(lines)) if !lines.is_empty() => Ok(text_tree(window, &lines)),
+        Ok(Ok(lines)) if !lines.is_empty() => Ok(AxTree {
+            absence: tree.absence,
+            ..text_tree(window, &lines)
+        }),
         Ok(Ok(_)) => Ok(with_warning(
             tree,
             format!("{why}; OCR found no text on it"),
@@ -100,6 +125,7 @@ pub fn text_tree(window: &WindowInfo, lines: &[Line]) -> AxTree {
         nodes,
         warning: None,
         left_out: Vec::new(),
+        absence: None,
     }
 }
 
@@ -108,6 +134,7 @@ fn text_node(role: &str, name: &str, frame: Rect, confidence: Option<f32>) -> Ax
         role: role.to_string(),
         name: name.to_string(),
         value: None,
+        value_unknown: false,
         states: ["visible", "showing", "enabled"].map(String::from).to_vec(),
         actions: Vec::new(),
         frame: Some(frame),

@@ -358,11 +358,14 @@ fn element_verdict(e: &ElementExpectation, tree: &AxTree) -> (Verdict, String) {
             .iter()
             .any(|s| states.contains(&s.as_str()))
     };
-    let holds = |i: usize| {
+    let states_hold = |i: usize| {
         e.enabled
             .is_none_or(|want| has(i, &["enabled", "sensitive"]) == want)
             && e.selected
                 .is_none_or(|want| has(i, &["selected", "checked"]) == want)
+    };
+    let holds = |i: usize| {
+        states_hold(i)
             && e.value_equals
                 .as_ref()
                 .is_none_or(|v| tree.nodes[i].value.as_deref() == Some(v.as_str()))
@@ -375,6 +378,16 @@ fn element_verdict(e: &ElementExpectation, tree: &AxTree) -> (Verdict, String) {
         None => {
             let i = matches[0];
             let n = &tree.nodes[i];
+            if e.value_equals.is_some() && n.value_unknown && states_hold(i) {
+                return (
+                    Verdict::Unknown,
+                    format!(
+                        "{} {:?}: its toolkit does not expose its value",
+                        n.role,
+                        label_of(tree, i)
+                    ),
+                );
+            }
             (
                 Verdict::Unsatisfied,
                 format!(

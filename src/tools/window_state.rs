@@ -13,7 +13,7 @@ use super::capture::encode_png;
 use super::{ImageBlock, ToolContext, ToolOutput, ToolSpec, window_of, write_out_file};
 use crate::dispatch::token_for;
 use crate::errors::ToolError;
-use crate::platform::{AxTree, LeftOut, Platform, WindowInfo};
+use crate::platform::{Absence, AxTree, LeftOut, Platform, WindowInfo};
 use crate::snapshot::{bounded, element_index, filter_markdown, indices_in_markdown, state_of};
 
 /// Browsers map their window before the page's document is built, and a read then shows
@@ -78,6 +78,7 @@ async fn read_settled_tree(
     pid: u32,
     window: &WindowInfo,
     first_read: bool,
+    with_hidden: bool,
 ) -> Result<AxTree, ToolError> {
     let deadline = Instant::now() + DOCUMENT_WAIT;
     // A young browser builds a page's tree in pieces (Firefox's first read once held the
@@ -85,7 +86,10 @@ async fn read_settled_tree(
     // one has as many nodes (later reads do not pay for it).
     let mut previous_count = None;
     loop {
-        let tree = crate::snapshot::text::window_tree(platform, pid, window).await?;
+        let tree = match with_hidden {
+            true => crate::snapshot::text::window_tree_with_hidden(platform, pid, window).await?,
+            false => crate::snapshot::text::window_tree(platform, pid, window).await?,
+        };
         let young = platform
             .process_age(pid)
             .await
@@ -107,10 +111,12 @@ pub struct GetWindowStateArgs {
     pub pid: u32,
     /// Window id (from list_windows or launch_app). Must belong to pid.
     pub window_id: u64,
-    /// Keep only tree lines holding this substring (any case), with their ancestors; indices unchanged.
+    /// Keep only tree lines whose text (not their element index) holds this substring (any case), with their ancestors; indices unchanged.
     pub query: Option<String>,
     /// Capture the window's screenshot too. Default true; false returns the tree only (faster).
     pub include_screenshot: Option<bool>,
+    /// List the elements that do not show too (hidden widgets, a closed menu's items), each marked (hidden). Default false: they are left out.
+    pub include_hidden: Option<bool>,
     /// Write the screenshot PNG to this path instead of returning it inline. The directory must exist.
     pub screenshot_out_file: Option<String>,
     /// Downscale the screenshot to this longest side (0: full size; default from config); frames then use the downscaled pixels.
@@ -135,7 +141,7 @@ pub struct GetWindowState;
 impl ToolSpec for GetWindowState {
     type Args = GetWindowStateArgs;
     const NAME: &'static str = "get_window_state";
-    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value, states, actions, frame {x, y, w, h} in screen points, pixel_frame {x, y, w, h} in the screenshot's pixels, whose centre a pixel click takes as x, y). An element its view scrolled out of sight shows `(offscreen)`, without a frame: act on it by element, or scroll it into view first. Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel. Every element is returned, however big the window; where a bound left something out (a spreadsheet's cells out of view, max_depth or max_elements), truncated {returned, total, where: [{element, returned, total, why}]} says what, in tree nodes.";
+    const DESCRIPTION: &'static str = "Walk one window's accessibility tree: tree_markdown tags every actionable element with its index (`- [N] role \"name\" value=\"…\" [actions=[press]]`; `value=?` where the toolkit does not expose a value it shows, e.g. GTK 4.8's entries: unknown, not empty); also snapshot_id, total_element_count, the window's screenshot (PNG, with its open menus and popups) and elements[] (element_index, element_token, role, name, label, value (null with value_known: false where unknown), states, actions, frame {x, y, w, h} in screen points, pixel_frame {x, y, w, h} in the screenshot's pixels, whose centre a pixel click takes as x, y). Elements not showing are left out (hidden widgets, a closed menu's items, GTK 4 widgets laid out with no area; include_hidden lists them, marked (hidden)); an element its view scrolled out of sight is kept and shows `(offscreen)`, without a frame: act on it by element, or scroll it into view first. Indices and tokens refer to this snapshot: read again after anything changed. window_id must belong to pid. degraded: true means nothing actionable was found: act by pixel. Every element is returned, however big the window; where a bound left something out (a spreadsheet's cells out of view, max_depth or max_elements), truncated {returned, total, where: [{element, returned, total, why}]} says what, in tree nodes. tree_source says where the elements come from: accessibility, ocr (no bridge), ocr (on the bus, nothing exported after N ms), ocr (tree exported, nothing to act on in it), or empty.";
     const READ_ONLY: bool = true;
     const CONTRACT: Contract = Contract::reads(
         Risk::R3,
@@ -177,7 +183,15 @@ impl ToolSpec for GetWindowState {
         });
         let first_read = ctx.snapshot(args.pid, window.window_id).is_none();
         let read_started = std::time::Instant::now();
-        let mut tree = read_settled_tree(platform.as_ref(), args.pid, &window, first_read).await?;
+        let with_hidden = args.include_hidden.unwrap_or(false);
+        let mut tree = read_settled_tree(
+            platform.as_ref(),
+            args.pid,
+            &window,
+            first_read,
+            with_hidden,
+        )
+        .await?;
         let read_nodes = tree.nodes.len();
         let cut = bounded(&tree, args.max_depth, args.max_elements);
         let was_cut = cut.is_some();
@@ -185,10 +199,12 @@ impl ToolSpec for GetWindowState {
             tree = cut;
         }
         let (mut structured, elements) = state_of(args.pid, &window, &tree);
+        structured["tree_source"] = json!(tree_source(&tree));
         if let Some(truncated) = truncation(&tree, read_nodes, &args) {
             structured["truncated"] = truncated;
         }
-        if ctx.recorder.is_recording() && !was_cut {
+        // A reading with hidden elements is no after-state: a turn's states list what shows.
+        if ctx.recorder.is_recording() && !was_cut && !with_hidden {
             // A turn's settle may take this reading as its after-state.
             ctx.recorder
                 .observed(window.window_id, read_started, structured.clone());
@@ -219,6 +235,12 @@ impl ToolSpec for GetWindowState {
         if let Some(reason) = &degraded_reason {
             summary.push_str(&format!(" (degraded: {reason})"));
         }
+        if let Some(source) = structured["tree_source"]
+            .as_str()
+            .filter(|s| *s != ACCESSIBILITY)
+        {
+            summary.push_str(&format!(" (read by {source})"));
+        }
         if let Some(t) = structured.get("truncated") {
             summary.push_str(&truncated_summary(t));
         }
@@ -239,6 +261,28 @@ impl ToolSpec for GetWindowState {
             structured,
             image,
         })
+    }
+}
+
+/// `tree_source` of a window read from its accessibility tree.
+const ACCESSIBILITY: &str = "accessibility";
+
+/// Where the answer's elements come from (`tree_source`): the app's accessibility tree;
+/// OCR standing in for one, saying for what (no bridge on the bus; connected but nothing
+/// exported; exported with nothing to act on); or nothing at all (`empty`).
+fn tree_source(tree: &AxTree) -> String {
+    if !crate::snapshot::text::read_by_ocr(tree) {
+        return match tree.nodes.is_empty() {
+            true => "empty".into(),
+            false => ACCESSIBILITY.into(),
+        };
+    }
+    match tree.absence {
+        Some(Absence::NoBridge) => "ocr (no bridge)".into(),
+        Some(Absence::NothingExported { after_ms }) => {
+            format!("ocr (on the bus, nothing exported after {after_ms} ms)")
+        }
+        None => "ocr (tree exported, nothing to act on in it)".into(),
     }
 }
 
@@ -388,6 +432,7 @@ mod tests {
             nodes: vec![frame, document, button],
             warning: None,
             left_out: Vec::new(),
+            absence: None,
         }
     }
 

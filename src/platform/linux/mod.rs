@@ -449,7 +449,22 @@ impl crate::platform::Observation for LinuxPlatform {
 
     async fn accessibility_tree(&self, pid: u32, window: &WindowInfo) -> PlatformResult<AxTree> {
         let frames = self.display.frame_origin(window.window_id);
-        self.atspi().await?.window_tree(pid, window, frames).await
+        self.atspi()
+            .await?
+            .window_tree(pid, window, frames, false)
+            .await
+    }
+
+    async fn accessibility_tree_with_hidden(
+        &self,
+        pid: u32,
+        window: &WindowInfo,
+    ) -> PlatformResult<AxTree> {
+        let frames = self.display.frame_origin(window.window_id);
+        self.atspi()
+            .await?
+            .window_tree(pid, window, frames, true)
+            .await
     }
 
     async fn app_quirks(&self, pid: u32) -> AppQuirks {

@@ -38,6 +38,7 @@ fn window(panels: &[(&str, &[(&str, i32)])]) -> Snapshot {
             nodes,
             warning: None,
             left_out: Vec::new(),
+            absence: None,
         },
         elements,
     }

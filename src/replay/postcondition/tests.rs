@@ -313,3 +313,29 @@ fn an_element_that_reached_its_recorded_end_before_the_turn_is_no_missing_change
         "- frame \"Calc\"\n  - [0] button (offscreen)\n  - [1] table_cell \"A1\" value=\"\"\n";
     assert!(!differences(&p, stuck, &stuck.replace("value=\"\"", "value=\"12\"")).is_empty());
 }
+
+#[test]
+fn a_line_the_recording_held_all_through_ends_as_recorded_when_it_shows_only_now() {
+    // A cua-driver recording lists gnome-calculator's empty history list before and after
+    // "="; cua leaves it out while it has no area, and lists it once its first row shows.
+    let before = "- frame \"Calculator\"\n  - list\n  - text value=\"7×6\"\n";
+    let after = "- frame \"Calculator\"\n  - list\n  - text value=\"42\"\n";
+    let p = post(before, after);
+    let live_before = "- frame \"Calculator\"\n  - text value=\"7×6\"\n";
+    let live_after = "- frame \"Calculator\"\n  - list\n  - text value=\"42\"\n";
+    assert_eq!(
+        differences(&p, live_before, live_after),
+        Vec::<String>::new()
+    );
+    let r = &p.reading;
+    assert!(!p.contradicted(&r.counts(live_before, false), &r.counts(live_after, false)));
+    // A line the recording never showed is still an unrecorded change.
+    let error = format!("{live_after}  - label \"Error\"\n");
+    assert_eq!(
+        differences(&p, live_before, &error),
+        vec!["the app also shows label \"Error\" (not recorded)".to_string()]
+    );
+    // Nor does it pass without the turn's own change.
+    let unchanged = live_after.replace("42", "7×6");
+    assert!(!differences(&p, live_before, &unchanged).is_empty());
+}

@@ -313,7 +313,9 @@ pub struct ActionResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     escalation: Option<Escalation>,
     /// What this action adds: `click_point`, `element` ({element_index, role, name, frame
-    /// in screen points, window_frame in window pixels}), `end_point`...
+    /// in screen points, window_frame in window pixels}), `end_point`, and `opened` /
+    /// `closed` ([{window_id, title}]) where the app's windows came or went by the time
+    /// the answer was given (an effect: `confirmed`)...
     #[serde(flatten)]
     details: serde_json::Map<String, Value>,
 }

@@ -201,6 +201,7 @@ pub(super) async fn run(
         .and_then(|c| c.drag_to)
         .zip(pointing.as_ref())
         .map(|(to, pointing)| Drag { to, pointing });
+    let windows_before = windows_of(at.p(), at.pid).await;
     deliver(&at, plan.deliver, drag, &mut outcome).await?;
     let expect = match plan.check {
         Check::ReadBack {
@@ -216,11 +217,66 @@ pub(super) async fn run(
             Expect::Nothing
         }
     };
-    let outcome = act.follow_up(&at, outcome, &expect, memo).await?;
+    let mut outcome = act.follow_up(&at, outcome, &expect, memo).await?;
+    if let (Some(before), Some(after)) = (windows_before, windows_of(at.p(), at.pid).await) {
+        outcome = with_windows(outcome, &before, &after);
+    }
     if let Some(pointing) = pointing {
         pointing.landed(ctx, at.platform.clone()).await;
     }
     Ok(outcome.into_output(Some(at.pid), Some(at.window())))
+}
+
+/// The app's windows now, by id with their titles: what an action opened or closed is
+/// told from two of these. None when the windows cannot be listed.
+async fn windows_of(p: &dyn Platform, pid: u32) -> Option<Vec<(u64, String)>> {
+    let windows = p.list_windows().await.ok()?.windows;
+    Some(
+        windows
+            .into_iter()
+            .filter(|w| w.pid == Some(pid))
+            .map(|w| (w.window_id, w.title))
+            .collect(),
+    )
+}
+
+/// The outcome naming the windows the action opened and closed (`opened`, `closed`:
+/// `[{window_id, title}]`, each only when not empty). A window that came or went is an
+/// effect the app showed: the action landed, whatever its own read-back said (ctrl+s
+/// opening Save As answered `unverifiable`, and named nothing).
+fn with_windows(
+    mut outcome: Outcome,
+    before: &[(u64, String)],
+    after: &[(u64, String)],
+) -> Outcome {
+    let listed = |from: &[(u64, String)], absent_from: &[(u64, String)]| -> Vec<Value> {
+        from.iter()
+            .filter(|(id, _)| absent_from.iter().all(|(other, _)| other != id))
+            .map(|(id, title)| json!({ "window_id": id, "title": title }))
+            .collect()
+    };
+    let (opened, closed) = (listed(after, before), listed(before, after));
+    if opened.is_empty() && closed.is_empty() {
+        return outcome;
+    }
+    let mut said = Vec::new();
+    for (key, windows) in [("opened", opened), ("closed", closed)] {
+        if windows.is_empty() {
+            continue;
+        }
+        let titles: Vec<String> = windows
+            .iter()
+            .map(|w| format!("{:?}", w["title"].as_str().unwrap_or("")))
+            .collect();
+        said.push(format!("{key} {}", titles.join(", ")));
+        outcome = outcome.with(key, Value::Array(windows));
+    }
+    if outcome.effect != Effect::Confirmed {
+        outcome.effect = Effect::Confirmed;
+        outcome.escalation = None;
+    }
+    let what = format!("{}; {}", outcome.what, said.join("; "));
+    outcome.saying(what)
 }
 
 /// A drag under way: where the cursor goes, in how long, and the cursor that goes there.
@@ -271,4 +327,46 @@ async fn deliver(
         Deliver::Done => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn windows(list: &[(u64, &str)]) -> Vec<(u64, String)> {
+        list.iter().map(|(id, t)| (*id, t.to_string())).collect()
+    }
+
+    #[test]
+    fn a_window_that_came_or_went_is_named_and_is_the_actions_effect() {
+        let before = windows(&[(1, "Untitled 1 - Mousepad")]);
+        let after = windows(&[(1, "*Untitled 1 - Mousepad"), (7, "Save As")]);
+        let mut pressed = Outcome::new("pressed ctrl+s", Route::BackgroundEvent);
+        pressed.escalation = Some(("foreground", "nothing read back".into()));
+        let saved = with_windows(pressed, &before, &after);
+        assert_eq!(saved.effect, Effect::Confirmed);
+        assert!(saved.escalation.is_none());
+        assert_eq!(
+            Value::Object(saved.fields.clone()),
+            json!({ "opened": [{ "window_id": 7, "title": "Save As" }] }),
+            "a retitled window is neither opened nor closed"
+        );
+        assert_eq!(saved.what, "pressed ctrl+s; opened \"Save As\"");
+        let closed = with_windows(
+            Outcome::new("pressed escape", Route::BackgroundEvent),
+            &after,
+            &before,
+        );
+        assert_eq!(
+            closed.fields["closed"],
+            json!([{ "window_id": 7, "title": "Save As" }])
+        );
+        let same = with_windows(
+            Outcome::new("clicked", Route::ElementAction),
+            &before,
+            &before,
+        );
+        assert_eq!(same.effect, Effect::Unverifiable);
+        assert!(same.fields.is_empty());
+    }
 }

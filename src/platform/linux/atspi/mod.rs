@@ -28,7 +28,8 @@ use serde::de::DeserializeOwned;
 use zbus::Connection;
 
 use crate::platform::{
-    AxNode, AxTree, LeftOut, MAX_TEXT_CHARS, PlatformError, PlatformResult, Rect, WindowInfo,
+    Absence, AxNode, AxTree, HIDDEN, LeftOut, MAX_TEXT_CHARS, PlatformError, PlatformResult, Rect,
+    WindowInfo,
 };
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
@@ -116,6 +117,10 @@ struct RawNode {
     /// Its frame, when this walk read it already (in the walk's coordinates; `Some(None)`:
     /// it has none): the scrolled-out check reads it, and it is not asked for again.
     frame_read: Option<Option<Rect>>,
+    /// GTK 4 lays a hidden widget out with no area (an editor's closed info bar is 690×0,
+    /// its labels 0×0) and marks it `visible`, never `showing` or not: such a node is not
+    /// shown, nor anything under it ([`Atspi::mark_laid_out_empty`]).
+    laid_out_empty: bool,
 }
 
 /// Action names that change with the element's state.
@@ -431,6 +436,40 @@ impl Atspi {
         }
     }
 
+    /// Why `pid`, which answers as no app on the bus, has no tree: it is connected to the
+    /// bus and exports nothing yet (GTK 4 registers its root only once a window's
+    /// accessible is realized), or it is not on the bus at all.
+    pub(crate) async fn absence_of(&self, pid: u32) -> Absence {
+        let connected = match zbus::fdo::DBusProxy::new(&self.conn).await {
+            Ok(dbus) => match dbus.list_names().await {
+                Ok(names) => {
+                    let mut found = false;
+                    for name in names.iter().filter(|n| n.starts_with(':')) {
+                        if dbus
+                            .get_connection_unix_process_id(name.as_ref())
+                            .await
+                            .ok()
+                            == Some(pid)
+                        {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
+                Err(_) => false,
+            },
+            Err(_) => false,
+        };
+        if !connected {
+            return Absence::NoBridge;
+        }
+        let after = super::process::process_age(pid).unwrap_or(REGISTRATION_WAIT);
+        Absence::NothingExported {
+            after_ms: after.as_millis() as u64,
+        }
+    }
+
     /// The bus name of `pid`'s app when it is on the accessibility bus but not in the
     /// registry's list: GTK 4 registers once, as it starts, so a registry that restarted
     /// (or missed the call) never lists it, while its tree is there all the same. Its root
@@ -486,6 +525,7 @@ impl Atspi {
                 ifaces: it.ifaces,
                 scrolled_out: false,
                 frame_read: None,
+                laid_out_empty: false,
             })
             .collect())
     }
@@ -701,6 +741,7 @@ impl Atspi {
             ifaces,
             scrolled_out: false,
             frame_read: None,
+            laid_out_empty: false,
         })
     }
 
@@ -804,6 +845,26 @@ impl Atspi {
     /// of sight: visible, not `showing`, with a real size (a closed menu's items are 1×1),
     /// and not the page of a notebook tab that is not selected (a hidden page has a real
     /// size too). The extents read are kept as the node's frame.
+    /// GTK 4: reads the frame of each child of `parents` and marks those laid out with no
+    /// area as not shown (GTK 4 tells hidden widgets by nothing else). The frame read is
+    /// kept for the node's details, so a shown node costs no second read.
+    async fn mark_laid_out_empty(&self, known: &mut Known, parents: &[RawNode], coord: u32) {
+        let children: Vec<NodeRef> = known
+            .children_of_all(parents)
+            .iter()
+            .filter_map(|k| known.nodes.get(k))
+            .filter(|n| n.ifaces.contains(Interface::Component))
+            .map(|n| n.node.clone())
+            .collect();
+        let sizes = join_all(children.iter().map(|n| self.raw_extents(n, coord))).await;
+        for (n, size) in children.iter().zip(sizes) {
+            if let (Some(size), Some(raw)) = (size, known.nodes.get_mut(&n.path)) {
+                raw.laid_out_empty = size.width <= 0 || size.height <= 0;
+                raw.frame_read = Some(frame_of(size));
+            }
+        }
+    }
+
     async fn mark_scrolled_out(&self, known: &mut Known, parents: &[RawNode], coord: u32) {
         let candidates: Vec<NodeRef> = parents
             .iter()
@@ -1260,6 +1321,7 @@ mod tests {
             ifaces: InterfaceSet::empty(),
             scrolled_out: false,
             frame_read: None,
+            laid_out_empty: false,
         }
     }
 

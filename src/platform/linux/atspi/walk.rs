@@ -17,25 +17,39 @@ struct Reading {
     /// A web engine does the same for a page's content below the fold, kept too; but only
     /// inside the page: Firefox's own hidden menu bar is visible, not showing, and sized.
     keeps_scrolled_out_of_pages: bool,
+    /// Its one-line entries do not expose their text (GTK 4, see quirks::of_toolkit).
+    hides_entry_text: bool,
+    /// What does not show is read as fully as what does (include_hidden).
+    with_hidden: bool,
     coord: u32,
 }
 
 impl Atspi {
     /// The tree of `pid` scoped to `window`, its frames in window-local pixels as `frames`
-    /// says the toolkit reports them.
+    /// says the toolkit reports them; with `with_hidden`, what does not show too, marked
+    /// [`HIDDEN`].
     pub async fn window_tree(
         &self,
         pid: u32,
         window: &WindowInfo,
         frames: FrameOrigin,
+        with_hidden: bool,
     ) -> PlatformResult<AxTree> {
         let Some(bus) = self.app_bus_for_pid(pid).await? else {
+            let absence = self.absence_of(pid).await;
+            let warning = match absence {
+                Absence::NoBridge => format!(
+                    "pid {pid} is not on the accessibility bus (not an accessible toolkit, NO_AT_BRIDGE set, or started before accessibility was enabled)"
+                ),
+                Absence::NothingExported { after_ms } => format!(
+                    "pid {pid} is on the accessibility bus but exports no object after {after_ms} ms (its toolkit has not registered its root)"
+                ),
+            };
             return Ok(AxTree {
                 nodes: Vec::new(),
-                warning: Some(format!(
-                    "pid {pid} is not on the accessibility bus (not an accessible toolkit, NO_AT_BRIDGE set, or started before accessibility was enabled)"
-                )),
+                warning: Some(warning),
                 left_out: Vec::new(),
+                absence: Some(absence),
             });
         };
         let (toolkit, version) = self.toolkit(&bus).await;
@@ -53,6 +67,11 @@ impl Atspi {
             uses_showing: !gtk4,
             keeps_scrolled_out: gtk && version.starts_with('3'),
             keeps_scrolled_out_of_pages: is_web_engine(&toolkit),
+            hides_entry_text: crate::platform::linux::quirks::of_toolkit(&format!(
+                "{toolkit} {version}"
+            ))
+            .hides_entry_text,
+            with_hidden,
             coord: if window_relative {
                 COORD_WINDOW
             } else {
@@ -71,11 +90,16 @@ impl Atspi {
                     window.window_id, window.title
                 )),
                 left_out: Vec::new(),
+                absence: None,
             });
         };
-        let shown = |n: &RawNode| {
-            n.node.path == top || n.scrolled_out || shows(n.states, reading.uses_showing)
+        let showing = |n: &RawNode| {
+            n.node.path == top
+                || n.scrolled_out
+                || (shows(n.states, reading.uses_showing) && !n.laid_out_empty)
         };
+        // A defunct node is gone, not hidden: never read.
+        let shown = |n: &RawNode| showing(n) || (with_hidden && !n.states.contains(State::Defunct));
         let left_out = self.read_levels(&reading, &mut known, &top, shown).await;
         // Offset that turns a reported extent into window-local pixels.
         let offset = if window_relative {
@@ -88,14 +112,16 @@ impl Atspi {
             (-window.bounds.x, -window.bounds.y)
         };
         let order = known.depth_first(&top, shown);
-        let details = join_all(order.iter().map(|(n, _)| self.details(n, reading.coord))).await;
+        let details = join_all(order.iter().map(|(n, _)| self.details(n, &reading))).await;
         let misplaced = self
             .misplaced_root_panes(&order, &details, reading.coord)
             .await;
+        let hidden: Vec<bool> = order.iter().map(|(n, _)| !showing(n)).collect();
         Ok(AxTree {
-            nodes: nodes_of(&order, details, offset, &misplaced, window),
+            nodes: nodes_of(&order, details, offset, &misplaced, window, &hidden),
             warning: None,
             left_out,
+            absence: None,
         })
     }
 
@@ -194,7 +220,8 @@ impl Atspi {
             if r.gtk4 {
                 self.export_children(r, known, &open).await;
             }
-            let listing = Some(r.uses_showing);
+            // A node that does not show costs fewer calls, unless it is to be listed too.
+            let listing = (!r.with_hidden).then_some(r.uses_showing);
             let (found, cells) = futures::join!(
                 join_all(
                     open.iter()
@@ -219,6 +246,9 @@ impl Atspi {
             }
             for f in found.into_iter().chain(cells).flatten() {
                 known.merge(f);
+            }
+            if r.gtk4 {
+                self.mark_laid_out_empty(known, &open, r.coord).await;
             }
             if r.keeps_scrolled_out {
                 self.mark_scrolled_out(known, &open, r.coord).await;
@@ -275,7 +305,7 @@ impl Atspi {
     /// A shown node's details: its frame (read for what an agent may act on or read, and
     /// for the containers that clip what they hold, not for every container), its action
     /// names, its value and its readable name.
-    async fn details(&self, n: &RawNode, coord: u32) -> Details {
+    async fn details(&self, n: &RawNode, reading: &Reading) -> Details {
         let actions = if n.ifaces.contains(Interface::Action) && n.role != Role::Label {
             self.action_names(&n.node, n.states).await
         } else {
@@ -297,6 +327,14 @@ impl Atspi {
         } else {
             None
         };
+        // GTK 4.8's entries answer "" whatever they show: an empty read of a one-line
+        // entry there is no value known, not an empty one (an agent typed over a file
+        // chooser's name it read as empty). Its multi-line text views do expose theirs.
+        let value_unknown = reading.hides_entry_text
+            && text_value
+            && !n.states.contains(State::MultiLine)
+            && value.as_deref().is_none_or(str::is_empty);
+        let value = value.filter(|_| !value_unknown);
         let wants_frame = n.ifaces.contains(Interface::Component)
             && (!actions.is_empty()
                 || text_value
@@ -309,7 +347,7 @@ impl Atspi {
                 || matches!(n.role, Role::ToolBar | Role::StatusBar | Role::RootPane));
         let frame = match (wants_frame, n.frame_read) {
             (true, Some(read)) => read,
-            (true, None) => self.extents(&n.node, coord).await,
+            (true, None) => self.extents(&n.node, reading.coord).await,
             (false, _) => None,
         };
         let name = self.readable_name(&n.node, &n.name).await;
@@ -317,6 +355,7 @@ impl Atspi {
             frame,
             actions,
             value,
+            value_unknown,
             name,
         }
     }
@@ -391,6 +430,7 @@ struct Details {
     frame: Option<Rect>,
     actions: Vec<String>,
     value: Option<String>,
+    value_unknown: bool,
     name: String,
 }
 
@@ -403,6 +443,7 @@ fn nodes_of(
     offset: (i32, i32),
     misplaced: &HashMap<usize, (i32, i32)>,
     window: &WindowInfo,
+    hidden: &[bool],
 ) -> Vec<AxNode> {
     let window_rect = Rect::new(0, 0, window.bounds.width, window.bounds.height);
     let mut nodes: Vec<AxNode> = Vec::with_capacity(order.len());
@@ -435,10 +476,14 @@ fn nodes_of(
         if n.scrolled_out {
             states.push(OFFSCREEN.to_string());
         }
+        if hidden[i] {
+            states.push(HIDDEN.to_string());
+        }
         let mut node = AxNode {
             role: role_name(n.role),
             name: d.name,
             value: d.value,
+            value_unknown: d.value_unknown,
             states,
             actions: d.actions,
             frame,
