@@ -440,28 +440,7 @@ impl Atspi {
     /// bus and exports nothing yet (GTK 4 registers its root only once a window's
     /// accessible is realized), or it is not on the bus at all.
     pub(crate) async fn absence_of(&self, pid: u32) -> Absence {
-        let connected = match zbus::fdo::DBusProxy::new(&self.conn).await {
-            Ok(dbus) => match dbus.list_names().await {
-                Ok(names) => {
-                    let mut found = false;
-                    for name in names.iter().filter(|n| n.starts_with(':')) {
-                        if dbus
-                            .get_connection_unix_process_id(name.as_ref())
-                            .await
-                            .ok()
-                            == Some(pid)
-                        {
-                            found = true;
-                            break;
-                        }
-                    }
-                    found
-                }
-                Err(_) => false,
-            },
-            Err(_) => false,
-        };
-        if !connected {
+        if self.connections_of(pid).await.is_empty() {
             return Absence::NoBridge;
         }
         let after = super::process::process_age(pid).unwrap_or(REGISTRATION_WAIT);
@@ -470,23 +449,45 @@ impl Atspi {
         }
     }
 
+    /// The unique names `pid` holds on the accessibility bus.
+    async fn connections_of(&self, pid: u32) -> Vec<String> {
+        let Ok(dbus) = zbus::fdo::DBusProxy::new(&self.conn).await else {
+            return Vec::new();
+        };
+        let Ok(names) = dbus.list_names().await else {
+            return Vec::new();
+        };
+        let mut held = Vec::new();
+        for name in names.iter().filter(|n| n.starts_with(':')) {
+            if dbus
+                .get_connection_unix_process_id(name.as_ref())
+                .await
+                .ok()
+                == Some(pid)
+            {
+                held.push(name.to_string());
+            }
+        }
+        held
+    }
+
     /// The bus name of `pid`'s app when it is on the accessibility bus but not in the
     /// registry's list: GTK 4 registers once, as it starts, so a registry that restarted
     /// (or missed the call) never lists it, while its tree is there all the same. Its root
     /// must answer as an accessible.
     async fn unregistered_app(&self, pid: u32) -> Option<String> {
-        let dbus = zbus::fdo::DBusProxy::new(&self.conn).await.ok()?;
-        let names = dbus.list_names().await.ok()?;
-        for name in names.iter().filter(|n| n.starts_with(':')) {
-            let bus = name.as_ref();
-            if dbus.get_connection_unix_process_id(bus).await.ok() != Some(pid) {
-                continue;
-            }
+        for name in self.connections_of(pid).await {
             let role: zbus::Result<u32> = self
-                .call(name, ROOT_PATH, "org.a11y.atspi.Accessible", "GetRole", &())
+                .call(
+                    &name,
+                    ROOT_PATH,
+                    "org.a11y.atspi.Accessible",
+                    "GetRole",
+                    &(),
+                )
                 .await;
             if role.is_ok() {
-                return Some(name.to_string());
+                return Some(name);
             }
         }
         None
