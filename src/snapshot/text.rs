@@ -20,20 +20,12 @@ pub async fn window_tree(
     pid: u32,
     window: &WindowInfo,
 ) -> PlatformResult<AxTree> {
-    read(platform, pid, window, false).await
+    window_tree_with(platform, pid, window, false).await
 }
 
-/// [`window_tree`] with what does not show too, marked `hidden` (get_window_state's
-/// `include_hidden`).
-pub async fn window_tree_with_hidden(
-    platform: &dyn Platform,
-    pid: u32,
-    window: &WindowInfo,
-) -> PlatformResult<AxTree> {
-    read(platform, pid, window, true).await
-}
-
-async fn read(
+/// [`window_tree`], with what does not show too (marked `hidden`) when `with_hidden`
+/// (get_window_state's `include_hidden`).
+pub async fn window_tree_with(
     platform: &dyn Platform,
     pid: u32,
     window: &WindowInfo,

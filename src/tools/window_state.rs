@@ -86,10 +86,8 @@ async fn read_settled_tree(
     // one has as many nodes (later reads do not pay for it).
     let mut previous_count = None;
     loop {
-        let tree = match with_hidden {
-            true => crate::snapshot::text::window_tree_with_hidden(platform, pid, window).await?,
-            false => crate::snapshot::text::window_tree(platform, pid, window).await?,
-        };
+        let tree =
+            crate::snapshot::text::window_tree_with(platform, pid, window, with_hidden).await?;
         let young = platform
             .process_age(pid)
             .await
@@ -213,7 +211,6 @@ impl ToolSpec for GetWindowState {
             structured["tree_bounded"] = json!(true);
         }
         place_frames(&mut structured, &window.bounds, scale);
-        let degraded_reason = structured["degraded_reason"].as_str().map(String::from);
         let element_count = elements.len();
         let snapshot = ctx.store_snapshot(args.pid, args.window_id, tree, elements);
         structured["snapshot_id"] = json!(snapshot.snapshot_id);
@@ -228,22 +225,7 @@ impl ToolSpec for GetWindowState {
         }
         structured["returned_element_count"] =
             json!(structured["elements"].as_array().map_or(0, Vec::len));
-        let mut summary = format!(
-            "{} \"{}\" (pid {}, window {}): {} elements",
-            window.app_name, window.title, args.pid, args.window_id, element_count
-        );
-        if let Some(reason) = &degraded_reason {
-            summary.push_str(&format!(" (degraded: {reason})"));
-        }
-        if let Some(source) = structured["tree_source"]
-            .as_str()
-            .filter(|s| *s != ACCESSIBILITY)
-        {
-            summary.push_str(&format!(" (read by {source})"));
-        }
-        if let Some(t) = structured.get("truncated") {
-            summary.push_str(&truncated_summary(t));
-        }
+        let mut summary = summary_line(&window, element_count, &structured);
         let image = match shot {
             Some(task) => {
                 let shot = task
@@ -262,6 +244,28 @@ impl ToolSpec for GetWindowState {
             image,
         })
     }
+}
+
+/// The summary's first line: the window, its element count, and what the structured
+/// result says of how it was read (degraded, by OCR, truncated).
+fn summary_line(window: &WindowInfo, element_count: usize, structured: &Value) -> String {
+    let mut line = format!(
+        "{} \"{}\" (pid {}, window {}): {element_count} elements",
+        window.app_name, window.title, structured["pid"], window.window_id
+    );
+    if let Some(reason) = structured["degraded_reason"].as_str() {
+        line.push_str(&format!(" (degraded: {reason})"));
+    }
+    if let Some(source) = structured["tree_source"]
+        .as_str()
+        .filter(|s| *s != ACCESSIBILITY)
+    {
+        line.push_str(&format!(" (read by {source})"));
+    }
+    if let Some(t) = structured.get("truncated") {
+        line.push_str(&truncated_summary(t));
+    }
+    line
 }
 
 /// `tree_source` of a window read from its accessibility tree.

@@ -123,6 +123,16 @@ struct RawNode {
     laid_out_empty: bool,
 }
 
+/// What the accessibility bus holds of an app the registry does not list.
+enum Unlisted {
+    /// Its root answers: its bus name.
+    App(String),
+    /// It holds a connection, and its root does not answer: nothing exported.
+    Unexported,
+    /// It holds no connection.
+    Absent,
+}
+
 /// Action names that change with the element's state.
 const STATEFUL_ACTIONS: &[&str] = &["check", "uncheck", "expand", "collapse"];
 
@@ -407,8 +417,18 @@ impl Atspi {
     }
 
     pub(crate) async fn app_bus_for_pid(&self, pid: u32) -> PlatformResult<Option<String>> {
+        Ok(self.app_bus_or_absence(pid).await?.ok())
+    }
+
+    /// `pid`'s bus name on the accessibility bus, or why it has none: it holds no
+    /// connection there, or it is connected and exports nothing (GTK 4 registers its root
+    /// from an idle callback, which a busy renderer can starve). A young app is waited for.
+    pub(crate) async fn app_bus_or_absence(
+        &self,
+        pid: u32,
+    ) -> PlatformResult<Result<String, Absence>> {
         if let Some(bus) = self.apps.lock().unwrap().get(&pid).cloned() {
-            return Ok(Some(bus));
+            return Ok(Ok(bus));
         }
         let deadline = Instant::now() + REGISTRATION_WAIT;
         loop {
@@ -419,33 +439,50 @@ impl Atspi {
                 map.extend(apps.into_iter().map(|(bus, p)| (p, bus)));
                 map.get(&pid).cloned()
             };
-            if found.is_some() {
-                return Ok(found);
+            if let Some(bus) = found {
+                return Ok(Ok(bus));
             }
-            if let Some(bus) = self.unregistered_app(pid).await {
-                self.apps.lock().unwrap().insert(pid, bus.clone());
-                return Ok(Some(bus));
-            }
+            let connected = match self.unregistered_app(pid).await {
+                Unlisted::App(bus) => {
+                    self.apps.lock().unwrap().insert(pid, bus.clone());
+                    return Ok(Ok(bus));
+                }
+                Unlisted::Unexported => true,
+                Unlisted::Absent => false,
+            };
             let settled = super::process::process_age(pid).is_none_or(|a| a > REGISTERS_WITHIN)
                 || self.waited_for.lock().unwrap().contains(&pid);
             if Instant::now() >= deadline || settled || !process_alive(pid) {
                 self.waited_for.lock().unwrap().insert(pid);
-                return Ok(None);
+                let after = super::process::process_age(pid).unwrap_or(REGISTRATION_WAIT);
+                return Ok(Err(match connected {
+                    false => Absence::NoBridge,
+                    true => Absence::NothingExported {
+                        after_ms: after.as_millis() as u64,
+                    },
+                }));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
-    /// Why `pid`, which answers as no app on the bus, has no tree: it is connected to the
-    /// bus and exports nothing yet (GTK 4 registers its root only once a window's
-    /// accessible is realized), or it is not on the bus at all.
-    pub(crate) async fn absence_of(&self, pid: u32) -> Absence {
-        if self.connections_of(pid).await.is_empty() {
-            return Absence::NoBridge;
+    /// `pid`'s app when it is on the accessibility bus but not in the registry's list:
+    /// GTK 4 registers once, as it starts, so a registry that restarted (or missed the
+    /// call) never lists it, while its tree is there all the same. Its root must answer as
+    /// an accessible; a connection whose root does not is an app that exports nothing.
+    async fn unregistered_app(&self, pid: u32) -> Unlisted {
+        let held = self.connections_of(pid).await;
+        for name in &held {
+            let role: zbus::Result<u32> = self
+                .call(name, ROOT_PATH, "org.a11y.atspi.Accessible", "GetRole", &())
+                .await;
+            if role.is_ok() {
+                return Unlisted::App(name.clone());
+            }
         }
-        let after = super::process::process_age(pid).unwrap_or(REGISTRATION_WAIT);
-        Absence::NothingExported {
-            after_ms: after.as_millis() as u64,
+        match held.is_empty() {
+            true => Unlisted::Absent,
+            false => Unlisted::Unexported,
         }
     }
 
@@ -469,28 +506,6 @@ impl Atspi {
             }
         }
         held
-    }
-
-    /// The bus name of `pid`'s app when it is on the accessibility bus but not in the
-    /// registry's list: GTK 4 registers once, as it starts, so a registry that restarted
-    /// (or missed the call) never lists it, while its tree is there all the same. Its root
-    /// must answer as an accessible.
-    async fn unregistered_app(&self, pid: u32) -> Option<String> {
-        for name in self.connections_of(pid).await {
-            let role: zbus::Result<u32> = self
-                .call(
-                    &name,
-                    ROOT_PATH,
-                    "org.a11y.atspi.Accessible",
-                    "GetRole",
-                    &(),
-                )
-                .await;
-            if role.is_ok() {
-                return Some(name);
-            }
-        }
-        None
     }
 
     async fn cached_items(&self, bus: &str) -> PlatformResult<Vec<RawNode>> {
@@ -842,10 +857,6 @@ impl Atspi {
         })
     }
 
-    /// Marks the children of `parents` that GTK 3 or a web engine laid out but scrolled out
-    /// of sight: visible, not `showing`, with a real size (a closed menu's items are 1×1),
-    /// and not the page of a notebook tab that is not selected (a hidden page has a real
-    /// size too). The extents read are kept as the node's frame.
     /// GTK 4: reads the frame of each child of `parents` and marks those laid out with no
     /// area as not shown (GTK 4 tells hidden widgets by nothing else). The frame read is
     /// kept for the node's details, so a shown node costs no second read.
@@ -857,15 +868,16 @@ impl Atspi {
             .filter(|n| n.ifaces.contains(Interface::Component))
             .map(|n| n.node.clone())
             .collect();
-        let sizes = join_all(children.iter().map(|n| self.raw_extents(n, coord))).await;
-        for (n, size) in children.iter().zip(sizes) {
-            if let (Some(size), Some(raw)) = (size, known.nodes.get_mut(&n.path)) {
-                raw.laid_out_empty = size.width <= 0 || size.height <= 0;
-                raw.frame_read = Some(frame_of(size));
-            }
-        }
+        self.read_frames(known, &children, coord, |raw, size| {
+            raw.laid_out_empty = size.width <= 0 || size.height <= 0;
+        })
+        .await;
     }
 
+    /// Marks the children of `parents` that GTK 3 or a web engine laid out but scrolled out
+    /// of sight: visible, not `showing`, with a real size (a closed menu's items are 1×1),
+    /// and not the page of a notebook tab that is not selected (a hidden page has a real
+    /// size too). The extents read are kept as the node's frame.
     async fn mark_scrolled_out(&self, known: &mut Known, parents: &[RawNode], coord: u32) {
         let candidates: Vec<NodeRef> = parents
             .iter()
@@ -887,10 +899,25 @@ impl Atspi {
             })
             .map(|n| n.node.clone())
             .collect();
-        let sizes = join_all(candidates.iter().map(|n| self.raw_extents(n, coord))).await;
-        for (n, size) in candidates.iter().zip(sizes) {
+        self.read_frames(known, &candidates, coord, |raw, size| {
+            raw.scrolled_out = size.width > 1 && size.height > 1;
+        })
+        .await;
+    }
+
+    /// Reads the extents of `nodes` at once, keeps each as the node's frame (so its
+    /// details do not ask again), and lets `mark` judge the node by its size.
+    async fn read_frames(
+        &self,
+        known: &mut Known,
+        nodes: &[NodeRef],
+        coord: u32,
+        mark: impl Fn(&mut RawNode, Rect),
+    ) {
+        let sizes = join_all(nodes.iter().map(|n| self.raw_extents(n, coord))).await;
+        for (n, size) in nodes.iter().zip(sizes) {
             if let (Some(size), Some(raw)) = (size, known.nodes.get_mut(&n.path)) {
-                raw.scrolled_out = size.width > 1 && size.height > 1;
+                mark(raw, size);
                 raw.frame_read = Some(frame_of(size));
             }
         }

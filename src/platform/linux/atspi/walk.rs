@@ -35,22 +35,9 @@ impl Atspi {
         frames: FrameOrigin,
         with_hidden: bool,
     ) -> PlatformResult<AxTree> {
-        let Some(bus) = self.app_bus_for_pid(pid).await? else {
-            let absence = self.absence_of(pid).await;
-            let warning = match absence {
-                Absence::NoBridge => format!(
-                    "pid {pid} is not on the accessibility bus (not an accessible toolkit, NO_AT_BRIDGE set, or started before accessibility was enabled)"
-                ),
-                Absence::NothingExported { after_ms } => format!(
-                    "pid {pid} is on the accessibility bus but exports no object after {after_ms} ms (its toolkit has not registered its root)"
-                ),
-            };
-            return Ok(AxTree {
-                nodes: Vec::new(),
-                warning: Some(warning),
-                left_out: Vec::new(),
-                absence: Some(absence),
-            });
+        let bus = match self.app_bus_or_absence(pid).await? {
+            Ok(bus) => bus,
+            Err(absence) => return Ok(no_tree(pid, absence)),
         };
         let (toolkit, version) = self.toolkit(&bus).await;
         let gtk = toolkit.eq_ignore_ascii_case("gtk");
@@ -423,6 +410,24 @@ fn unopened(
             why: why.clone(),
         })
         .collect()
+}
+
+/// The tree of an app with none to read, saying why.
+fn no_tree(pid: u32, absence: Absence) -> AxTree {
+    let warning = match absence {
+        Absence::NoBridge => format!(
+            "pid {pid} is not on the accessibility bus (not an accessible toolkit, NO_AT_BRIDGE set, or started before accessibility was enabled)"
+        ),
+        Absence::NothingExported { after_ms } => format!(
+            "pid {pid} is on the accessibility bus but exports no object after {after_ms} ms (its toolkit has not registered its root)"
+        ),
+    };
+    AxTree {
+        nodes: Vec::new(),
+        warning: Some(warning),
+        left_out: Vec::new(),
+        absence: Some(absence),
+    }
 }
 
 /// What [`Atspi::details`] reads of a node besides what the walk knows.
